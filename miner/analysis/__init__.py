@@ -1,0 +1,1 @@
+"""Analysis over mined records: prose for the cards, written from the facts."""

@@ -1,0 +1,141 @@
+"""The ``miner`` command: ``main(argv) -> exit code``, subcommands as plain functions.
+
+Exit codes: 0 success; 1 the run finished but some files were skipped or
+failed (``mine``); 2 bad input (unknown revision, not a repository, an
+output folder that cannot be written), with one line on stderr naming it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from miner import __version__
+
+DEFAULT_REPO = "https://github.com/sgl-project/sglang.git"
+log = logging.getLogger("miner")
+
+
+def _fail(message: str) -> int:
+    print(f"miner: error: {message}", file=sys.stderr)
+    return 2
+
+
+def cmd_mine(args: argparse.Namespace) -> int:
+    from miner import pipeline, render
+    from miner.source import SourceError
+
+    try:
+        result = pipeline.mine(
+            args.repo,
+            args.commit,
+            slug=args.slug,
+            link_ref=args.link_ref or "",
+            cache_dir=args.cache_dir,
+            partial=not args.full_parse,
+        )
+    except SourceError as exc:
+        return _fail(str(exc))
+    try:
+        counts = render.write_output(result, args.out)
+    except render.OutputError as exc:
+        return _fail(str(exc))
+    manifest = render.manifest_json(result)["counts"]
+    print(
+        f"mined {result.commit.slug}@{result.commit.short_sha} ({args.commit}): "
+        f"{manifest['files']} files, {manifest['raise_sites']} raise and "
+        f"{manifest['assert_sites']} assert sites, {manifest['errors']} errors; "
+        f"{counts['written']} files written, {counts['unchanged']} unchanged, "
+        f"{counts['removed']} removed"
+    )
+    print(f"cards: {args.out / 'errors'}  index: {args.out / 'index.md'}")
+    problems = result.problems
+    if problems:
+        print(
+            f"{len(problems)} files not mined (reasons in {args.out / 'manifest.json'})",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def cmd_corpus(args: argparse.Namespace) -> int:
+    from miner import corpus
+
+    versions = [v.strip() for v in args.versions.replace(",", " ").split() if v.strip()]
+    try:
+        built = corpus.build_corpus(
+            args.dest,
+            versions,
+            index_url=args.index_url,
+            cache_dir=args.cache_dir,
+            log=None if args.quiet else (lambda line: print(line, file=sys.stderr)),
+        )
+    except corpus.CorpusError as exc:
+        return _fail(str(exc))
+    state = "reused" if built.reused else "built"
+    print(f"{state} {built.path}: tags {', '.join(built.tags)}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="miner",
+        description="Mine raise and assert sites of a Python repository at a pinned commit.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log every skipped file")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    mine = sub.add_parser("mine", help="mine one commit into records and cards")
+    mine.add_argument(
+        "--repo", default=DEFAULT_REPO, help="git URL or local path (default: %(default)s)"
+    )
+    mine.add_argument("--commit", required=True, help="full or abbreviated SHA, tag or branch")
+    mine.add_argument(
+        "--out", type=Path, default=Path("output"), help="output folder (default: %(default)s)"
+    )
+    mine.add_argument(
+        "--slug", help="owner/name for headers and links (default: from the URL or origin)"
+    )
+    mine.add_argument("--link-ref", help="ref used in source links (default: the full commit SHA)")
+    mine.add_argument(
+        "--cache-dir", type=Path, help="cache folder (default: $XDG_CACHE_HOME/raise-miner)"
+    )
+    mine.add_argument(
+        "--full-parse",
+        action="store_true",
+        help="parse whole modules with libcst instead of only the units holding sites",
+    )
+    mine.set_defaults(func=cmd_mine)
+
+    corpus = sub.add_parser("corpus", help="build the SGLang release repository from PyPI wheels")
+    corpus.add_argument("--dest", type=Path, default=Path(".corpus/sglang"))
+    corpus.add_argument(
+        "--versions",
+        default="0.5.16 0.5.17 0.5.18 0.5.19 0.5.20 0.5.21 0.5.22 0.5.23",
+        help="releases to include, space or comma separated",
+    )
+    corpus.add_argument("--index-url", default="https://pypi.org/simple")
+    corpus.add_argument("--cache-dir", type=Path, help="where downloaded wheels are kept")
+    corpus.add_argument("-q", "--quiet", action="store_true")
+    corpus.set_defaults(func=cmd_corpus)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.ERROR,
+        format="%(message)s",
+        stream=sys.stderr,
+    )
+    return int(args.func(args))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Extraction: from file bytes to site records (libcst, with an ``ast`` planner)."""

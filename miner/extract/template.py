@@ -1,0 +1,244 @@
+"""Message templates independent of any parser: the builder both extractors
+(libcst and the ``ast`` fallback) fill, and the format-string grammars.
+
+A template is kept twice: as ``message`` text (literal braces doubled,
+placeholders as ``{expr!conv:spec}``, the way an f-string body reads) and as
+``message_parts`` (literal runtime text and placeholders in order), which is
+what a matcher needs.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+import string
+from dataclasses import dataclass, field
+
+from miner.model import MessageKind, MessagePart, MessageStyle
+
+
+def escape_braces(text: str) -> str:
+    """Literal text as it reads in a template: ``{`` -> ``{{``, ``}`` -> ``}}``."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def unescape_text(raw: str, *, is_raw: bool, is_bytes: bool = False) -> str:
+    """Evaluate backslash escapes of string-literal source text.
+
+    ``raw`` is the text between the quotes. Raw literals keep it as it is;
+    others evaluate ``\\n``, ``\\x00``, ``\\N{...}``, ``\\u....`` and
+    backslash-newline (a continuation), as Python does. Unknown escapes such
+    as ``\\d`` stay two characters. For bytes, ``\\u`` and ``\\N`` are not
+    escapes and the result is the bytes decoded as UTF-8 (bad bytes shown as
+    ``\\xNN``).
+    """
+    if is_raw:
+        return raw
+    if is_bytes:
+        data = raw.encode("latin-1", "backslashreplace")
+        value = codecs.escape_decode(data)[0]
+        assert isinstance(value, bytes)
+        return value.decode("utf-8", "backslashreplace")
+    try:
+        return raw.encode("latin-1", "backslashreplace").decode("unicode_escape")
+    except UnicodeDecodeError:
+        return raw
+
+
+@dataclass
+class TemplateBuilder:
+    """Accumulates a template's parts; merges adjacent literal text."""
+
+    parts: list[MessagePart] = field(default_factory=list)
+    template: list[str] = field(default_factory=list)
+
+    def text(self, runtime_text: str) -> None:
+        if not runtime_text:
+            return
+        self.template.append(escape_braces(runtime_text))
+        if self.parts and self.parts[-1].expr is None:
+            last = self.parts[-1].text or ""
+            self.parts[-1] = MessagePart(text=last + runtime_text)
+        else:
+            self.parts.append(MessagePart(text=runtime_text))
+
+    def field(
+        self,
+        expr: str,
+        conversion: str | None = None,
+        spec: str | None = None,
+        *,
+        debug: bool = False,
+    ) -> None:
+        """A placeholder. ``debug`` is the self-documenting ``{expr=}`` form:
+        at run time ``expr=`` precedes the value, shown with ``repr`` unless a
+        conversion or spec says otherwise."""
+        shown = expr + ("=" if debug else "")
+        conv_text = f"!{conversion}" if conversion else ""
+        spec_text = f":{spec}" if spec is not None else ""
+        if debug:
+            saved = self.template
+            self.template = []
+            self.text(expr + "=")
+            self.template = saved
+            if conversion is None and spec is None:
+                conversion = "r"
+        self.template.append("{" + shown + conv_text + spec_text + "}")
+        self.parts.append(MessagePart(expr=expr, conversion=conversion, spec=spec))
+
+    def extend(self, other: TemplateBuilder) -> None:
+        """Append another builder's parts and template text."""
+        for part in other.parts:
+            if part.expr is None and self.parts and self.parts[-1].expr is None:
+                self._merge(part.text or "")
+            else:
+                self.parts.append(part)
+        self.template.extend(other.template)
+
+    def _merge(self, text: str) -> None:
+        last = self.parts[-1].text or ""
+        self.parts[-1] = MessagePart(text=last + text)
+
+    @property
+    def has_fields(self) -> bool:
+        return any(p.expr is not None for p in self.parts)
+
+    def message(self) -> str:
+        return "".join(self.template)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A rendered message: what a site record stores about its message."""
+
+    kind: MessageKind
+    style: MessageStyle
+    template: str | None = None
+    parts: tuple[MessagePart, ...] = ()
+    source: str | None = None
+
+    @staticmethod
+    def none() -> Message:
+        return Message(kind="none", style="none")
+
+    @staticmethod
+    def dynamic(source: str | None) -> Message:
+        return Message(kind="dynamic", style="expression", source=source)
+
+    @staticmethod
+    def of(builder: TemplateBuilder, style: MessageStyle, source: str | None) -> Message:
+        return Message(
+            kind="template" if builder.has_fields else "literal",
+            style=style,
+            template=builder.message(),
+            parts=tuple(builder.parts),
+            source=source,
+        )
+
+
+_PERCENT = re.compile(
+    r"%(?:\((?P<key>[^)]*)\))?(?P<flags>[#0\- +]*)(?P<width>\*|\d+)?"
+    r"(?:\.(?P<prec>\*|\d+))?[hlL]?(?P<type>[diouxXeEfFgGcrsa%])"
+)
+
+
+def percent_template(
+    fmt: str,
+    positional: list[str] | None,
+    mapping: dict[str, str] | None,
+    whole: str,
+) -> TemplateBuilder | None:
+    """Render ``fmt % args`` as a template.
+
+    ``positional`` are the source texts of a tuple's elements, ``mapping`` the
+    keys and value texts of a dict literal; when neither is known, ``whole``
+    (the right operand's text) stands for the single argument (or is indexed
+    as ``whole[i]`` when the string has several directives). Returns None when
+    the format string has no directive at all.
+    """
+    builder = TemplateBuilder()
+    pos = 0
+    index = 0
+    directives = [m for m in _PERCENT.finditer(fmt) if m.group("type") != "%"]
+    if not directives and "%%" not in fmt:
+        return None
+    for match in _PERCENT.finditer(fmt):
+        builder.text(fmt[pos : match.start()])
+        pos = match.end()
+        kind = match.group("type")
+        if kind == "%":
+            builder.text("%")
+            continue
+        key = match.group("key")
+        if key is not None:
+            expr = mapping.get(key, f"{whole}[{key!r}]") if mapping else f"{whole}[{key!r}]"
+        elif positional is not None:
+            expr = positional[index] if index < len(positional) else f"{whole}[{index}]"
+        elif len(directives) == 1:
+            expr = whole
+        else:
+            expr = f"{whole}[{index}]"
+        index += 1
+        conversion = kind if kind in ("r", "a") else None
+        flags = match.group("flags") or ""
+        width = match.group("width") or ""
+        prec = match.group("prec")
+        spec_type = "d" if kind in ("i", "u") else ("" if kind in ("s", "r", "a") else kind)
+        spec = flags + width + (f".{prec}" if prec is not None else "") + spec_type
+        builder.field(expr, conversion, spec or None)
+    builder.text(fmt[pos:])
+    return builder
+
+
+def format_template(
+    fmt: str,
+    positional: list[str],
+    keywords: dict[str, str],
+    has_star: bool,
+) -> TemplateBuilder | None:
+    """Render ``fmt.format(*args, **kwargs)`` with argument texts as fields.
+
+    Field names resolve to the argument's source text (``{0.name}`` becomes
+    ``{arg.name}``); names not among the keywords keep their own name. Returns
+    None when ``fmt`` is not a valid format string.
+    """
+    builder = TemplateBuilder()
+    auto = 0
+    try:
+        parsed = list(string.Formatter().parse(fmt))
+    except ValueError:
+        return None
+    for literal, name, spec, conversion in parsed:
+        builder.text(literal)
+        if name is None:
+            continue
+        head, rest = _split_field_name(name)
+        if head == "":
+            head = str(auto)
+            auto += 1
+        if head.isdigit():
+            idx = int(head)
+            if idx < len(positional) and not has_star:
+                expr = positional[idx]
+            else:
+                expr = f"args[{idx}]"
+        else:
+            expr = keywords.get(head, head)
+        if rest:
+            expr = _wrap(expr) + rest
+        builder.field(expr, conversion or None, spec or None)
+    return builder
+
+
+def _split_field_name(name: str) -> tuple[str, str]:
+    for i, ch in enumerate(name):
+        if ch in ".[":
+            return name[:i], name[i:]
+    return name, ""
+
+
+_SIMPLE_EXPR = re.compile(r"^[\w.]+$")
+
+
+def _wrap(expr: str) -> str:
+    return expr if _SIMPLE_EXPR.match(expr) else f"({expr})"

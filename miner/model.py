@@ -1,0 +1,374 @@
+"""The records every stage reads and writes.
+
+Conventions, stated once for every record here:
+
+* Lines are 1-based and count line breaks the way CPython does: ``\\n``, ``\\r\\n``
+  and a lone ``\\r`` (never form feed or the Unicode separators that
+  ``str.splitlines`` also splits on). Columns are not recorded.
+* Paths are repository-relative POSIX paths as git stores them.
+* Source text inside records (guard tests, placeholder expressions, causes) is
+  single-line: comments dropped, runs of white space folded to one space.
+* Collections inside records are tuples, so every record is hashable and frozen.
+* ``to_json()`` gives plain JSON-ready values with keys in a fixed order;
+  ``from_json()`` is its inverse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+#: Version of the record format written to ``sites.jsonl`` and the JSON API.
+SCHEMA_VERSION = 1
+
+SiteKind = Literal["raise", "assert"]
+MessageKind = Literal["literal", "template", "dynamic", "none"]
+#: How the message was written in the source. ``concat`` is ``+`` of strings and
+#: expressions; ``variable`` a local variable resolved to its single assignment.
+MessageStyle = Literal[
+    "literal", "bytes", "fstring", "tstring", "percent", "format", "concat", "expression", "none"
+]
+Parser = Literal["libcst", "ast"]
+
+
+@dataclass(frozen=True, slots=True)
+class MessagePart:
+    """One piece of a message template, in runtime order.
+
+    A part is either literal text (``text`` set, ``expr`` None) or a placeholder
+    (``expr`` set, ``text`` None) whose runtime value is unknown. Matching a
+    runtime message against the parts is unambiguous: literal braces are plain
+    characters in ``text``, never placeholders.
+    """
+
+    text: str | None = None
+    """Literal runtime text (escapes evaluated, ``{{`` already collapsed to ``{``)."""
+    expr: str | None = None
+    """Source text of the placeholder's expression, single-line."""
+    conversion: str | None = None
+    """``r``, ``s`` or ``a`` for ``!r`` / ``!s`` / ``!a`` (and ``%r`` / ``%a``)."""
+    spec: str | None = None
+    """The format spec as written (``.2f``, ``>{width}``), or None."""
+
+    def to_json(self) -> dict[str, Any]:
+        if self.expr is None:
+            return {"text": self.text}
+        out: dict[str, Any] = {"expr": self.expr}
+        if self.conversion:
+            out["conversion"] = self.conversion
+        if self.spec is not None:
+            out["spec"] = self.spec
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MessagePart:
+        return cls(
+            text=data.get("text"),
+            expr=data.get("expr"),
+            conversion=data.get("conversion"),
+            spec=data.get("spec"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """One enclosing compound statement on the path from the scope to a site.
+
+    ``kind`` is the statement: ``if``, ``while``, ``while-else``, ``for``,
+    ``async for``, ``for-else``, ``try``, ``except``, ``except*``, ``try-else``,
+    ``finally``, ``with``, ``async with``, ``case`` or ``assert``.
+    ``test`` is the source text that decides the path: the condition for ``if``
+    and ``while``, ``target in iter`` for ``for``, the caught types for
+    ``except`` (empty for a bare ``except:``), the items for ``with``, the
+    pattern (and `` if guard``) for ``case``, empty for ``try`` / ``finally``.
+    ``negated`` is true when the path runs where the test is false: an earlier
+    branch of an ``if``/``elif`` chain, and the failing test of an ``assert``.
+    """
+
+    kind: str
+    test: str
+    negated: bool
+    line: int
+    """Line of the statement's keyword (``if``, ``elif``, ``else``, ``except``...)."""
+    name: str | None = None
+    """The name bound by ``except ... as name``, else None."""
+    subject: str | None = None
+    """For ``case``: the ``match`` subject's source text, else None."""
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "test": self.test,
+            "negated": self.negated,
+            "line": self.line,
+        }
+        if self.name is not None:
+            out["name"] = self.name
+        if self.subject is not None:
+            out["subject"] = self.subject
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Guard:
+        return cls(
+            kind=data["kind"],
+            test=data["test"],
+            negated=data["negated"],
+            line=data["line"],
+            name=data.get("name"),
+            subject=data.get("subject"),
+        )
+
+    def describe(self) -> str:
+        """The guard as one line of pseudo-Python, e.g. ``not (x is None)``."""
+        if self.kind in ("if", "while", "assert"):
+            prefix = "" if self.kind != "while" else "while "
+            return f"{prefix}not ({self.test})" if self.negated else f"{prefix}{self.test}"
+        if self.kind == "case":
+            return f"match {self.subject}: case {self.test}"
+        if self.kind in ("except", "except*"):
+            text = f"{self.kind} {self.test}".rstrip()
+            return f"{text} as {self.name}" if self.name else text
+        if self.kind in ("try", "finally", "try-else"):
+            return {"try": "try", "finally": "finally", "try-else": "try: else"}[self.kind]
+        if self.kind in ("while-else", "for-else"):
+            keyword = self.kind.split("-")[0]
+            return f"{keyword} {self.test}: else"
+        return f"{self.kind} {self.test}"
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """The source around a site: lines ``start_line`` .. ``end_line`` inclusive."""
+
+    start_line: int
+    end_line: int
+    text: str
+    """The lines joined with ``\\n``; no trailing newline, never a ``\\r``."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"start_line": self.start_line, "end_line": self.end_line, "text": self.text}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Excerpt:
+        return cls(start_line=data["start_line"], end_line=data["end_line"], text=data["text"])
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """One ``raise`` or ``assert`` statement at one commit.
+
+    Built complete by the extractor; ``error_id`` and ``site_id`` are
+    fingerprints (see :mod:`miner.fingerprint`) that leave out line numbers and
+    the commit, so they survive code moving.
+    """
+
+    path: str
+    line: int
+    """Line of the ``raise`` / ``assert`` keyword."""
+    end_line: int
+    """Last line of the statement."""
+    kind: SiteKind
+    exception: str | None
+    """The exception as written (``ValueError``, ``errors.ConfigError``,
+    ``type(e)``); ``AssertionError`` for asserts; None for a bare ``raise``."""
+    message: str | None
+    """The message template: literal text with ``{`` / ``}`` doubled and
+    placeholders as ``{expr!conv:spec}``; None when there is no message or it
+    cannot be rendered (see ``message_kind``)."""
+    message_parts: tuple[MessagePart, ...]
+    message_kind: MessageKind
+    message_style: MessageStyle
+    message_source: str | None
+    """Source text of the message argument as written (single-line), or None."""
+    cause: str | None
+    """Source of the ``from`` clause (``None`` for ``from None``), or None."""
+    reraise: bool
+    """A bare ``raise`` (or ``raise name`` of the caught exception) inside an
+    ``except`` handler of the same function."""
+    reraised: tuple[str, ...]
+    """For a re-raise: the types the enclosing handler catches, as written
+    (``BaseException`` for a bare ``except:``)."""
+    scope: str
+    """The enclosing ``__qualname__``: ``<module>``, ``Class``, ``Class.method``,
+    ``outer.<locals>.inner``."""
+    guards: tuple[Guard, ...]
+    excerpt: Excerpt
+    parser: Parser
+    """Which parser produced the record: ``libcst`` or the ``ast`` fallback."""
+    function_doc: str | None = None
+    """First paragraph of the enclosing function's docstring, or None."""
+    class_doc: str | None = None
+    """First paragraph of the innermost enclosing class's docstring, or None."""
+    error_id: str = ""
+    site_id: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "error_id": self.error_id,
+            "site_id": self.site_id,
+            "path": self.path,
+            "line": self.line,
+            "end_line": self.end_line,
+            "kind": self.kind,
+            "exception": self.exception,
+            "message": self.message,
+            "message_parts": [p.to_json() for p in self.message_parts],
+            "message_kind": self.message_kind,
+            "message_style": self.message_style,
+            "message_source": self.message_source,
+            "cause": self.cause,
+            "reraise": self.reraise,
+            "reraised": list(self.reraised),
+            "scope": self.scope,
+            "guards": [g.to_json() for g in self.guards],
+            "excerpt": self.excerpt.to_json(),
+            "parser": self.parser,
+            "function_doc": self.function_doc,
+            "class_doc": self.class_doc,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Site:
+        return cls(
+            path=data["path"],
+            line=data["line"],
+            end_line=data["end_line"],
+            kind=data["kind"],
+            exception=data["exception"],
+            message=data["message"],
+            message_parts=tuple(MessagePart.from_json(p) for p in data["message_parts"]),
+            message_kind=data["message_kind"],
+            message_style=data["message_style"],
+            message_source=data["message_source"],
+            cause=data["cause"],
+            reraise=data["reraise"],
+            reraised=tuple(data["reraised"]),
+            scope=data["scope"],
+            guards=tuple(Guard.from_json(g) for g in data["guards"]),
+            excerpt=Excerpt.from_json(data["excerpt"]),
+            parser=data["parser"],
+            function_doc=data.get("function_doc"),
+            class_doc=data.get("class_doc"),
+            error_id=data.get("error_id", ""),
+            site_id=data.get("site_id", ""),
+        )
+
+
+FileStatus = Literal["mined", "skipped", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    """What mining one blob gave: never an exception, always one of these.
+
+    ``status`` is ``mined`` (parsed; ``sites`` may be empty), ``skipped`` (not
+    parsed on purpose: a symlink, a submodule, an empty or oversized file) or
+    ``failed`` (could not be parsed or decoded; ``reason`` says why, and other
+    files are unaffected).
+    """
+
+    path: str
+    blob: str
+    """The git blob id (40 hex digits) of the file's content."""
+    status: FileStatus
+    sites: tuple[Site, ...] = ()
+    reason: str | None = None
+    """Why a file was skipped or failed, or a note on a mined file (for example
+    that it was decoded lossily or mined by the ``ast`` fallback)."""
+    encoding: str | None = None
+    """The encoding the file was decoded with (``utf-8``, ``utf-8-sig``, a PEP 263 cookie)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "blob": self.blob,
+            "status": self.status,
+            "reason": self.reason,
+            "encoding": self.encoding,
+            "sites": [s.to_json() for s in self.sites],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FileResult:
+        return cls(
+            path=data["path"],
+            blob=data["blob"],
+            status=data["status"],
+            reason=data.get("reason"),
+            encoding=data.get("encoding"),
+            sites=tuple(Site.from_json(s) for s in data["sites"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CommitInfo:
+    """A pinned commit: what was asked for and what it resolved to."""
+
+    repo: str
+    """The repository as given (URL or path)."""
+    slug: str
+    """``owner/name`` used in headers and links (``sgl-project/sglang``)."""
+    rev: str
+    """The revision as the user wrote it (``v0.5.19``, ``0132848349``)."""
+    sha: str
+    """Full 40-hex commit id."""
+    date: str
+    """Committer date, ISO 8601 with offset (``2026-09-04T23:10:25+00:00``)."""
+    link_ref: str = ""
+    """Ref used in source links (the full SHA unless told otherwise)."""
+
+    @property
+    def short_sha(self) -> str:
+        return self.sha[:10]
+
+    def source_url(self, path: str, line: int) -> str:
+        """``https://github.com/<slug>/blob/<ref>/<path>#L<line>``."""
+        ref = self.link_ref or self.sha
+        return f"https://github.com/{self.slug}/blob/{ref}/{path}#L{line}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "repo": self.repo,
+            "slug": self.slug,
+            "rev": self.rev,
+            "sha": self.sha,
+            "date": self.date,
+            "link_ref": self.link_ref or self.sha,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Error:
+    """One error as users see it: an exception type and message template,
+    raised at one or more sites (primary site first)."""
+
+    error_id: str
+    exception: str | None
+    message: str | None
+    message_parts: tuple[MessagePart, ...]
+    message_kind: MessageKind
+    sites: tuple[Site, ...] = field(default_factory=tuple)
+
+    @property
+    def primary(self) -> Site:
+        return self.sites[0]
+
+    @property
+    def title(self) -> str:
+        """The card title: the message (or its source) cut at 60 characters."""
+        text = self.message or self.primary.message_source or self.exception or "re-raise"
+        text = " ".join(text.split())
+        return text[:60]
+
+    @property
+    def module(self) -> str:
+        """Dotted module of the primary site (``sglang.srt.mem_cache.registry``)."""
+        path = self.primary.path
+        if path.startswith("python/"):
+            path = path[len("python/") :]
+        if path.endswith("/__init__.py"):
+            path = path[: -len("/__init__.py")]
+        elif path.endswith(".py"):
+            path = path[:-3]
+        return path.replace("/", ".")

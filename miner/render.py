@@ -1,0 +1,208 @@
+"""Write a mine result: JSON records, the manifest, and the cards (Jinja2).
+
+One Jinja2 environment renders every card; files are written atomically
+(a temporary file in the same folder, then ``os.replace``) and only when their
+content changed, so re-rendering a release touches only what is new. Files a
+previous run wrote for errors that are gone are removed. Nothing written
+depends on the wall clock, so the same commit gives byte-identical output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from collections import Counter
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from miner import __version__
+from miner.analysis.trigger import trigger_sentence
+from miner.model import SCHEMA_VERSION, Error, Site
+from miner.pipeline import MineResult
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+
+
+class OutputError(Exception):
+    """The output folder cannot be written; the message names it."""
+
+
+def dumps(data: Any) -> str:
+    """Deterministic JSON text (sorted keys, two-space indent, UTF-8 kept,
+    control characters such as NUL escaped) with a final newline."""
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_text(path: Path, text: str) -> bool:
+    """Write ``text`` to ``path`` atomically unless it already holds it.
+
+    Returns True when the file was (re)written.
+    """
+    data = text.encode("utf-8", "surrogateescape")
+    try:
+        if path.read_bytes() == data:
+            return False
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True
+
+
+def fence(text: str, lang: str = "") -> str:
+    """A Markdown code fence long enough for any backtick run inside ``text``."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def code_span(text: str) -> str:
+    """Inline Markdown code that survives backticks in ``text``."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The one Jinja2 environment (Markdown is not autoescaped; HTML is)."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR)),
+        autoescape=jinja2.select_autoescape(["html", "htm", "xml", "html.j2"]),
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["fence"] = fence
+    env.filters["code"] = code_span
+    env.globals["trigger"] = trigger_sentence
+    return env
+
+
+def error_json(error: Error, result: MineResult) -> dict[str, Any]:
+    """The JSON API record of one error: the error and every site raising it."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "error_id": error.error_id,
+        "repo": result.commit.slug,
+        "commit": result.commit.sha,
+        "commit_date": result.commit.date,
+        "exception": error.exception,
+        "message": error.message,
+        "message_parts": [p.to_json() for p in error.message_parts],
+        "message_kind": error.message_kind,
+        "title": error.title,
+        "module": error.module,
+        "sites": [site_json(s, result) for s in error.sites],
+    }
+
+
+def site_json(site: Site, result: MineResult) -> dict[str, Any]:
+    data = site.to_json()
+    data["url"] = result.commit.source_url(site.path, site.line)
+    return data
+
+
+def manifest_json(result: MineResult) -> dict[str, Any]:
+    """Repository, commit, tool version, counts, and every file not mined (with why)."""
+    statuses = Counter(f.status for f in result.files)
+    kinds = Counter(s.kind for s in result.sites)
+    parsers = Counter(s.parser for s in result.sites)
+    notes = [
+        {"path": f.path, "blob": f.blob, "status": f.status, "reason": f.reason}
+        for f in result.files
+        if f.status != "mined" or f.reason
+    ]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "raise-miner", "version": __version__},
+        "commit": result.commit.to_json(),
+        "counts": {
+            "files": len(result.files),
+            "files_mined": statuses["mined"],
+            "files_with_sites": sum(1 for f in result.files if f.sites),
+            "files_skipped": statuses["skipped"],
+            "files_failed": statuses["failed"],
+            "sites": len(result.sites),
+            "raise_sites": kinds["raise"],
+            "assert_sites": kinds["assert"],
+            "reraise_sites": sum(1 for s in result.sites if s.reraise),
+            "sites_by_parser": dict(sorted(parsers.items())),
+            "errors": len(result.errors),
+        },
+        "files": notes,
+    }
+
+
+def render_card(error: Error, result: MineResult) -> str:
+    return environment().get_template("card.md.j2").render(error=error, commit=result.commit)
+
+
+def render_index(result: MineResult) -> str:
+    errors = sorted(result.errors, key=lambda e: (e.module, e.primary.line, e.error_id))
+    modules = Counter(e.module for e in result.errors)
+    return (
+        environment()
+        .get_template("index.md.j2")
+        .render(
+            errors=errors, commit=result.commit, modules=modules, manifest=manifest_json(result)
+        )
+    )
+
+
+def write_output(result: MineResult, out: Path) -> dict[str, int]:
+    """Write every record and card of ``result`` under ``out``.
+
+    Returns counts of files ``written`` and ``unchanged`` and ``removed``.
+
+    Raises:
+        OutputError: ``out`` cannot be created or written.
+    """
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=out, prefix=".write-test.", delete=True)
+        probe.close()
+    except OSError as exc:
+        raise OutputError(
+            f"{out}: cannot write the output folder ({exc.strerror or exc}); "
+            "pass --out with a writable folder"
+        ) from None
+    files: dict[Path, str] = {}
+    files[out / "sites.jsonl"] = "".join(
+        json.dumps(s.to_json(), sort_keys=True, ensure_ascii=False) + "\n" for s in result.sites
+    )
+    files[out / "manifest.json"] = dumps(manifest_json(result))
+    for error in result.errors:
+        files[out / "api" / "errors" / f"{error.error_id}.json"] = dumps(error_json(error, result))
+        files[out / "errors" / f"{error.error_id}.md"] = render_card(error, result)
+    files[out / "index.md"] = render_index(result)
+    counts = {"written": 0, "unchanged": 0, "removed": 0}
+    try:
+        for path, text in files.items():
+            counts["written" if write_text(path, text) else "unchanged"] += 1
+        for folder, suffix in ((out / "errors", ".md"), (out / "api" / "errors", ".json")):
+            if folder.is_dir():
+                for stale in folder.glob(f"*{suffix}"):
+                    if stale not in files:
+                        stale.unlink()
+                        counts["removed"] += 1
+    except OSError as exc:
+        raise OutputError(
+            f"{out}: cannot write ({exc}); check permissions and free space"
+        ) from None
+    return counts
