@@ -1,0 +1,51 @@
+# raise-miner: every target installs what it needs into .venv first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+REPO     ?= https://github.com/sgl-project/sglang.git
+COMMIT   ?=
+OUT      ?= output
+CORPUS   ?= .corpus/sglang
+VERSIONS ?= 0.5.16 0.5.17 0.5.18 0.5.19 0.5.20 0.5.21 0.5.22 0.5.23
+DEMO_TAG ?= v0.5.19
+SLUG     ?= sgl-project/sglang
+
+.PHONY: venv mine corpus demo test test-fast lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+## mine COMMIT of REPO (a URL or a local clone) into OUT
+mine: $(STAMP)
+	@test -n "$(COMMIT)" || { echo "usage: make mine COMMIT=<sha|tag|branch> [REPO=url-or-path] [OUT=dir]" >&2; exit 2; }
+	$(BIN)/miner mine --repo '$(REPO)' --commit '$(COMMIT)' --out '$(OUT)'
+
+## build (or reuse) the local SGLang release repository from PyPI wheels
+corpus: $(STAMP)
+	$(BIN)/miner corpus --dest '$(CORPUS)' --versions '$(VERSIONS)'
+
+## the README's first command: mine SGLang v0.5.19 from the release repository
+demo: corpus
+	$(BIN)/miner mine --repo '$(CORPUS)' --commit '$(DEMO_TAG)' --out '$(OUT)' --slug '$(SLUG)' --link-ref '$(DEMO_TAG)'
+
+lint: $(STAMP)
+	$(BIN)/ruff check miner tests benchmarks
+	$(BIN)/mypy
+
+## everything CI runs: lint, types, unit and integration tests (real SGLang releases)
+test: $(STAMP) corpus lint
+	RAISE_MINER_CORPUS='$(CORPUS)' $(BIN)/pytest -q
+
+## the quick loop: no integration tests on the real releases
+test-fast: $(STAMP) lint
+	$(BIN)/pytest -q -m 'not integration'
+
+clean:
+	rm -rf $(VENV) build *.egg-info

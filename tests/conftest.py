@@ -1,0 +1,81 @@
+"""Shared fixtures: small git repositories built in temporary folders."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import git
+import pytest
+
+#: Hard inputs with expected answers, kept beside the project (data, never code).
+CASES_DIR = Path(
+    os.environ.get("RAISE_MINER_CASES", Path(__file__).resolve().parents[2] / "shared" / "cases")
+)
+
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Fixture",
+    "GIT_AUTHOR_EMAIL": "fixture@example.invalid",
+    "GIT_COMMITTER_NAME": "Fixture",
+    "GIT_COMMITTER_EMAIL": "fixture@example.invalid",
+    "GIT_AUTHOR_DATE": "2026-01-02T03:04:05+00:00",
+    "GIT_COMMITTER_DATE": "2026-01-02T03:04:05+00:00",
+}
+
+Files = Mapping[str, "str | bytes"]
+
+
+def write_files(root: Path, files: Files) -> None:
+    """Write ``files`` (path -> text or bytes) under ``root``; text is written
+    byte for byte (no newline translation)."""
+    for rel, content in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        target.write_bytes(data)
+
+
+def commit_all(repo: git.Repo, message: str, tag: str | None = None) -> str:
+    """Stage everything in the work tree (deletions too), commit, optionally tag."""
+    repo.git.add("-A")
+    with repo.git.custom_environment(**_GIT_ENV):
+        repo.git.commit("-q", "--allow-empty", "-m", message)
+    if tag:
+        repo.create_tag(tag)
+    return repo.head.commit.hexsha
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[..., Path]:
+    """``make_repo({"pkg/a.py": "..."}, tag="v1")`` -> path of a new git repository.
+
+    Call the returned repository's ``commit_files`` via :func:`add_commit`
+    for more history.
+    """
+    counter = {"n": 0}
+
+    def factory(files: Files, *, tag: str | None = "v1", name: str | None = None) -> Path:
+        counter["n"] += 1
+        root = tmp_path / (name or f"repo{counter['n']}")
+        root.mkdir()
+        repo = git.Repo.init(root, initial_branch="main")
+        with repo.config_writer() as cfg:
+            cfg.set_value("core", "autocrlf", "false")
+            cfg.set_value("commit", "gpgsign", "false")
+        write_files(root, files)
+        commit_all(repo, "fixture", tag)
+        return root
+
+    return factory
+
+
+def add_commit(
+    root: Path, files: Files, *, tag: str | None = None, remove: tuple[str, ...] = ()
+) -> str:
+    """Change files of a fixture repository and commit; returns the new SHA."""
+    repo = git.Repo(root)
+    for rel in remove:
+        (root / rel).unlink()
+    write_files(root, files)
+    return commit_all(repo, "change", tag)
