@@ -372,3 +372,52 @@ class Error:
         elif path.endswith(".py"):
             path = path[:-3]
         return path.replace("/", ".")
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleFix:
+    """A before/after pair for the card's "Example fix" section."""
+
+    language: str
+    """Fence language: ``shell`` (a command line), ``python`` or ``dotenv``."""
+    before: str
+    after: str
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """The prose sections of one error's card, written from mined facts.
+
+    Text fields are Markdown. A section that the facts cannot support is None
+    or empty, and the card leaves it out rather than printing filler.
+    """
+
+    error_id: str
+    trigger: str
+    """"When it happens": the trigger in words, from the guards and scope."""
+    what_it_means: str | None = None
+    situations: tuple[str, ...] = ()
+    """Common situations that lead there (callers, entry points)."""
+    solutions: tuple[str, ...] = ()
+    example_fix: ExampleFix | None = None
+    related: tuple[str, ...] = ()
+    """Error ids of related errors, best first (never the error itself)."""
+    author: str = ""
+    """Who wrote the prose: ``Analysis generated from the source at <sha>``."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "trigger": self.trigger,
+            "what_it_means": self.what_it_means,
+            "situations": list(self.situations),
+            "solutions": list(self.solutions),
+            "example_fix": None
+            if self.example_fix is None
+            else {
+                "language": self.example_fix.language,
+                "before": self.example_fix.before,
+                "after": self.example_fix.after,
+            },
+            "related": list(self.related),
+            "author": self.author,
+        }

@@ -21,8 +21,8 @@ from typing import Any
 import jinja2
 
 from miner import __version__
-from miner.analysis.trigger import trigger_sentence
-from miner.model import SCHEMA_VERSION, Error, Site
+from miner.analysis import analyze
+from miner.model import SCHEMA_VERSION, Analysis, Error, Site
 from miner.pipeline import MineResult
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -90,13 +90,16 @@ def environment() -> jinja2.Environment:
     )
     env.filters["fence"] = fence
     env.filters["code"] = code_span
-    env.globals["trigger"] = trigger_sentence
     return env
 
 
-def error_json(error: Error, result: MineResult) -> dict[str, Any]:
-    """The JSON API record of one error: the error and every site raising it."""
+def error_json(
+    error: Error, result: MineResult, analysis: Analysis | None = None
+) -> dict[str, Any]:
+    """The JSON API record of one error: the error, every site raising it, and
+    the card's analysis when given."""
     return {
+        "analysis": None if analysis is None else analysis.to_json(),
         "schema_version": SCHEMA_VERSION,
         "error_id": error.error_id,
         "repo": result.commit.slug,
@@ -149,8 +152,13 @@ def manifest_json(result: MineResult) -> dict[str, Any]:
     }
 
 
-def render_card(error: Error, result: MineResult) -> str:
-    return environment().get_template("card.md.j2").render(error=error, commit=result.commit)
+def render_card(error: Error, result: MineResult, analysis: Analysis) -> str:
+    """The Markdown card of one error."""
+    return (
+        environment()
+        .get_template("card.md.j2")
+        .render(error=error, commit=result.commit, analysis=analysis)
+    )
 
 
 def render_index(result: MineResult) -> str:
@@ -187,9 +195,12 @@ def write_output(result: MineResult, out: Path) -> dict[str, int]:
         json.dumps(s.to_json(), sort_keys=True, ensure_ascii=False) + "\n" for s in result.sites
     )
     files[out / "manifest.json"] = dumps(manifest_json(result))
+    analyses = analyze(result)
     for error in result.errors:
-        files[out / "api" / "errors" / f"{error.error_id}.json"] = dumps(error_json(error, result))
-        files[out / "errors" / f"{error.error_id}.md"] = render_card(error, result)
+        analysis = analyses[error.error_id]
+        api_path = out / "api" / "errors" / f"{error.error_id}.json"
+        files[api_path] = dumps(error_json(error, result, analysis))
+        files[out / "errors" / f"{error.error_id}.md"] = render_card(error, result, analysis)
     files[out / "index.md"] = render_index(result)
     counts = {"written": 0, "unchanged": 0, "removed": 0}
     try:
