@@ -22,7 +22,7 @@ import ast
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from miner.extract.cst_visitor import SiteCollector, UnitContext, doc_summary
 from miner.extract.text import DecodeError, SourceText, decode_source
@@ -135,7 +135,11 @@ def collect(
     collector = SiteCollector(
         wrapper.module, path=path, lines=lines, line_offset=line_offset, context=context
     )
-    wrapper.visit(collector)
+    # ``wrapper.visit`` would resolve PositionProvider and then walk the whole
+    # tree once more for an empty batch of providers (libcst 1.9): a sixth of
+    # the time per file. Resolving the one provider directly skips that walk.
+    collector.metadata = {PositionProvider: PositionProvider()._gen(wrapper)}
+    wrapper.module.visit(collector)
     return collector.sites
 
 
