@@ -11,6 +11,7 @@ import git
 import pytest
 from conftest import add_commit
 
+from miner import source
 from miner.cli import main
 
 SOURCE = '''\
@@ -205,6 +206,11 @@ def test_url_is_cloned_once_and_fetched_when_rev_is_missing(repo: Path, tmp_path
     clones = list((cache / "repos").iterdir())
     assert len(clones) == 1
     assert git.Repo(clones[0]).config_reader().get_value('remote "origin"', "promisor") is True
+    clone = git.Repo(clones[0])
+    assert source.is_partial_clone(clone)
+    v1 = clone.commit("v1")
+    wanted = {e.blob for e in source.python_blobs(clone, v1)}
+    assert source.missing_blobs(clone, v1, wanted) == set()  # fetched in one batch
     new_sha = add_commit(repo, {"pkg/new.py": "raise KeyError('new')\n"}, tag="v2")
     assert main([*args, "--commit", "v2"]) == 0
     manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
