@@ -172,5 +172,6 @@ def mine(
     if options is None:
         options = MineOptions(cache_dir=cache_dir)
     entries = source.python_blobs(repo, commit)
+    source.prefetch_blobs(repo, commit, entries)
     extraction = extract_entries(repo, entries, partial=partial, progress=progress, options=options)
     return assemble(info, extraction.files, extraction.stats)
