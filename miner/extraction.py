@@ -51,6 +51,8 @@ class MineOptions:
     """Read and write the blob cache."""
     cache_dir: Path | None = None
     """Folder of the cache; None: :func:`miner.source.default_cache_dir`."""
+    cache_lock_timeout: float = 30.0
+    """Seconds to wait for the cache's write lock before mining without it."""
     limits: Limits = field(default_factory=Limits)
     progress_bar: bool = False
     """Show a tqdm bar on stderr (the CLI turns it on for a terminal)."""
@@ -141,7 +143,7 @@ def extract_blobs(
 
         if options.cache:
             cache_dir = options.cache_dir or source.default_cache_dir()
-            cache = BlobCache.open(cache_dir)
+            cache = BlobCache.open(cache_dir, lock_timeout=options.cache_lock_timeout)
         else:
             cache = BlobCache.disabled()
         with cache:
