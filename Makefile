@@ -47,5 +47,9 @@ test: $(STAMP) corpus lint
 test-fast: $(STAMP) lint
 	$(BIN)/pytest -q -m 'not integration'
 
+## benchmark (issue 3): ast / libcst baselines vs miner cold, warm, incremental; README table
+bench: $(STAMP) corpus
+	$(BIN)/python benchmarks/bench.py --corpus '$(CORPUS)' --readme README.md
+
 clean:
 	rm -rf $(VENV) build *.egg-info
