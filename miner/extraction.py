@@ -218,7 +218,7 @@ def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[FileResult], 
     counts = {"sites": 0, "skipped": 0, "failed": 0}
     with (
         tqdm(total=total, unit="file", file=sys.stderr, dynamic_ncols=True, leave=False) as bar,
-        logging_redirect_tqdm(loggers=[log]),
+        logging_redirect_tqdm(),
     ):
 
         def advance(result: FileResult) -> None:
