@@ -342,11 +342,20 @@ def extract_parallel(
     try:
         workers.extend(spawn() for _ in range(min(jobs, len(pending))))
         while pending or any(w.busy for w in workers):
-            for worker in workers:
+            for worker in list(workers):
                 if not worker.busy and pending:
-                    worker.batch, worker.position = pending.popleft(), 0
+                    batch = pending.popleft()
+                    try:
+                        worker.conn.send(batch)
+                    except OSError:  # it died while idle: nobody to blame
+                        pending.appendleft(batch)
+                        retire(worker, None)
+                        continue
+                    worker.batch, worker.position = batch, 0
                     worker.started = time.monotonic()
-                    worker.conn.send(worker.batch)
+            if not workers:
+                workers.append(spawn())
+                continue
             waitables: list[Any] = [w.conn for w in workers] + [w.process.sentinel for w in workers]
             timeout = None
             if limits.file_timeout > 0:
@@ -363,7 +372,9 @@ def extract_parallel(
                     if not worker.ready:
                         raise WorkerStartError(
                             f"a worker process exited with code {worker.process.exitcode} "
-                            "before taking work; run with --jobs 0 to mine in one process"
+                            "before taking work (a script that mines must guard its main "
+                            "code with `if __name__ == '__main__':`); --jobs 0 mines "
+                            "in one process"
                         )
                     retire(worker, _death_reason(worker, limits))
                 elif (

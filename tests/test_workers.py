@@ -10,6 +10,8 @@ which does not depend on a parser bug.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import git
@@ -196,3 +198,20 @@ def test_batches_are_largest_first_and_balanced() -> None:
 def test_batches_hold_at_most_64_files() -> None:
     tasks = [Task(i, f"f{i:03d}.py", f"{i:040x}", 1) for i in range(130)]
     assert [len(b) for b in make_batches(tasks, jobs=4)] == [64, 64, 2]
+
+
+def test_workers_that_cannot_start_stop_the_run_with_a_clear_error(make_repo, tmp_path) -> None:
+    """A script without a main guard: each worker re-runs it and dies at start.
+    The run stops with one error instead of blaming (or retrying) every file."""
+    root = make_repo({f"m{n}.py": ORDINARY.format(n=n) for n in range(5)})
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "from miner import pipeline\n"
+        "from miner.extraction import MineOptions\n"
+        f"pipeline.mine({str(root)!r}, 'v1', options=MineOptions(jobs=2, cache=False))\n"
+    )
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("miner.workers.WorkerStartError: a worker process exited with code 1")
+    assert "if __name__ == '__main__':" in last
