@@ -188,47 +188,41 @@ def test_version_follows_the_extractor_source(tmp_path: Path, monkeypatch) -> No
     assert extractor_version() != before
 
 
-def test_a_write_lock_held_elsewhere_makes_the_run_read_only(
-    make_repo, tmp_path: Path, caplog
+@pytest.mark.parametrize(
+    "lock, warning, expected",
+    [
+        (  # another writer's transaction: reads go on, this run writes nothing
+            ["BEGIN IMMEDIATE"],
+            "cache write lock busy (database is locked); results of this run are not cached",
+            (3, 1, "read-only"),
+        ),
+        (  # a lock that keeps readers out as well: the cache is bypassed
+            ["PRAGMA locking_mode = EXCLUSIVE", "BEGIN EXCLUSIVE"],
+            "cannot use the cache (database is locked); mining without it",
+            (0, 4, "off"),
+        ),
+    ],
+)
+def test_a_lock_held_elsewhere_past_the_timeout_is_not_waited_for(
+    make_repo, tmp_path: Path, caplog, lock: list[str], warning: str, expected: tuple
 ) -> None:
     root = make_repo(FILES)
     cache_dir = tmp_path / "cache"
     mine(root, "v1", cache_dir)
     add_commit(root, {"pkg/new.py": "raise OSError('new')\n"}, tag="v2")
     holder = sqlite3.connect(cache_dir / FILENAME, isolation_level=None)
-    holder.execute("BEGIN IMMEDIATE")
+    for statement in lock:
+        holder.execute(statement)
     try:
         with caplog.at_level(logging.WARNING, logger="miner"):
             result = mine(root, "v2", cache_dir, cache_lock_timeout=0.2)
     finally:
         holder.rollback()
         holder.close()
-    assert "cache write lock busy (database is locked); results of this run are not cached" in (
-        caplog.text
-    )
+    assert warning in caplog.text
     assert result.stats is not None
-    assert (result.stats.cache_hits, result.stats.parsed, result.stats.cache) == (3, 1, "read-only")
+    assert (result.stats.cache_hits, result.stats.parsed, result.stats.cache) == expected
     assert result.files == mine(root, "v2", None).files
-
-
-def test_an_exclusive_lock_held_elsewhere_bypasses_the_cache(
-    make_repo, tmp_path: Path, caplog
-) -> None:
-    root = make_repo(FILES)
-    cache_dir = tmp_path / "cache"
-    mine(root, "v1", cache_dir)
-    holder = sqlite3.connect(cache_dir / FILENAME, isolation_level=None)
-    holder.execute("PRAGMA locking_mode = EXCLUSIVE")
-    holder.execute("BEGIN EXCLUSIVE")
-    try:
-        with caplog.at_level(logging.WARNING, logger="miner"):
-            result = mine(root, "v1", cache_dir, cache_lock_timeout=0.2)
-    finally:
-        holder.rollback()
-        holder.close()
-    assert "cannot use the cache (database is locked); mining without it" in caplog.text
-    assert result.stats is not None and (result.stats.cache, result.stats.parsed) == ("off", 3)
-    assert result.files == mine(root, "v1", None).files
 
 
 def test_no_cache_neither_reads_nor_writes(make_repo, tmp_path: Path, capsys) -> None:

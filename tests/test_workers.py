@@ -79,20 +79,22 @@ def test_a_crashing_file_among_a_thousand_costs_only_itself(
     assert f"{len(files) - 1000} files not mined" in capsys.readouterr().err
 
 
-def test_time_limit_costs_one_file(make_repo, tmp_path: Path, hooks) -> None:
+@pytest.mark.parametrize(
+    "action, limits, reason",
+    [
+        ("sleep", {"file_timeout": 1}, "time limit 1 s"),
+        ("oom", {"memory_mb": 512}, "out of memory (limit 512 MB)"),
+        # What libcst's native parser does when an allocation fails: report, abort.
+        ("native-oom", {"memory_mb": 2048}, "out of memory (limit 2048 MB)"),
+    ],
+)
+def test_a_limit_costs_one_file(
+    make_repo, tmp_path: Path, hooks, action: str, limits: dict, reason: str
+) -> None:
     files = {f"m{n}.py": ORDINARY.format(n=n) for n in range(20)}
-    files["slow.py"] = hook("sleep")
-    result = mine_files(make_repo, files, tmp_path, file_timeout=1)
-    assert statuses(result) == {"slow.py": ("failed", "time limit 1 s")}
-    assert len(result.sites) == 20
-    assert result.stats is not None and result.stats.workers_lost == 1
-
-
-def test_memory_limit_in_python_costs_one_file(make_repo, tmp_path: Path, hooks) -> None:
-    files = {f"m{n}.py": ORDINARY.format(n=n) for n in range(20)}
-    files["greedy.py"] = hook("oom")
-    result = mine_files(make_repo, files, tmp_path, memory_mb=512)
-    assert statuses(result) == {"greedy.py": ("failed", "out of memory (limit 512 MB)")}
+    files["bad.py"] = hook(action)
+    result = mine_files(make_repo, files, tmp_path, **limits)
+    assert statuses(result) == {"bad.py": ("failed", reason)}
     assert len(result.sites) == 20
 
 
@@ -105,13 +107,6 @@ def test_native_parser_out_of_memory_costs_one_file(make_repo, tmp_path: Path) -
     result = mine_files(make_repo, files, tmp_path, memory_mb=400)
     assert statuses(result) == {"huge.py": ("failed", "out of memory (limit 400 MB)")}
     assert len(result.sites) == 20
-
-
-def test_native_abort_report_is_read_as_out_of_memory(make_repo, tmp_path: Path, hooks) -> None:
-    files = {f"m{n}.py": ORDINARY.format(n=n) for n in range(5)}
-    files["native.py"] = hook("native-oom")
-    result = mine_files(make_repo, files, tmp_path, memory_mb=2048)
-    assert statuses(result) == {"native.py": ("failed", "out of memory (limit 2048 MB)")}
 
 
 def test_hooks_do_nothing_unless_enabled(make_repo, tmp_path: Path, monkeypatch) -> None:
