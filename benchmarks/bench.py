@@ -227,6 +227,11 @@ def _stat(run: Run, key: str) -> float:
     return float(match.group(1)) if match else 0.0
 
 
+def _extraction(run: Run) -> str:
+    match = re.search(r"extraction ([\d.]+) s", run.out)
+    return f"extraction {match.group(1)} s" if match else "extraction ?"
+
+
 def _blob_line(run: Run) -> tuple[int, int, int]:
     match = re.search(r"blobs: (\d+) distinct, (\d+) from cache .*?, (\d+) parsed", run.out)
     if not match:
@@ -327,23 +332,24 @@ def main(argv: list[str] | None = None) -> int:
 
         cache, out = work / "cache", work / "out"
         cold = miner(f"miner cold {args.tag}", args.tag, cache, out)
-        rows.append((cold, "empty cache, empty output"))
+        rows.append((cold, f"empty cache, empty output; {_extraction(cold)}"))
         warm = miner(f"miner warm {args.tag}", args.tag, cache, out)
-        rows.append((warm, "same commit, cache and output"))
+        rows.append((warm, f"same commit, cache and output; {_extraction(warm)}"))
         mined = [args.tag]
         colds: dict[str, Run] = {}
         if nexts and not args.skip_next_cold:
             c2 = miner(f"miner cold {nexts[0]}", nexts[0], work / "cache-2", work / "out-2")
             colds[nexts[0]] = c2
-            rows.append((c2, "empty cache, empty output"))
+            rows.append((c2, f"empty cache, empty output; {_extraction(c2)}"))
         for tag in nexts:
             _new, _total, new_bytes, all_bytes = new_blobs(corpus, tag, mined)
-            run = miner(f"miner incremental {tag}", tag, cache, out)
+            run = miner(f"miner incremental {tag}", tag, cache, work / f"out-{tag}")
             distinct, _hits, parsed = _blob_line(run)
             share = parsed / max(1, distinct)
             note = (
-                f"after {mined[-1]}: {parsed}/{distinct} blobs new ({share:.0%}), "
-                f"{new_bytes / 1e6:.1f} of {all_bytes / 1e6:.1f} MB"
+                f"cache of {', '.join(mined)}, empty output: {parsed}/{distinct} blobs new "
+                f"({share:.0%}), {new_bytes / 1e6:.1f} of {all_bytes / 1e6:.1f} MB; "
+                f"{_extraction(run)}"
             )
             if tag in colds:
                 note += f"; {run.wall / colds[tag].wall:.2f} x its cold"
