@@ -357,6 +357,8 @@ def main(argv: list[str] | None = None) -> int:
             mined.append(tag)
 
     table = render_table(rows, a, cores, args)
+    if not semgrep:
+        table += "\n\nS (semgrep) not run: not installed (`pip install -e '.[bench]'` adds it)."
     print()
     print(table)
     verdicts = check_targets(rows, a, colds, nexts)
