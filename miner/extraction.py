@@ -222,7 +222,14 @@ def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[FileResult], 
 
     counts = {"sites": 0, "skipped": 0, "failed": 0}
     with (
-        tqdm(total=total, unit="file", file=sys.stderr, dynamic_ncols=True, leave=False) as bar,
+        tqdm(
+            total=total,
+            unit="file",
+            file=sys.stderr,
+            dynamic_ncols=True,
+            leave=False,
+            mininterval=0,
+        ) as bar,
         logging_redirect_tqdm(),
     ):
 
