@@ -70,6 +70,17 @@ FILES = {
     "python/sglang/srt/utils/html_tags.py": XSS,
 }
 
+#: The host-pool error of the fixture, as an installed sglang logs it.
+HOST_POOL_TRACEBACK = """\
+[2026-09-10 12:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/lib/python3.11/site-packages/sglang/srt/managers/scheduler.py", line 3000, in run
+    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank)
+  File "/usr/lib/python3.11/site-packages/sglang/srt/mem_cache/registry.py", line 8, in _create
+    raise ValueError("Host-pool retraction does not support Mamba models.")
+ValueError: Host-pool retraction does not support Mamba models.
+"""
+
+
 #: The literal runtime message of the XSS fixture (what ``str(exc)`` gives).
 XSS_MESSAGE = "Refusing tag <script>alert(1)</script> & \"quotes\" 'single'"
 

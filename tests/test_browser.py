@@ -9,20 +9,13 @@ from typing import Any
 
 import pytest
 from browser import Watched, artifacts, chromium
+from sample_repo import HOST_POOL_TRACEBACK as TRACEBACK
 from sample_repo import XSS_MESSAGE, create_sample, error_for
 
 from miner.pipeline import MineResult, mine
 from miner.site import write_site
 
 MLX = "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>"
-TRACEBACK = """\
-[2026-09-10 12:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):
-  File "/usr/lib/python3.11/site-packages/sglang/srt/managers/scheduler.py", line 3000, in run
-    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank)
-  File "/usr/lib/python3.11/site-packages/sglang/srt/mem_cache/registry.py", line 8, in _create
-    raise ValueError("Host-pool retraction does not support Mamba models.")
-ValueError: Host-pool retraction does not support Mamba models.
-"""
 
 
 @pytest.fixture(scope="module")
@@ -142,3 +135,29 @@ def test_index_filters_and_sorting(page) -> None:
     p.click("button[data-sort=exception]")
     assert p.get_attribute("button[data-sort=exception]", "aria-sort") == "descending"
     assert p.eval_on_selector("#errors tbody tr", "r => r.dataset.exception") == "ValueError"
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        MLX,
+        TRACEBACK,
+        "does not support Mamba models",
+        "ValueError: Invalid tp_size -1: must be a positive integer",
+        "TypeError: Invalid tp_size -1: must be a positive integer",
+        "AssertionError: page_size must be a multiple of 16, got 12",
+        "Model 'a\nb' not found in /models/dir one",
+        XSS_MESSAGE,
+    ],
+)
+def test_browser_and_lookup_agree(page, built, paste: str) -> None:
+    """The page's matcher is a port of miner.lookup: same card, same score."""
+    from miner.lookup import LookupIndex
+
+    python = LookupIndex.from_errors(built[0].errors).search(paste, limit=3)
+    browser = page.page.evaluate(
+        "text => window.raiseMinerSearch(text).slice(0, 3).map("
+        "r => [window.RAISE_MINER_SEARCH.docs[r.index][0], Math.round(r.score * 100) / 100])",
+        paste,
+    )
+    assert browser == [[m.card.error_id, round(m.score, 2)] for m in python if m.good]

@@ -3,11 +3,12 @@ fixture templates (the real release is in test_lookup_release.py)."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import pytest
-from sample_repo import error_for, mine_sample
+from sample_repo import HOST_POOL_TRACEBACK, error_for, mine_sample
 
 from miner import cli
 from miner.lookup import (
@@ -153,16 +154,6 @@ def test_repo_path_maps_installed_paths(index: LookupIndex) -> None:
     assert index.repo_path("registry.py") is None  # one component pins nothing
 
 
-HOST_POOL_TRACEBACK = """\
-[2026-09-10 12:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):
-  File "/usr/lib/python3.11/site-packages/sglang/srt/managers/scheduler.py", line 3000, in run
-    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank)
-  File "/usr/lib/python3.11/site-packages/sglang/srt/mem_cache/registry.py", line 8, in _create
-    raise ValueError("Host-pool retraction does not support Mamba models.")
-ValueError: Host-pool retraction does not support Mamba models.
-"""
-
-
 @pytest.mark.parametrize(
     ("paste", "path_tail", "line", "low", "high"),
     [
@@ -271,7 +262,7 @@ def test_cli_lookup_text_and_json(sample, tmp_path: Path, capsys, monkeypatch) -
         f"   card: {out / 'errors' / (expected + '.md')}",
         "   why: message matches the template (78% literal)",
     ]
-    monkeypatch.setattr("sys.stdin", __import__("io").StringIO(HOST_POOL_TRACEBACK))
+    monkeypatch.setattr("sys.stdin", io.StringIO(HOST_POOL_TRACEBACK))
     assert cli.main(["lookup", "--data", str(out), "--json", "--base-url", "https://x/y/"]) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["matched"] is True

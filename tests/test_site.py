@@ -286,3 +286,11 @@ def test_release_diff_pages(sample, tmp_path: Path) -> None:
     assert json.loads((out / "site" / "api" / "diffs" / "v0..v1.json").read_text()) == diff
     published = json.loads((out / "site" / "api" / "index.json").read_text())
     assert published["diffs"] == ["api/diffs/v0..v1.json"]
+
+
+def test_cards_rendered_by_worker_processes_are_the_same(sample, tmp_path: Path, monkeypatch):
+    repo, result = sample
+    write_site(result, tmp_path / "one", jobs=1)
+    monkeypatch.setattr("miner.site.PARALLEL_MIN", 0)
+    write_site(result, tmp_path / "two", jobs=2)
+    assert tree(tmp_path / "one") == tree(tmp_path / "two")
