@@ -29,6 +29,7 @@ import ast
 import json
 import math
 import re
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -142,8 +143,10 @@ def _message_readings(lines: Sequence[str]) -> tuple[str, ...]:
     for text in list(readings):
         if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
             try:
-                value = ast.literal_eval(text)
-            except (ValueError, SyntaxError):
+                with warnings.catch_warnings():  # e.g. "invalid escape sequence" in the text
+                    warnings.simplefilter("ignore")
+                    value = ast.literal_eval(text)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
                 continue
             if isinstance(value, str) and value not in readings:
                 readings.append(value)
@@ -304,6 +307,7 @@ class Card:
 
     @classmethod
     def from_error(cls, error: Error) -> Card:
+        """From a mined error."""
         return cls(
             error_id=error.error_id,
             exception=error.exception,
