@@ -56,7 +56,7 @@ test: $(STAMP) corpus lint browser
 	RAISE_MINER_CORPUS='$(CORPUS)' RAISE_MINER_ARTIFACTS='$(OUT)/test-artifacts' $(BIN)/pytest -q
 
 ## the quick loop: no integration tests on the real releases
-test-fast: $(STAMP) lint
+test-fast: $(STAMP) lint browser
 	RAISE_MINER_ARTIFACTS='$(OUT)/test-artifacts' $(BIN)/pytest -q -m 'not integration'
 
 clean:
