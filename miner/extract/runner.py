@@ -109,6 +109,9 @@ def extract_file(path: str, blob: str, data: bytes, *, partial: bool = True) -> 
     try:
         tree = ast.parse(source.text)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        if isinstance(exc, MemoryError) and len(source.text) > limits.MAX_WHOLE_PARSE_BYTES:
+            # A large file: more likely out of memory than a parser stack overflow.
+            return failed("MemoryError while parsing with ast: out of memory")
         refusal = limits.nesting_refusal(exc)
         if refusal is not None:
             return failed(f"nesting too deep for libcst ({refusal})")
@@ -132,9 +135,8 @@ def extract_file(path: str, blob: str, data: bytes, *, partial: bool = True) -> 
         return failed(f"recursion limit ({limits.DEEP_RECURSION_LIMIT}) reached while mining")
     except limits.DeepStackUnavailable as exc:
         return failed(f"recursion limit reached while mining; {exc}")
-    except MemoryError:
-        return failed("out of memory while mining")
     except Exception as exc:  # noqa: BLE001 - one bad file is data, not a crash
+        # MemoryError too: "MemoryError while mining: ..." (the worker pool reads it).
         return failed(f"{type(exc).__name__} while mining: {_one_line(str(exc))}")
     if sites is None:
         return failed(f"{note}; {ast_reason}")
