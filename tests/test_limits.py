@@ -221,3 +221,20 @@ def test_no_deep_stack_thread_costs_only_that_file(monkeypatch: pytest.MonkeyPat
         "cannot start a deep-stack thread: can't start new thread"
     )
     assert sys.getrecursionlimit() == before
+
+
+def _mine_chain(branches: int) -> tuple[str, int, int]:
+    lines = ["def dispatch(op):\n", "    if op == 0:\n", "        raise KeyError('op 0')\n"]
+    for i in range(1, branches):
+        lines += [f"    elif op == {i}:\n", f"        raise KeyError('op {i}')\n"]
+    result = extract_file("chain.py", BLOB, "".join(lines).encode())
+    return result.status, len(result.sites), sys.getrecursionlimit()
+
+
+def test_deep_stack_works_in_a_worker_process() -> None:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        assert pool.submit(_mine_chain, 500).result(timeout=300) == ("mined", 500, 1000)

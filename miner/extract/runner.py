@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from miner.extract import limits
 from miner.extract.ast_fallback import collect_ast
@@ -235,7 +235,11 @@ def collect(
     collector = SiteCollector(
         wrapper.module, path=path, lines=lines, line_offset=line_offset, context=context
     )
-    wrapper.visit(collector)
+    # ``wrapper.visit`` would resolve PositionProvider and then walk the whole
+    # tree once more for an empty batch of providers (libcst 1.9): a sixth of
+    # the time per file. Resolving the one provider directly skips that walk.
+    collector.metadata = {PositionProvider: PositionProvider()._gen(wrapper)}
+    wrapper.module.visit(collector)
     return collector.sites
 
 
