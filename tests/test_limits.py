@@ -238,3 +238,17 @@ def test_deep_stack_works_in_a_worker_process() -> None:
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
         assert pool.submit(_mine_chain, 500).result(timeout=300) == ("mined", 500, 1000)
+
+
+def test_a_bad_byte_on_the_cookie_lines_is_decoded_lossily() -> None:
+    # CPython reads line 1-2 for a coding cookie; a stray Latin-1 byte there
+    # makes tokenize raise instead of UnicodeDecodeError.
+    result = mine(b"# Jos\xe9\ndef f(n):\n    if n < 0:\n        raise ValueError('negative')\n")
+    assert (result.status, result.encoding) == ("mined", "utf-8")
+    assert result.reason == "decoded with replacement characters (invalid bytes)"
+    (site,) = result.sites
+    assert (site.line, site.message, site.excerpt.text.split("\n")[0]) == (
+        4,
+        "negative",
+        "# Jos\ufffd",
+    )
