@@ -12,7 +12,7 @@ VERSIONS ?= 0.5.16 0.5.17 0.5.18 0.5.19 0.5.20 0.5.21 0.5.22 0.5.23
 DEMO_TAG ?= v0.5.19
 SLUG     ?= sgl-project/sglang
 
-.PHONY: venv mine corpus demo test test-fast lint bench clean site browser
+.PHONY: venv mine corpus demo test test-fast lint bench bench-hard clean site browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,10 @@ test: $(STAMP) corpus lint browser
 ## the quick loop: no integration tests on the real releases
 test-fast: $(STAMP) lint browser
 	RAISE_MINER_ARTIFACTS='$(OUT)/test-artifacts' $(BIN)/pytest -q -m 'not integration'
+
+## time and peak memory of mining each hard input of ../shared/cases (issue 4)
+bench-hard: $(STAMP)
+	$(BIN)/python benchmarks/hard_inputs.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -77,6 +77,18 @@ def code_span(text: str) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def visible(value: Any) -> Any:
+    """What a card prints for a value: control characters other than tab and
+    newline (NUL, ESC, a ``\\r`` escape in a message) as ``\\xNN`` escapes."""
+    if isinstance(value, str) and _CONTROL.search(value):
+        # type(value): a Markup value stays marked safe.
+        return type(value)(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value))
+    return value
+
+
 @cache
 def environment() -> jinja2.Environment:
     """The one Jinja2 environment (Markdown is not autoescaped; HTML is)."""
@@ -87,6 +99,7 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
+        finalize=visible,
     )
     env.filters["fence"] = fence
     env.filters["code"] = code_span
