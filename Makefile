@@ -63,5 +63,9 @@ test-fast: $(STAMP) lint browser
 bench-hard: $(STAMP)
 	$(BIN)/python benchmarks/hard_inputs.py
 
+## benchmark (issue 3): ast / libcst baselines vs miner cold, warm, incremental; README table
+bench: $(STAMP) corpus
+	$(BIN)/python benchmarks/bench.py --corpus '$(CORPUS)' --readme README.md
+
 clean:
 	rm -rf $(VENV) build *.egg-info

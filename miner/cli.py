@@ -12,8 +12,12 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from miner import __version__
+
+if TYPE_CHECKING:
+    from miner.extraction import RunStats
 
 DEFAULT_REPO = "https://github.com/sgl-project/sglang.git"
 log = logging.getLogger("miner")
@@ -26,8 +30,19 @@ def _fail(message: str) -> int:
 
 def cmd_mine(args: argparse.Namespace) -> int:
     from miner import pipeline, render
+    from miner.extraction import MineOptions
     from miner.source import SourceError
+    from miner.workers import Limits, WorkerStartError
 
+    if args.jobs is not None and args.jobs < 0:
+        return _fail(f"--jobs {args.jobs}: give 1 or more worker processes (0: no workers)")
+    options = MineOptions(
+        jobs=args.jobs,
+        cache=not args.no_cache,
+        cache_dir=args.cache_dir,
+        limits=Limits(file_timeout=args.file_timeout, memory_mb=args.memory_limit or None),
+        progress_bar=not args.quiet and sys.stderr.isatty(),
+    )
     try:
         result = pipeline.mine(
             args.repo,
@@ -36,8 +51,9 @@ def cmd_mine(args: argparse.Namespace) -> int:
             link_ref=args.link_ref or "",
             cache_dir=args.cache_dir,
             partial=not args.full_parse,
+            options=options,
         )
-    except SourceError as exc:
+    except (SourceError, WorkerStartError) as exc:
         return _fail(str(exc))
     try:
         counts = render.write_output(result, args.out)
@@ -52,6 +68,8 @@ def cmd_mine(args: argparse.Namespace) -> int:
         f"{counts['removed']} removed"
     )
     print(f"cards: {args.out / 'errors'}  index: {args.out / 'index.md'}")
+    if result.stats is not None:
+        print(describe_stats(result.stats))
     if args.site:
         from miner import site
 
@@ -68,6 +86,18 @@ def cmd_mine(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def describe_stats(stats: RunStats) -> str:
+    """One line on what the extraction did: cache hits and misses, workers."""
+    workers = f"{stats.jobs} workers" if stats.jobs else "in one process"
+    line = (
+        f"blobs: {stats.blobs} distinct, {stats.cache_hits} from cache (cache {stats.cache}), "
+        f"{stats.parsed} parsed ({workers})"
+    )
+    if stats.workers_lost:
+        line += f"; {stats.workers_lost} workers replaced"
+    return line
 
 
 def cmd_corpus(args: argparse.Namespace) -> int:
@@ -152,7 +182,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mine.add_argument("--link-ref", help="ref used in source links (default: the full commit SHA)")
     mine.add_argument(
-        "--cache-dir", type=Path, help="cache folder (default: $XDG_CACHE_HOME/raise-miner)"
+        "--cache-dir",
+        type=Path,
+        help="folder for clones and the blob cache (default: $XDG_CACHE_HOME/raise-miner)",
+    )
+    mine.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="worker processes (default: the CPUs available; 0: mine in this process, "
+        "without crash isolation)",
+    )
+    mine.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the blob cache"
+    )
+    mine.add_argument(
+        "-q", "--quiet", action="store_true", help="no progress bar (none when not a terminal)"
+    )
+    mine.add_argument(
+        "--file-timeout",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="give up a file after this long (default: %(default)g; 0: no limit)",
+    )
+    mine.add_argument(
+        "--memory-limit",
+        type=int,
+        default=4096,
+        metavar="MB",
+        help="address-space limit per worker in MiB (default: %(default)s; 0: no limit)",
     )
     mine.add_argument(
         "--full-parse",

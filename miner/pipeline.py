@@ -16,7 +16,7 @@ from pathlib import Path
 import git
 
 from miner import source
-from miner.extract.runner import extract_file
+from miner.extraction import Extraction, MineOptions, RunStats, extract_blobs
 from miner.fingerprint import assign_ids
 from miner.model import CommitInfo, Error, FileResult, Site
 
@@ -34,6 +34,9 @@ class MineResult:
     """Every site, in (path, line) order, with ids assigned."""
     errors: tuple[Error, ...]
     """Sites grouped into errors, in error-id order (re-raises excluded)."""
+    stats: RunStats | None = None
+    """What the extraction did (cache hits, blobs parsed, workers lost); not
+    part of the output, which depends on the commit alone."""
 
     @property
     def problems(self) -> tuple[FileResult, ...]:
@@ -75,22 +78,28 @@ def mine_blobs(
     *,
     partial: bool = True,
     progress: Callable[[FileResult], None] | None = None,
+    options: MineOptions | None = None,
 ) -> list[FileResult]:
-    """Mine each entry (one process, in order); one result per entry."""
-    results = []
-    for entry in entries:
-        reason = skip_reason(entry)
-        if reason is not None:
-            result = FileResult(path=entry.path, blob=entry.blob, status="skipped", reason=reason)
-        else:
-            data = source.read_blob(repo, entry.blob)
-            result = extract_file(entry.path, entry.blob, data, partial=partial)
-        if result.status != "mined":
-            log.warning("%s: %s", entry.path, result.reason)
-        results.append(result)
-        if progress is not None:
-            progress(result)
-    return results
+    """Mine each entry; one result per entry, in entry order.
+
+    Blobs come from the cache or the worker pool (``options``; see
+    :mod:`miner.extraction`); ``progress`` sees each result as it is known.
+    """
+    return extract_entries(repo, entries, partial=partial, progress=progress, options=options).files
+
+
+def extract_entries(
+    repo: git.Repo,
+    entries: Iterable[source.BlobRef],
+    *,
+    partial: bool = True,
+    progress: Callable[[FileResult], None] | None = None,
+    options: MineOptions | None = None,
+) -> Extraction:
+    """:func:`mine_blobs` with the run's statistics."""
+    return extract_blobs(
+        repo, list(entries), skip=skip_reason, partial=partial, options=options, progress=progress
+    )
 
 
 def group_errors(sites: Iterable[Site]) -> list[Error]:
@@ -121,14 +130,20 @@ def group_errors(sites: Iterable[Site]) -> list[Error]:
     return errors
 
 
-def assemble(info: CommitInfo, files: list[FileResult]) -> MineResult:
+def assemble(
+    info: CommitInfo, files: list[FileResult], stats: RunStats | None = None
+) -> MineResult:
     """Name the sites of mined files and group them into errors."""
     files = sorted(files, key=lambda f: f.path)
     raw = [site for f in files for site in f.sites]
     raw.sort(key=lambda s: (s.path, s.line))
     sites = assign_ids(info.slug, raw)
     return MineResult(
-        commit=info, files=tuple(files), sites=tuple(sites), errors=tuple(group_errors(sites))
+        commit=info,
+        files=tuple(files),
+        sites=tuple(sites),
+        errors=tuple(group_errors(sites)),
+        stats=stats,
     )
 
 
@@ -141,14 +156,22 @@ def mine(
     cache_dir: Path | None = None,
     partial: bool = True,
     progress: Callable[[FileResult], None] | None = None,
+    options: MineOptions | None = None,
 ) -> MineResult:
     """Mine every ``.py`` file of ``repo_arg`` at ``rev``.
 
+    ``options`` sets the workers, the blob cache and the per-file limits
+    (default :class:`~miner.extraction.MineOptions`: all cores, the cache in
+    ``cache_dir``).
+
     Raises:
         source.SourceError: the repository or revision cannot be used.
+        miner.workers.WorkerStartError: worker processes cannot start.
     """
     repo, commit, info = pin(repo_arg, rev, slug=slug, link_ref=link_ref, cache_dir=cache_dir)
+    if options is None:
+        options = MineOptions(cache_dir=cache_dir)
     entries = source.python_blobs(repo, commit)
     source.prefetch_blobs(repo, commit, entries)
-    files = mine_blobs(repo, entries, partial=partial, progress=progress)
-    return assemble(info, files)
+    extraction = extract_entries(repo, entries, partial=partial, progress=progress, options=options)
+    return assemble(info, extraction.files, extraction.stats)

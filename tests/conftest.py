@@ -48,6 +48,13 @@ def commit_all(repo: git.Repo, message: str, tag: str | None = None, *, stage: b
     return repo.head.commit.hexsha
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Tests never read or write the user's cache (clones, blob cache)."""
+    if "RAISE_MINER_CACHE" not in os.environ:
+        os.environ["RAISE_MINER_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+
+
 @pytest.fixture
 def make_repo(tmp_path: Path) -> Callable[..., Path]:
     """``make_repo({"pkg/a.py": "..."}, tag="v1")`` -> path of a new git repository.

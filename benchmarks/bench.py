@@ -1,0 +1,379 @@
+"""Benchmark: mining a release against the standard library's parser.
+
+Runs, one after another on the same machine, each in its own process:
+
+A   ``ast.parse`` of every ``.py`` blob of the release, read from git (one process);
+N   ``libcst.parse_module`` + ``PositionProvider`` + a visitor that records
+    the lines of ``raise`` and ``assert`` (one process); by default on every
+    5th file, extrapolated to the release by bytes (``--libcst-sample 1``: all);
+S   semgrep with a ``raise $X(...)`` rule over a checkout, when installed;
+then ``miner mine`` cold (empty cache), warm (same commit and output again),
+the next release cold, and the next releases incremental (after the previous
+ones are cached), with the share of blobs (and bytes) that were new.
+
+Wall time is the whole process (start-up included). Peak memory is the
+highest sum of proportional set sizes (PSS, ``/proc/PID/smaps_rollup``) over
+the process and all its descendants (the miner's workers too), sampled every
+50 ms.
+
+Usage: ``python benchmarks/bench.py --corpus .corpus/sglang [--readme README.md]``
+(``make bench``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import datetime
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MARK_START = "<!-- bench:start -->"
+MARK_END = "<!-- bench:end -->"
+RULE = """rules:
+  - id: raise-call
+    pattern: raise $X(...)
+    message: raise
+    languages: [python]
+    severity: INFO
+"""
+
+
+# -- measuring a process tree ---------------------------------------------------
+
+
+def _descendants(pid: int) -> list[int]:
+    found, index = [pid], 0
+    while index < len(found):
+        current = found[index]
+        index += 1
+        try:
+            for tid in os.listdir(f"/proc/{current}/task"):
+                with open(f"/proc/{current}/task/{tid}/children") as fh:
+                    found.extend(int(c) for c in fh.read().split())
+        except OSError:
+            continue
+    return found
+
+
+def _pss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+@dataclasses.dataclass
+class Run:
+    label: str
+    wall: float
+    peak_mib: float
+    code: int
+    out: str
+    err: str
+    load: float
+    note: str = ""
+
+
+def measure(label: str, cmd: list[str], *, env: dict[str, str] | None = None) -> Run:
+    """Run ``cmd``; wall seconds and peak PSS of its process tree."""
+    load = os.getloadavg()[0]
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT
+    )
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, sum(_pss_kib(p) for p in _descendants(proc.pid)))
+            done.wait(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate()
+    wall = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    run = Run(label, wall, peak / 1024, proc.returncode, out, err, load)
+    print(f"  {label}: {wall:.1f} s, {run.peak_mib:.0f} MiB, exit {proc.returncode}", flush=True)
+    if proc.returncode not in (0, 1):
+        print(err[-2000:], file=sys.stderr)
+    return run
+
+
+# -- the baselines, run as subcommands of this script ----------------------------
+
+
+def _blobs(corpus: str, tag: str) -> list[tuple[str, bytes]]:
+    import git
+
+    repo = git.Repo(corpus)
+    commit = repo.commit(tag)
+    out: list[tuple[str, bytes]] = []
+    for item in commit.tree.traverse():
+        if item.type == "blob" and item.path.endswith(".py") and item.mode != 0o120000:
+            out.append((item.path, item.data_stream.read()))
+    out.sort()
+    return out
+
+
+def baseline_ast(corpus: str, tag: str) -> None:
+    blobs = _blobs(corpus, tag)
+    failed = 0
+    for _path, data in blobs:
+        try:
+            ast.parse(data)
+        except (SyntaxError, ValueError):
+            failed += 1
+    print(f"files={len(blobs)} failed={failed} bytes={sum(len(d) for _, d in blobs)}")
+
+
+def baseline_libcst(corpus: str, tag: str, step: int) -> None:
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    class Lines(cst.CSTVisitor):
+        METADATA_DEPENDENCIES = (PositionProvider,)
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.lines: list[int] = []
+
+        def visit_Raise(self, node: cst.Raise) -> None:
+            self.lines.append(self.get_metadata(PositionProvider, node).start.line)
+
+        def visit_Assert(self, node: cst.Assert) -> None:
+            self.lines.append(self.get_metadata(PositionProvider, node).start.line)
+
+    blobs = _blobs(corpus, tag)
+    sample = blobs[::step]
+    start = time.perf_counter()
+    sites = failed = 0
+    for _path, data in sample:
+        try:
+            visitor = Lines()
+            MetadataWrapper(cst.parse_module(data)).visit(visitor)
+            sites += len(visitor.lines)
+        except Exception:  # noqa: BLE001 - a baseline counts failures, nothing more
+            failed += 1
+    loop = time.perf_counter() - start
+    print(
+        f"files={len(sample)} failed={failed} sites={sites} loop={loop:.3f} "
+        f"sample_bytes={sum(len(d) for _, d in sample)} "
+        f"total_bytes={sum(len(d) for _, d in blobs)}"
+    )
+
+
+# -- the table ------------------------------------------------------------------
+
+
+def _stat(run: Run, key: str) -> float:
+    match = re.search(rf"{key}=([\d.]+)", run.out)
+    return float(match.group(1)) if match else 0.0
+
+
+def _blob_line(run: Run) -> tuple[int, int, int]:
+    match = re.search(r"blobs: (\d+) distinct, (\d+) from cache .*?, (\d+) parsed", run.out)
+    if not match:
+        return (0, 0, 0)
+    return int(match.group(1)), int(match.group(2)), int(match.group(3))
+
+
+def new_blobs(corpus: str, tag: str, before: list[str]) -> tuple[int, int, int, int]:
+    """(new blobs, distinct blobs, new bytes, all bytes) of ``tag`` against ``before``."""
+    import git
+
+    from miner import source
+
+    repo = git.Repo(corpus)
+    seen: set[str] = set()
+    for old in before:
+        seen.update(e.blob for e in source.python_blobs(repo, repo.commit(old)))
+    entries = {e.blob: e.size for e in source.python_blobs(repo, repo.commit(tag))}
+    new = {b: s for b, s in entries.items() if b not in seen}
+    return len(new), len(entries), sum(new.values()), sum(entries.values())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", default=str(ROOT / ".corpus" / "sglang"))
+    parser.add_argument("--tag", default="v0.5.19")
+    parser.add_argument("--next", default="v0.5.20 v0.5.21", help="incremental releases")
+    parser.add_argument("--libcst-sample", type=int, default=5, metavar="K")
+    parser.add_argument("--skip-libcst-baseline", action="store_true")
+    parser.add_argument("--skip-next-cold", action="store_true")
+    parser.add_argument("--jobs", type=int, help="passed to miner mine (default: all CPUs)")
+    parser.add_argument("--readme", type=Path, help="replace the table between the bench marks")
+    sub = parser.add_subparsers(dest="baseline")
+    for name in ("ast", "libcst"):
+        one = sub.add_parser(name)
+        one.add_argument("corpus")
+        one.add_argument("tag")
+        one.add_argument("--step", type=int, default=1)
+    args = parser.parse_args(argv)
+    if args.baseline == "ast":
+        baseline_ast(args.corpus, args.tag)
+        return 0
+    if args.baseline == "libcst":
+        baseline_libcst(args.corpus, args.tag, args.step)
+        return 0
+
+    corpus = str(Path(args.corpus).resolve())
+    if not Path(corpus, ".git").exists() and not Path(corpus, "HEAD").exists():
+        print(f"bench: {corpus}: no release repository; run make corpus", file=sys.stderr)
+        return 2
+    py = sys.executable
+    me = str(Path(__file__).resolve())
+    nexts = args.next.split()
+    cores = len(os.sched_getaffinity(0))
+    print(f"benchmark on {cores} cores, load {os.getloadavg()[0]:.1f}", flush=True)
+    rows: list[tuple[Run, str]] = []
+
+    a = measure("A ast.parse", [py, me, "ast", corpus, args.tag])
+    rows.append((a, f"{int(_stat(a, 'files'))} files, {_stat(a, 'bytes') / 1e6:.1f} MB"))
+
+    if not args.skip_libcst_baseline:
+        step = max(1, args.libcst_sample)
+        n = measure("N libcst", [py, me, "libcst", corpus, args.tag, "--step", str(step)])
+        if step > 1:
+            loop = _stat(n, "loop")
+            scale = _stat(n, "total_bytes") / max(1.0, _stat(n, "sample_bytes"))
+            n.wall = n.wall - loop + loop * scale
+            n.note = f"est.: every {step}th file, loop time x {scale:.2f} (bytes)"
+        else:
+            n.note = "all files"
+        rows.append((n, n.note))
+
+    semgrep = shutil.which("semgrep")
+    with tempfile.TemporaryDirectory(prefix="raise-miner-bench-") as tmp:
+        work = Path(tmp)
+        if semgrep:
+            tree = work / "tree"
+            tree.mkdir()
+            archive = subprocess.run(
+                ["git", "-C", corpus, "archive", args.tag], capture_output=True, check=True
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+            (work / "rule.yaml").write_text(RULE)
+            s = measure(
+                "S semgrep",
+                [semgrep, "--config", str(work / "rule.yaml"), "--metrics=off", "--quiet"]
+                + ["--json", "-o", str(work / "semgrep.json"), "-j", str(cores), str(tree)],
+            )
+            rows.append((s, f"semgrep {cores} jobs"))
+
+        def miner(label: str, tag: str, cache: Path, out: Path) -> Run:
+            cmd = [py, "-m", "miner", "mine", "--repo", corpus, "--commit", tag, "--quiet"]
+            cmd += ["--out", str(out), "--cache-dir", str(cache)]
+            if args.jobs is not None:
+                cmd += ["--jobs", str(args.jobs)]
+            return measure(label, cmd)
+
+        cache, out = work / "cache", work / "out"
+        cold = miner(f"miner cold {args.tag}", args.tag, cache, out)
+        rows.append((cold, "empty cache, empty output"))
+        warm = miner(f"miner warm {args.tag}", args.tag, cache, out)
+        rows.append((warm, "same commit, cache and output"))
+        mined = [args.tag]
+        colds: dict[str, Run] = {}
+        if nexts and not args.skip_next_cold:
+            c2 = miner(f"miner cold {nexts[0]}", nexts[0], work / "cache-2", work / "out-2")
+            colds[nexts[0]] = c2
+            rows.append((c2, "empty cache, empty output"))
+        for tag in nexts:
+            _new, _total, new_bytes, all_bytes = new_blobs(corpus, tag, mined)
+            run = miner(f"miner incremental {tag}", tag, cache, out)
+            distinct, _hits, parsed = _blob_line(run)
+            share = parsed / max(1, distinct)
+            note = (
+                f"after {mined[-1]}: {parsed}/{distinct} blobs new ({share:.0%}), "
+                f"{new_bytes / 1e6:.1f} of {all_bytes / 1e6:.1f} MB"
+            )
+            if tag in colds:
+                note += f"; {run.wall / colds[tag].wall:.2f} x its cold"
+            rows.append((run, note))
+            mined.append(tag)
+
+    table = render_table(rows, a, cores, args)
+    print()
+    print(table)
+    verdicts = check_targets(rows, a, colds, nexts)
+    print("\n".join(verdicts))
+    if args.readme:
+        update_readme(args.readme, table + "\n\n" + "\n".join(f"- {v}" for v in verdicts))
+    return 0
+
+
+def render_table(rows: list[tuple[Run, str]], a: Run, cores: int, args: argparse.Namespace) -> str:
+    date = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+    loads = [run.load for run, _ in rows]
+    lines = [
+        f"Measured {date} on {cores} cores (`os.sched_getaffinity`), Python "
+        f"{sys.version.split()[0]}; load average when each run started: "
+        f"{min(loads):.1f}-{max(loads):.1f}"
+        + (" (the machine was shared with other jobs)" if max(loads) > cores * 0.75 else "")
+        + ".",
+        "",
+        "| run | wall (s) | x A | peak memory (MiB) | notes |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for run, note in rows:
+        lines.append(
+            f"| {run.label} | {run.wall:.1f} | {run.wall / a.wall:.2f} | {run.peak_mib:.0f} "
+            f"| {note} |"
+        )
+    return "\n".join(lines)
+
+
+def check_targets(
+    rows: list[tuple[Run, str]], a: Run, colds: dict[str, Run], nexts: list[str]
+) -> list[str]:
+    by_label = {run.label: run for run, _ in rows}
+    out = []
+
+    def verdict(name: str, value: float, limit: float, unit: str = "x A") -> None:
+        state = "holds" if value <= limit else "MISSED"
+        out.append(f"{name}: {value:.2f} {unit} (target <= {limit:g}): {state}")
+
+    cold = next(r for label, r in by_label.items() if label.startswith("miner cold"))
+    warm = next(r for label, r in by_label.items() if label.startswith("miner warm"))
+    verdict("cold mine", cold.wall / a.wall, 4.0)
+    verdict("warm mine", warm.wall / a.wall, 0.5)
+    for tag in nexts:
+        inc = by_label.get(f"miner incremental {tag}")
+        if inc is not None and tag in colds:
+            verdict(f"incremental {tag}", inc.wall / colds[tag].wall, 0.5, "x its cold")
+    peak = max(run.peak_mib for run, _ in rows if run.label.startswith("miner"))
+    verdict("peak memory of a miner run", peak / 1024, 2.0, "GiB")
+    return out
+
+
+def update_readme(readme: Path, block: str) -> None:
+    text = readme.read_text()
+    if MARK_START not in text or MARK_END not in text:
+        print(f"bench: {readme}: no {MARK_START} ... {MARK_END} block; not updated")
+        return
+    head, rest = text.split(MARK_START, 1)
+    _old, tail = rest.split(MARK_END, 1)
+    readme.write_text(f"{head}{MARK_START}\n{block}\n{MARK_END}{tail}")
+    print(f"bench: table written to {readme}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,378 @@
+"""The blob cache: per-file results keyed by git blob id and extractor version.
+
+A file's records depend only on its bytes (named by the git blob id) and on
+the code that extracts them, so a result computed once serves every later
+commit, and every other path, holding the same blob. The extractor's version
+is a hash of its own source (:func:`extractor_version`), so changing the code
+can never serve records it would no longer produce.
+
+Storage is one SQLite database (the standard library's ``sqlite3``) in the
+cache folder, ``extract.sqlite3``, in WAL mode: readers never wait, and one
+writer at a time holds the lock for one short transaction per batch of
+results, so several ``miner mine`` processes can share it. Each row is a
+:class:`~miner.model.FileResult` as zlib-compressed JSON.
+
+Nothing in it is trusted blindly:
+
+* a file that is not a SQLite database, or not one of ours (another
+  ``application_id`` or format version), is moved aside and rebuilt, with a
+  warning;
+* damage found while reading (a malformed page, a row that does not
+  decompress or decode, a row for another blob) turns the cache off for the
+  rest of the run, and the file is rebuilt on the next;
+* rows written by another extractor version are never served (the version is
+  part of the key); versions not used recently are pruned;
+* a write lock that another process holds past ``lock_timeout`` seconds makes
+  this run stop writing (it still reads), with a warning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import sqlite3
+import sys
+import time
+import zlib
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from miner.model import FileResult
+
+log = logging.getLogger("miner")
+
+#: Marks the database as ours (``PRAGMA application_id``): "RMc1".
+APPLICATION_ID = 0x524D6331
+#: Layout of the tables (``PRAGMA user_version``); bump when it changes.
+FORMAT = 1
+FILENAME = "extract.sqlite3"
+#: Extractor versions whose rows are kept (most recently used first).
+KEEP_VERSIONS = 4
+
+_PACKAGE = Path(__file__).resolve().parent
+#: The code that shapes per-file records. Anything here changes the version.
+RECORD_SOURCES = ("extract/**/*.py", "model.py")
+
+
+def extractor_version() -> str:
+    """A hash of everything that decides a file's records: the source of
+    :data:`RECORD_SOURCES`, libcst's version, Python's ``major.minor`` (the
+    ``ast`` planner's grammar) and the cache format. 64 hex digits."""
+    digest = hashlib.sha256()
+    files = sorted({p for pattern in RECORD_SOURCES for p in _PACKAGE.glob(pattern)})
+    for path in files:
+        digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    digest.update(f"libcst {importlib.metadata.version('libcst')}\0".encode())
+    digest.update(f"python {sys.version_info[0]}.{sys.version_info[1]}\0".encode())
+    digest.update(f"format {FORMAT}".encode())
+    return digest.hexdigest()
+
+
+def repath(result: FileResult, path: str) -> FileResult:
+    """``result`` as mined at ``path``: the same records with every site's path replaced."""
+    if result.path == path:
+        return result
+    sites = tuple(dataclasses.replace(site, path=path) for site in result.sites)
+    return dataclasses.replace(result, path=path, sites=sites)
+
+
+def encode(result: FileResult) -> bytes:
+    """A result as stored: compact JSON, zlib-compressed."""
+    text = json.dumps(result.to_json(), separators=(",", ":"), ensure_ascii=False)
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
+
+
+def decode(blob: str, data: bytes) -> FileResult:
+    """Inverse of :func:`encode`.
+
+    Raises:
+        ValueError: the row is damaged or holds another blob's result.
+    """
+    try:
+        raw = json.loads(zlib.decompress(data).decode("utf-8", "surrogatepass"))
+        result = FileResult.from_json(raw)
+    except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"damaged row for blob {blob}: {type(exc).__name__}") from None
+    if result.blob != blob:
+        raise ValueError(f"row for blob {blob} holds blob {result.blob}")
+    return result
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    version TEXT NOT NULL,
+    blob TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (version, blob)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS versions (
+    version TEXT PRIMARY KEY,
+    last_used REAL NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+class BlobCache:
+    """Results by blob id for one extractor version; see the module doc.
+
+    Use :meth:`open`; methods never raise for the cache's sake: a cache that
+    stops working logs one warning and behaves as empty (reads) or full
+    (writes) from then on.
+    """
+
+    def __init__(self, conn: sqlite3.Connection | None, path: Path, version: str) -> None:
+        self._conn = conn
+        self.path = path
+        self.version = version
+        self.writable = conn is not None
+        self.state = "used" if conn is not None else "off"
+        """``used``, ``rebuilt`` (a bad file was replaced), ``read-only`` (the
+        write lock was busy), ``off`` (bypassed, with a warning logged)."""
+
+    @classmethod
+    def open(
+        cls, cache_dir: Path, version: str | None = None, *, lock_timeout: float = 30.0
+    ) -> BlobCache:
+        """The cache in ``cache_dir`` for ``version`` (default: :func:`extractor_version`).
+
+        A corrupt or foreign file is moved aside (``*.bad``) and rebuilt; a
+        cache that cannot be opened at all (a lock held past ``lock_timeout``
+        seconds, no permission) is bypassed. Both log a warning.
+        """
+        version = version or extractor_version()
+        path = cache_dir / FILENAME
+        for attempt in (1, 2):
+            try:
+                conn = _connect(path, lock_timeout)
+                _check_or_create(conn, version)
+            except sqlite3.OperationalError as exc:  # locked, unreadable, read-only
+                log.warning("%s: cannot use the cache (%s); mining without it", path, exc)
+                return cls(None, path, version)
+            except OSError as exc:
+                log.warning("%s: cannot use the cache (%s); mining without it", path, exc)
+                return cls(None, path, version)
+            except (_Foreign, sqlite3.DatabaseError) as exc:
+                if attempt == 2 or not _move_aside(path):
+                    log.warning("%s: cannot rebuild the cache (%s); mining without it", path, exc)
+                    return cls(None, path, version)
+                log.warning("%s: cache unusable (%s); moved it to *.bad and rebuilt it", path, exc)
+                continue
+            cache = cls(conn, path, version)
+            cache.state = "rebuilt" if attempt == 2 else "used"
+            return cache
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @classmethod
+    def disabled(cls) -> BlobCache:
+        """A cache that holds nothing and keeps nothing (``--no-cache``)."""
+        cache = cls(None, Path(os.devnull), "")
+        return cache
+
+    # -- reading -------------------------------------------------------------
+    def get_many(self, blobs: Iterable[str]) -> dict[str, FileResult]:
+        """Stored results for those of ``blobs`` that have one."""
+        found: dict[str, FileResult] = {}
+        if self._conn is None:
+            return found
+        wanted = sorted(set(blobs))
+        try:
+            for chunk in _chunks(wanted, 500):
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT blob, data FROM results WHERE version = ? AND blob IN ({marks})",
+                    (self.version, *chunk),
+                ).fetchall()
+                for blob, data in rows:
+                    found[blob] = decode(blob, data)
+        except ValueError as exc:
+            self._broken(str(exc))
+            return {}
+        except sqlite3.OperationalError as exc:
+            if _is_locked(exc):
+                log.warning("%s: cache busy (%s); mining without it", self.path, exc)
+                self._off()
+                return {}
+            self._broken(str(exc))
+            return {}
+        except sqlite3.DatabaseError as exc:
+            self._broken(str(exc))
+            return {}
+        return found
+
+    # -- writing -------------------------------------------------------------
+    def put_many(self, results: Iterable[FileResult]) -> None:
+        """Store ``results`` (one transaction) unless the cache is read-only or off."""
+        if self._conn is None or not self.writable:
+            return
+        rows = [(self.version, r.blob, encode(r)) for r in results]
+        if not rows:
+            return
+        try:
+            with self._transaction():
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO results (version, blob, data) VALUES (?, ?, ?)", rows
+                )
+        except sqlite3.OperationalError as exc:
+            if _is_locked(exc):
+                log.warning(
+                    "%s: cache write lock busy (%s); results of this run are not cached",
+                    self.path,
+                    exc,
+                )
+                self.writable = False
+                self.state = "read-only"
+                return
+            self._broken(str(exc))
+        except sqlite3.DatabaseError as exc:
+            self._broken(str(exc))
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> BlobCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _transaction(self) -> _Transaction:
+        assert self._conn is not None
+        return _Transaction(self._conn)
+
+    def _off(self) -> None:
+        self.close()
+        self.writable = False
+        self.state = "off"
+
+    def _broken(self, reason: str) -> None:
+        """Damage found while in use: move the file aside and start an empty one."""
+        log.warning("%s: cache damaged (%s); moved it to *.bad and rebuilt it", self.path, reason)
+        self._off()
+        if not _move_aside(self.path):
+            return
+        try:
+            conn = _connect(self.path, 5.0)
+            _check_or_create(conn, self.version)
+        except (_Foreign, sqlite3.Error, OSError):
+            return
+        self._conn, self.writable, self.state = conn, True, "rebuilt"
+
+
+class _Foreign(Exception):
+    """A SQLite file that is not this cache (another application or format)."""
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` .. ``COMMIT`` (rollback on error): takes the write lock up front."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.conn.execute("BEGIN IMMEDIATE")
+        return self.conn
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.conn.execute("COMMIT")
+        elif self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+
+def _connect(path: Path, lock_timeout: float) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=lock_timeout, isolation_level=None)
+    try:
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise sqlite3.OperationalError(f"cannot switch to WAL (journal mode {mode})")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _check_or_create(conn: sqlite3.Connection, version: str) -> None:
+    """Create the tables in a new file; reject a file that is not ours."""
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        fmt = conn.execute("PRAGMA user_version").fetchone()[0]
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        if app_id == 0 and fmt == 0 and not tables:
+            with _Transaction(conn):
+                if conn.execute("PRAGMA application_id").fetchone()[0] == 0:
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            conn.execute(statement)
+                    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+                    conn.execute(f"PRAGMA user_version = {FORMAT}")
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            fmt = conn.execute("PRAGMA user_version").fetchone()[0]
+        if app_id != APPLICATION_ID:
+            raise _Foreign(f"not a raise-miner cache (application_id {app_id:#x})")
+        if fmt != FORMAT:
+            raise _Foreign(f"cache format {fmt}, this miner reads format {FORMAT}")
+        _touch_version(conn, version)
+    except BaseException:
+        conn.close()
+        raise
+
+
+def _touch_version(conn: sqlite3.Connection, version: str) -> None:
+    """Record that ``version`` is in use; drop rows of versions long unused."""
+    try:
+        with _Transaction(conn):
+            conn.execute(
+                "INSERT OR REPLACE INTO versions (version, last_used) VALUES (?, ?)",
+                (version, time.time()),
+            )
+            stale = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT version FROM versions ORDER BY last_used DESC LIMIT -1 OFFSET ?",
+                    (KEEP_VERSIONS,),
+                )
+            ]
+            for old in stale:
+                conn.execute("DELETE FROM results WHERE version = ?", (old,))
+                conn.execute("DELETE FROM versions WHERE version = ?", (old,))
+    except sqlite3.OperationalError as exc:
+        if not _is_locked(exc):
+            raise
+        # Another process is writing; housekeeping can wait for the next run.
+
+
+def _move_aside(path: Path) -> bool:
+    """Rename a bad cache file (and its WAL files) to ``*.bad``; False if impossible."""
+    try:
+        for suffix in ("", "-wal", "-shm"):
+            part = Path(str(path) + suffix)
+            if part.exists():
+                os.replace(part, Path(str(part) + ".bad"))
+    except OSError:
+        return False
+    return True
+
+
+def _is_locked(exc: sqlite3.OperationalError) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+def _is_corruption(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text or "corrupt" in text
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

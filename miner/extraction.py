@@ -1,0 +1,231 @@
+"""Extract every blob of a commit: the cache first, the worker pool for the rest.
+
+:func:`extract_blobs` is the extraction stage behind
+:func:`miner.pipeline.mine_blobs`. For the ``.py`` entries of a tree it
+
+1. reports symbolic links and submodules as skipped (the caller's rule);
+2. folds entries that share a blob (the same content at several paths) into
+   one piece of work;
+3. serves blobs found in the :class:`~miner.cache.BlobCache` (only blobs never
+   mined before by this extractor version are parsed);
+4. mines the rest in the worker pool (:mod:`miner.workers`), or in this
+   process with ``jobs=0``, and stores what the extractor produced;
+5. gives each entry its result, re-pathed to the entry's path, in entry order.
+
+Failures that the pool records (a crash, a time or memory limit, a blob that
+cannot be read) are not cached: they depend on the limits and the machine, so
+the next run tries again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import git
+
+from miner import source
+from miner.cache import BlobCache, repath
+from miner.extract.runner import extract_file
+from miner.model import FileResult
+from miner.workers import Limits, Task, default_jobs, extract_parallel
+
+log = logging.getLogger("miner")
+
+#: Results written to the cache per transaction.
+_FLUSH_EVERY = 256
+
+
+@dataclass(frozen=True, slots=True)
+class MineOptions:
+    """How to run extraction (none of it changes the records)."""
+
+    jobs: int | None = None
+    """Worker processes; None: the CPUs available (:func:`~miner.workers.default_jobs`);
+    0: mine in this process, without crash isolation (for debugging and profiling)."""
+    cache: bool = True
+    """Read and write the blob cache."""
+    cache_dir: Path | None = None
+    """Folder of the cache; None: :func:`miner.source.default_cache_dir`."""
+    cache_lock_timeout: float = 30.0
+    """Seconds to wait for the cache's write lock before mining without it."""
+    limits: Limits = field(default_factory=Limits)
+    progress_bar: bool = False
+    """Show a tqdm bar on stderr (the CLI turns it on for a terminal)."""
+    send_bytes: bool = False
+    """The parent reads every blob and sends its bytes to the workers, instead
+    of each worker reading blobs from the repository itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunStats:
+    """What one extraction did; printed by the CLI, never written to the output."""
+
+    files: int = 0
+    """``.py`` entries of the tree."""
+    skipped: int = 0
+    """Entries not read (symbolic links, submodules)."""
+    blobs: int = 0
+    """Distinct blobs among the entries read."""
+    cache_hits: int = 0
+    """Blobs served from the cache."""
+    parsed: int = 0
+    """Blobs mined by the extractor this run (cache misses)."""
+    failed: int = 0
+    """Files the pool gave up on (crash, time or memory limit, unreadable blob)."""
+    workers_lost: int = 0
+    """Worker processes that died or were stopped and replaced."""
+    jobs: int = 0
+    """Worker processes used at most (0: mined in this process)."""
+    cache: str = "off"
+    """The cache's state: ``used``, ``rebuilt``, ``read-only`` or ``off``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """One result per entry, in entry order, and the run's statistics."""
+
+    files: list[FileResult]
+    stats: RunStats
+
+
+def extract_blobs(
+    repo: git.Repo,
+    entries: Sequence[source.BlobRef],
+    *,
+    skip: Callable[[source.BlobRef], str | None],
+    partial: bool = True,
+    options: MineOptions | None = None,
+    progress: Callable[[FileResult], None] | None = None,
+) -> Extraction:
+    """Mine ``entries`` (see the module doc).
+
+    Args:
+        repo: the repository holding the blobs.
+        entries: tree entries, usually in path order.
+        skip: the reason not to read an entry (a symlink, a submodule), or None.
+        partial: passed to :func:`~miner.extract.runner.extract_file`.
+        options: jobs, cache and limits (default :class:`MineOptions`).
+        progress: called with each entry's result as it is known (any order).
+
+    Raises:
+        miner.workers.WorkerStartError: worker processes cannot start at all.
+    """
+    options = options or MineOptions()
+    results: list[FileResult | None] = [None] * len(entries)
+    by_blob: dict[str, list[int]] = {}
+    skipped = 0
+    with _progress_bar(len(entries), options.progress_bar) as bar:
+
+        def deliver(index: int, result: FileResult) -> None:
+            results[index] = result
+            if result.status != "mined":
+                log.warning("%s: %s", result.path, result.reason)
+            bar(result)
+            if progress is not None:
+                progress(result)
+
+        for index, entry in enumerate(entries):
+            reason = skip(entry)
+            if reason is not None:
+                skipped += 1
+                deliver(index, FileResult(entry.path, entry.blob, "skipped", reason=reason))
+            else:
+                by_blob.setdefault(entry.blob, []).append(index)
+
+        def settle(blob: str, result: FileResult) -> None:
+            for index in by_blob[blob]:
+                deliver(index, repath(result, entries[index].path))
+
+        if options.cache:
+            cache_dir = options.cache_dir or source.default_cache_dir()
+            cache = BlobCache.open(cache_dir, lock_timeout=options.cache_lock_timeout)
+        else:
+            cache = BlobCache.disabled()
+        with cache:
+            hits = cache.get_many(by_blob)
+            for blob, result in hits.items():
+                settle(blob, result)
+            misses = [blob for blob in by_blob if blob not in hits]
+            fresh: list[FileResult] = []
+            failed = 0
+
+            def mined(blob: str, result: FileResult, cacheable: bool) -> None:
+                nonlocal failed
+                settle(blob, result)
+                if cacheable:
+                    fresh.append(result)
+                    if len(fresh) >= _FLUSH_EVERY:
+                        cache.put_many(fresh)
+                        fresh.clear()
+                else:
+                    failed += 1
+
+            jobs = default_jobs() if options.jobs is None else max(0, options.jobs)
+            jobs = min(jobs, len(misses))
+            lost = 0
+            if jobs == 0:
+                for blob in misses:
+                    entry = entries[by_blob[blob][0]]
+                    data = source.read_blob(repo, blob)
+                    mined(blob, extract_file(entry.path, blob, data, partial=partial), True)
+            else:
+                tasks: list[Task] = []
+                for blob in misses:
+                    entry = entries[by_blob[blob][0]]
+                    payload = source.read_blob(repo, blob) if options.send_bytes else None
+                    tasks.append(Task(len(tasks), entry.path, blob, entry.size, payload))
+                lost = extract_parallel(
+                    str(repo.git_dir),
+                    tasks,
+                    jobs=jobs,
+                    partial=partial,
+                    limits=options.limits,
+                    on_result=lambda i, result, ok: mined(tasks[i].blob, result, ok),
+                )
+            cache.put_many(fresh)
+            state = cache.state
+    done = [r for r in results if r is not None]
+    assert len(done) == len(entries), "every entry gets exactly one result"
+    stats = RunStats(
+        files=len(entries),
+        skipped=skipped,
+        blobs=len(by_blob),
+        cache_hits=len(hits),
+        parsed=len(misses),
+        failed=failed,
+        workers_lost=lost,
+        jobs=jobs,
+        cache=state,
+    )
+    return Extraction(files=done, stats=stats)
+
+
+@contextlib.contextmanager
+def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[FileResult], None]]:
+    """A callback that advances a tqdm bar (files done; sites, skipped, failed)
+    on stderr, with log lines printed above the bar; a no-op when disabled."""
+    if not enabled:
+        yield lambda result: None
+        return
+    from tqdm import tqdm
+    from tqdm.contrib.logging import logging_redirect_tqdm
+
+    counts = {"sites": 0, "skipped": 0, "failed": 0}
+    with (
+        tqdm(total=total, unit="file", file=sys.stderr, dynamic_ncols=True, leave=False) as bar,
+        logging_redirect_tqdm(),
+    ):
+
+        def advance(result: FileResult) -> None:
+            counts["sites"] += len(result.sites)
+            if result.status != "mined":
+                counts[result.status] += 1
+            bar.set_postfix(counts, refresh=False)
+            bar.update(1)
+
+        yield advance

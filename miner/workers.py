@@ -1,0 +1,426 @@
+"""Parallel extraction: a pool of worker processes that a bad file cannot sink.
+
+:func:`extract_parallel` runs :func:`miner.extract.runner.extract_file` over
+many blobs in ``jobs`` worker processes and hands each result to a callback as
+it arrives; the caller puts them in path order.
+
+Why our own pool rather than ``concurrent.futures.ProcessPoolExecutor``: a
+worker that dies (libcst's native parser segfaults on deeply nested brackets
+and aborts when an allocation fails) breaks an executor as a whole, and an
+executor cannot stop one task that runs too long. Here each worker is a
+``multiprocessing`` process with its own pipe, so the parent always knows which
+file a worker is on and since when; it can kill that worker alone, record the
+file as ``failed`` with the reason, start a replacement and hand it the rest
+of the batch. Workers are forked from a ``forkserver`` that has imported the
+extractor once, so starting one costs milliseconds and never inherits the
+parent's threads or open git processes.
+
+Work items are balanced by size: blobs are sorted largest first and grouped
+into batches of about the same number of bytes, so a few big files start
+early and small ones fill in at the end.
+
+Per worker, three limits (:class:`Limits`): an address-space limit
+(``RLIMIT_AS``), checked by the kernel; a wall-clock limit per file, checked by
+the parent; and whatever kills the process (a signal). Each costs one file:
+
+* ``parser crashed (SIGSEGV)`` (or the signal's name),
+* ``out of memory (limit 4096 MB)`` (a ``MemoryError`` in Python, or the
+  native parser's "memory allocation failed" abort),
+* ``time limit 60 s``.
+
+Test-only hook: with ``RAISE_MINER_TEST_HOOKS=1`` in the environment, a file
+whose bytes hold ``# raise-miner-test: <action>`` makes the worker crash,
+stall or run out of memory on purpose (see :func:`_test_hook`), so tests can
+check the pool without depending on a parser bug.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import resource
+import signal
+import sys
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+import git
+
+from miner.extract.runner import extract_file
+from miner.model import FileResult
+
+#: Exit code of a worker that stops on purpose after reporting a file (out of
+#: memory leaves a process in doubtful shape): the parent starts a new one.
+EXIT_RESTART = 75
+#: The native parser's message on stderr before it aborts for lack of memory.
+_NATIVE_OOM = b"memory allocation of"
+_TEST_HOOK_ENV = "RAISE_MINER_TEST_HOOKS"
+_TEST_MARK = b"# raise-miner-test: "
+#: The index a worker sends, with no result, once it is ready for work.
+_READY = -1
+
+
+class WorkerStartError(RuntimeError):
+    """Worker processes die before they can take any work (the message says how)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """What one file may cost a worker before it is given up."""
+
+    file_timeout: float = 60.0
+    """Wall-clock seconds per file (reading, parsing, visiting); 0 or less: none."""
+    memory_mb: int | None = 4096
+    """Address-space limit per worker process in MiB (``RLIMIT_AS``); None: none."""
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One blob to mine."""
+
+    index: int
+    """The caller's key for the result."""
+    path: str
+    blob: str
+    size: int
+    """Bytes; used to balance batches."""
+    data: bytes | None = None
+    """The blob's bytes, or None for the worker to read them from the repository."""
+
+
+def default_jobs() -> int:
+    """The CPUs this process may run on (``sched_getaffinity``), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def make_batches(tasks: Sequence[Task], jobs: int) -> list[list[Task]]:
+    """Tasks sorted largest first, grouped into batches of roughly equal bytes.
+
+    A batch holds at most 64 files and about ``total / (16 * jobs)`` bytes
+    (between 16 KiB and 1 MiB), so every worker gets many batches and the last
+    ones, made of the smallest files, even out the finish.
+    """
+    ordered = sorted(tasks, key=lambda t: (-t.size, t.path, t.index))
+    total = sum(t.size for t in ordered)
+    target = min(1 << 20, max(16 << 10, total // (16 * max(1, jobs))))
+    batches: list[list[Task]] = []
+    current: list[Task] = []
+    size = 0
+    for task in ordered:
+        current.append(task)
+        size += task.size
+        if size >= target or len(current) >= 64:
+            batches.append(current)
+            current, size = [], 0
+    if current:
+        batches.append(current)
+    return batches
+
+
+# -- the worker process ---------------------------------------------------------
+
+
+def _test_hook(data: bytes) -> None:
+    """Test-only: misbehave on purpose (the parent enables it when its
+    environment holds ``RAISE_MINER_TEST_HOOKS=1``); the file's bytes pick the
+    action: ``segv`` (kill the worker with SIGSEGV), ``sleep`` (stall past any
+    time limit), ``oom`` (allocate until the memory limit stops it), and
+    ``native-oom`` (what libcst's native parser does when an allocation fails:
+    a message on stderr, then abort).
+    """
+    if _TEST_MARK not in data:
+        return
+    action = data.split(_TEST_MARK, 1)[1].split(b"\n", 1)[0].strip()
+    if action == b"segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    elif action == b"sleep":
+        time.sleep(3600)
+    elif action == b"oom":
+        hoard = [bytearray(64 << 20) for _ in range(1024)]  # 64 GiB: past any limit
+        del hoard
+    elif action == b"native-oom":
+        os.write(2, b"memory allocation of 64 bytes failed\n")
+        os.abort()
+
+
+def _worker_main(
+    conn: Connection,
+    git_dir: str,
+    partial: bool,
+    memory_mb: int | None,
+    stderr_path: str,
+    test_hooks: bool,
+) -> None:
+    """Serve batches from ``conn`` until it closes: one message per file."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 2)  # a native crash's report goes where the parent can read it
+    os.close(fd)
+    if memory_mb:
+        limit = memory_mb << 20
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    repo: git.Repo | None = None
+    conn.send((_READY, None, False))
+    while True:
+        try:
+            batch: list[Task] | None = conn.recv()
+        except (EOFError, OSError):
+            return
+        if batch is None:
+            return
+        for task in batch:
+            data = task.data
+            try:
+                if data is None:
+                    if repo is None:
+                        repo = git.Repo(git_dir)
+                    data = repo.odb.stream(bytes.fromhex(task.blob)).read()
+                if test_hooks:
+                    _test_hook(data)
+                result = extract_file(task.path, task.blob, data, partial=partial)
+                if result.status == "failed" and "MemoryError" in (result.reason or ""):
+                    raise MemoryError
+            except MemoryError:
+                data = None
+                conn.send((task.index, _failed(task, out_of_memory(memory_mb)), False))
+                sys.exit(EXIT_RESTART)
+            except Exception as exc:  # noqa: BLE001 - reading the blob failed
+                reason = f"cannot read blob: {type(exc).__name__}: {exc}"
+                conn.send((task.index, _failed(task, reason), False))
+                continue
+            conn.send((task.index, result, True))
+
+
+def _failed(task: Task, reason: str) -> FileResult:
+    return FileResult(path=task.path, blob=task.blob, status="failed", reason=reason)
+
+
+def out_of_memory(memory_mb: int | None) -> str:
+    """The reason recorded for a file that exhausted a worker's memory."""
+    return f"out of memory (limit {memory_mb} MB)" if memory_mb else "out of memory"
+
+
+def time_limit(seconds: float) -> str:
+    """The reason recorded for a file that ran past the per-file time limit."""
+    return f"time limit {seconds:g} s"
+
+
+# -- the parent's side ----------------------------------------------------------
+
+
+@dataclass
+class _Worker:
+    process: Any
+    conn: Connection
+    stderr_path: str
+    ready: bool = False
+    """The worker has started and said so; a death before that is not a file's fault."""
+    batch: list[Task] = field(default_factory=list)
+    position: int = 0
+    """Index in ``batch`` of the file being mined."""
+    started: float = 0.0
+    """``time.monotonic()`` when the current file began."""
+
+    @property
+    def busy(self) -> bool:
+        return self.position < len(self.batch)
+
+    @property
+    def current(self) -> Task:
+        return self.batch[self.position]
+
+
+def _context() -> Any:
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["miner.workers"])
+    return ctx
+
+
+def extract_parallel(
+    git_dir: str,
+    tasks: Sequence[Task],
+    *,
+    jobs: int,
+    partial: bool = True,
+    limits: Limits | None = None,
+    on_result: Callable[[int, FileResult, bool], None],
+) -> int:
+    """Mine ``tasks`` in ``jobs`` worker processes.
+
+    Args:
+        git_dir: the repository's git folder; workers open it once each to
+            read blobs of tasks sent without ``data``.
+        tasks: the blobs to mine; ``index`` keys the results.
+        jobs: worker processes to run at once (at least 1).
+        partial: passed to :func:`~miner.extract.runner.extract_file`.
+        limits: per-file and per-worker limits (default :class:`Limits`).
+        on_result: called in the parent with ``(task.index, result, cacheable)``
+            once per task, in completion order; ``cacheable`` is True when the
+            extractor produced the result, False when the pool recorded a
+            failure (crash, limit, unreadable blob).
+
+    Returns:
+        How many workers were lost (crashed, killed or restarted) and replaced.
+
+    A file on which a worker crashes, runs out of memory or passes the time
+    limit is reported as a ``failed`` result with the reason; the rest of that
+    worker's batch goes to a fresh worker. Never raises for a file's sake;
+    ``KeyboardInterrupt`` stops every worker before it propagates.
+    """
+    limits = limits or Limits()
+    pending: deque[list[Task]] = deque(make_batches(tasks, jobs))
+    if not pending:
+        return 0
+    ctx = _context()
+    workers: list[_Worker] = []
+    lost = 0
+    scratch = tempfile.TemporaryDirectory(prefix="raise-miner-workers-")
+    serial = 0
+    test_hooks = os.environ.get(_TEST_HOOK_ENV) == "1"
+
+    def spawn() -> _Worker:
+        nonlocal serial
+        serial += 1
+        stderr_path = str(Path(scratch.name) / f"worker-{serial}.stderr")
+        parent_conn, child_conn = ctx.Pipe(duplex=True)
+        process = ctx.Process(
+            target=_worker_main,
+            args=(child_conn, git_dir, partial, limits.memory_mb, stderr_path, test_hooks),
+            name=f"raise-miner-worker-{serial}",
+            daemon=True,
+        )
+        process.start()
+        child_conn.close()
+        return _Worker(process=process, conn=parent_conn, stderr_path=stderr_path)
+
+    def retire(worker: _Worker, reason: str | None) -> None:
+        """Drop a dead (or killed) worker: blame its current file, requeue the rest."""
+        nonlocal lost
+        lost += 1
+        worker.conn.close()
+        worker.process.join()
+        if worker.busy:
+            rest = worker.batch[worker.position :]
+            if reason is not None:
+                on_result(rest[0].index, _failed(rest[0], reason), False)
+                rest = rest[1:]
+            if rest:
+                pending.appendleft(rest)
+        workers.remove(worker)
+
+    def drain(worker: _Worker) -> bool:
+        """Take every result waiting in the pipe; False when the pipe is closed."""
+        try:
+            while worker.conn.poll():
+                index, result, cacheable = worker.conn.recv()
+                if index == _READY:
+                    worker.ready = True
+                    continue
+                if worker.busy and worker.current.index == index:
+                    worker.position += 1
+                    worker.started = time.monotonic()
+                on_result(index, result, cacheable)
+        except (EOFError, OSError):
+            return False
+        except Exception:  # noqa: BLE001 - a message cut short by the worker's death
+            return False
+        return True
+
+    finished = False
+    try:
+        workers.extend(spawn() for _ in range(min(jobs, len(pending))))
+        while pending or any(w.busy for w in workers):
+            for worker in list(workers):
+                if not worker.busy and pending:
+                    batch = pending.popleft()
+                    try:
+                        worker.conn.send(batch)
+                    except OSError:  # it died while idle: nobody to blame
+                        pending.appendleft(batch)
+                        retire(worker, None)
+                        continue
+                    worker.batch, worker.position = batch, 0
+                    worker.started = time.monotonic()
+            if not workers:
+                workers.append(spawn())
+                continue
+            waitables: list[Any] = [w.conn for w in workers] + [w.process.sentinel for w in workers]
+            timeout = None
+            if limits.file_timeout > 0:
+                deadlines = [w.started + limits.file_timeout for w in workers if w.busy]
+                if deadlines:
+                    timeout = max(0.0, min(deadlines) - time.monotonic())
+            ready = set(wait(waitables, timeout))
+            for worker in list(workers):
+                alive = True
+                if worker.conn in ready or worker.process.sentinel in ready:
+                    alive = drain(worker)
+                if worker.process.sentinel in ready or not alive:
+                    worker.process.join()
+                    if not worker.ready:
+                        raise WorkerStartError(
+                            f"a worker process exited with code {worker.process.exitcode} "
+                            "before taking work (a script that mines must guard its main "
+                            "code with `if __name__ == '__main__':`); --jobs 0 mines "
+                            "in one process"
+                        )
+                    retire(worker, _death_reason(worker, limits))
+                elif (
+                    limits.file_timeout > 0
+                    and worker.busy
+                    and time.monotonic() - worker.started > limits.file_timeout
+                ):
+                    worker.process.kill()
+                    retire(worker, time_limit(limits.file_timeout))
+            wanted = min(jobs, len(pending) + sum(1 for w in workers if w.busy))
+            workers.extend(spawn() for _ in range(wanted - len(workers)))
+        finished = True
+    finally:
+        for worker in workers:
+            if finished:
+                try:
+                    worker.conn.send(None)
+                except OSError:
+                    pass
+            else:
+                worker.process.kill()
+        for worker in workers:
+            worker.process.join(timeout=5)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join()
+            worker.conn.close()
+        scratch.cleanup()
+    return lost
+
+
+def _death_reason(worker: _Worker, limits: Limits) -> str | None:
+    """Why the worker's current file failed, from how the worker ended."""
+    code = worker.process.exitcode
+    if code == EXIT_RESTART:
+        return None  # it reported its file and stepped down
+    try:
+        report = Path(worker.stderr_path).read_bytes()[-4096:]
+    except OSError:
+        report = b""
+    if _NATIVE_OOM in report:
+        return out_of_memory(limits.memory_mb)
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"parser crashed ({name})"
+    return f"worker exited with code {code}"
