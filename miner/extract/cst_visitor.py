@@ -264,15 +264,6 @@ class SiteCollector(cst.CSTVisitor):
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> bool:
         return any(isinstance(stmt, (cst.Raise, cst.Assert)) for stmt in node.body)
 
-    # -- pruning -----------------------------------------------------------
-    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
-        """Enter a line of simple statements only when it holds a site: scopes
-        and guards are compound statements, so nothing else inside matters here."""
-        return any(isinstance(stmt, (cst.Raise, cst.Assert)) for stmt in node.body)
-
-    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> bool:
-        return any(isinstance(stmt, (cst.Raise, cst.Assert)) for stmt in node.body)
-
     # -- sites -------------------------------------------------------------
     def visit_Raise(self, node: cst.Raise) -> None:
         where = self._range(node)
