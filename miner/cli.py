@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,6 +29,8 @@ def cmd_mine(args: argparse.Namespace) -> int:
     from miner import pipeline, render
     from miner.source import SourceError
 
+    if args.analyst == "llm" and not (args.llm_base_url and args.llm_model):
+        return _fail("--analyst llm needs --llm-base-url URL and --llm-model NAME")
     try:
         result = pipeline.mine(
             args.repo,
@@ -39,8 +42,23 @@ def cmd_mine(args: argparse.Namespace) -> int:
         )
     except SourceError as exc:
         return _fail(str(exc))
+    analyses = None
+    if args.analyst == "llm":
+        from miner.analysis import analyze
+        from miner.analysis.llm import LLMSettings
+        from miner.source import default_cache_dir
+
+        llm = LLMSettings(
+            base_url=args.llm_base_url,
+            model=args.llm_model,
+            cache_dir=args.llm_cache or default_cache_dir() / "llm",
+            api_key=os.environ.get(args.llm_api_key_env) or None,
+            concurrency=args.llm_concurrency,
+            timeout=args.llm_timeout,
+        )
+        analyses = analyze(result, llm=llm)
     try:
-        counts = render.write_output(result, args.out)
+        counts = render.write_output(result, args.out, analyses)
     except render.OutputError as exc:
         return _fail(str(exc))
     manifest = render.manifest_json(result)["counts"]
@@ -110,6 +128,27 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="parse whole modules with libcst instead of only the units holding sites",
     )
+    mine.add_argument(
+        "--analyst",
+        choices=["rules", "llm"],
+        default="rules",
+        help="who writes the card prose: rules over the mined facts (default), or an LLM "
+        "endpoint checked against them (falls back to rules per card)",
+    )
+    mine.add_argument(
+        "--llm-base-url", help="OpenAI-compatible base URL, e.g. http://host:30000/v1"
+    )
+    mine.add_argument("--llm-model", help="model name sent to the endpoint")
+    mine.add_argument(
+        "--llm-api-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding the API key, if any (default: %(default)s)",
+    )
+    mine.add_argument(
+        "--llm-cache", type=Path, help="answer cache folder (default: <cache-dir>/llm)"
+    )
+    mine.add_argument("--llm-concurrency", type=int, default=4, help="parallel requests")
+    mine.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per request")
     mine.set_defaults(func=cmd_mine)
 
     corpus = sub.add_parser("corpus", help="build the SGLang release repository from PyPI wheels")

@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import git
 
 from miner import source
+from miner.analysis.facts import RepoFacts, collect
 from miner.extract.runner import extract_file
 from miner.fingerprint import assign_ids
 from miner.model import CommitInfo, Error, FileResult, Site
@@ -34,6 +35,9 @@ class MineResult:
     """Every site, in (path, line) order, with ids assigned."""
     errors: tuple[Error, ...]
     """Sites grouped into errors, in error-id order (re-raises excluded)."""
+    facts: RepoFacts | None = None
+    """What the analysis knows of the commit beyond its sites (configuration
+    model, callers, exception classes); None when not gathered."""
 
     @property
     def problems(self) -> tuple[FileResult, ...]:
@@ -150,4 +154,6 @@ def mine(
     repo, commit, info = pin(repo_arg, rev, slug=slug, link_ref=link_ref, cache_dir=cache_dir)
     entries = source.python_blobs(repo, commit)
     files = mine_blobs(repo, entries, partial=partial, progress=progress)
-    return assemble(info, files)
+    result = assemble(info, files)
+    sources = {e.path: source.read_blob(repo, e.blob) for e in entries if skip_reason(e) is None}
+    return replace(result, facts=collect(sources, result.sites))

@@ -1,0 +1,155 @@
+"""The source of one commit held for analysis: byte search, a name index, cached ``ast`` trees.
+
+The analysis stages read files of the commit beyond the mined sites (the
+arguments class, the environment registry, the callers of a function). They
+share one :class:`SourceIndex` so that a file is parsed at most once and only
+when a cheap byte search says it matters.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import string
+import warnings
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+
+log = logging.getLogger("miner")
+
+_KEEP = set((string.ascii_letters + string.digits + "_(").encode())
+#: Maps every byte that cannot be part of ``name(`` to a space.
+_TOKEN_TABLE = bytes(b if b in _KEEP else 32 for b in range(256))
+
+
+class SourceIndex:
+    """The ``.py`` files of one commit (path -> bytes), searched and parsed lazily.
+
+    Never raises on bad input: a file that does not parse has no tree (logged
+    once as ``path: reason``).
+    """
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        self.files = dict(sorted(files.items()))
+        self._trees: dict[str, ast.Module | None] = {}
+        self._tokens: dict[str, frozenset[bytes]] | None = None
+        self._defs: dict[str, list[str]] | None = None
+
+    def grep(self, *needles: bytes) -> list[str]:
+        """Paths (sorted) whose bytes contain any of ``needles``."""
+        return [p for p, data in self.files.items() if any(n in data for n in needles)]
+
+    def tree(self, path: str) -> ast.Module | None:
+        """The parsed module at ``path`` (cached), or None when it does not parse."""
+        if path not in self._trees:
+            data = self.files.get(path)
+            tree = None
+            if data is not None:
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        tree = ast.parse(data, filename=path)
+                except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                    log.info("%s: not parsed for analysis (%s)", path, type(exc).__name__)
+            self._trees[path] = tree
+        return self._trees[path]
+
+    def _build_tokens(self) -> None:
+        tokens: dict[str, frozenset[bytes]] = {}
+        defs: dict[str, list[str]] = defaultdict(list)
+        for path, data in self.files.items():
+            words = data.translate(_TOKEN_TABLE).replace(b"(", b"( ").split()
+            tokens[path] = frozenset(w for w in words if w.endswith(b"("))
+            previous = b""
+            for word in words:
+                if previous in (b"def", b"class"):
+                    name = word.split(b"(", 1)[0]
+                    if name:
+                        defs[name.decode("ascii", "replace")].append(path)
+                previous = word
+        self._tokens = tokens
+        self._defs = dict(defs)
+
+    def callers_of(self, names: Iterable[str]) -> dict[str, list[str]]:
+        """For each name, the paths (sorted) where ``name(`` occurs (a call or a def)."""
+        if self._tokens is None:
+            self._build_tokens()
+        assert self._tokens is not None
+        wanted = {n.encode() + b"(": n for n in names}
+        found: dict[str, list[str]] = defaultdict(list)
+        for path, words in self._tokens.items():
+            for word in words & wanted.keys():
+                found[wanted[word]].append(path)
+        return found
+
+    def definitions(self, name: str) -> list[str]:
+        """Paths (in path order, one entry per ``def``/``class``) defining ``name``."""
+        if self._defs is None:
+            self._build_tokens()
+        assert self._defs is not None
+        return self._defs.get(name, [])
+
+    def module_name(self, path: str) -> str:
+        """Dotted module of ``path``: the folders holding ``__init__.py`` count,
+        the ones above do not (``python/sglang/launch_server.py`` ->
+        ``sglang.launch_server``)."""
+        parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
+        first = len(parts) - 1
+        while first > 0 and "/".join(parts[:first]) + "/__init__.py" in self.files:
+            first -= 1
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        return ".".join(parts[first:]) or path
+
+
+def literal_text(node: ast.AST) -> str | None:
+    """A literal's value as display text: a string as it is, other literals
+    as Python writes them; None for non-literals."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, str) else repr(value)
+
+
+def unparse(node: ast.AST | None) -> str | None:
+    """Single-line source text of ``node`` (None stays None)."""
+    if node is None:
+        return None
+    try:
+        return " ".join(ast.unparse(node).split())
+    except (ValueError, RecursionError):  # pragma: no cover - malformed trees only
+        return None
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of names and attributes, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def call_name(node: ast.Call) -> str | None:
+    """The last name of a call's function (``parser.add_argument`` -> ``add_argument``)."""
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
+
+
+def docstring(node: ast.AST) -> str | None:
+    """First paragraph of a docstring, folded to one line, or None."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+        return None
+    text = ast.get_docstring(node)
+    if not text:
+        return None
+    first = text.strip().split("\n\n", 1)[0]
+    return " ".join(first.split()) or None

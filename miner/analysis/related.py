@@ -1,0 +1,135 @@
+"""Related errors: up to five per error, ranked deterministically.
+
+Score of a candidate (higher first, then error id):
+
+* same scope (same file and ``__qualname__``): 8
+* each shared setting read by the guards (flag, derived setting, variable): 4
+* same module: 3; same folder: 1
+* shared identifiers in messages and guard tests, weighted by rarity
+  (``1 / log2(1 + files using it)``, words used by more than
+  :data:`MAX_DF` errors are ignored)
+* a tie-break within the best candidates: title similarity from the stdlib
+  :class:`difflib.SequenceMatcher` (deterministic, no dependency; it is run
+  only on the top :data:`SHORTLIST` candidates, so its cost does not matter).
+
+Candidates come from inverted indexes (same file, shared setting, shared
+rare identifier), never from all pairs.
+"""
+
+from __future__ import annotations
+
+import math
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Mapping
+from difflib import SequenceMatcher
+
+from miner.model import Error
+
+MAX_RELATED = 5
+MAX_DF = 40
+SHORTLIST = 15
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+_STOP = frozenset(
+    """self none true false with when that this from have must does only should
+    support supported found expected value values type given got required
+    invalid cannot unknown error raise return none""".split()
+)
+
+
+def identifiers(error: Error) -> frozenset[str]:
+    """Lower-cased words of the message and the primary site's guard tests."""
+    text = " ".join(
+        [error.message or error.primary.message_source or ""]
+        + [g.test for g in error.primary.guards]
+    )
+    return frozenset(w for w in (m.lower() for m in _WORD.findall(text)) if w not in _STOP)
+
+
+def related_errors(
+    errors: tuple[Error, ...] | list[Error], settings: Mapping[str, tuple[str, ...]]
+) -> dict[str, tuple[str, ...]]:
+    """error id -> related error ids, best first, never itself.
+
+    ``settings`` maps error id -> the settings its guards read.
+    """
+    by_path: dict[str, list[str]] = defaultdict(list)
+    by_setting: dict[str, list[str]] = defaultdict(list)
+    by_word: dict[str, list[str]] = defaultdict(list)
+    words: dict[str, frozenset[str]] = {}
+    info: dict[str, Error] = {}
+    for error in errors:
+        eid = error.error_id
+        info[eid] = error
+        by_path[error.primary.path].append(eid)
+        for s in settings.get(eid, ()):
+            by_setting[s].append(eid)
+        words[eid] = identifiers(error)
+        for w in words[eid]:
+            by_word[w].append(eid)
+    weight = {
+        w: 1.0 / math.log2(1 + len(ids)) for w, ids in by_word.items() if 1 < len(ids) <= MAX_DF
+    }
+    by_folder: dict[str, list[Error]] = defaultdict(list)
+    for error in sorted(errors, key=lambda e: (e.primary.path, e.primary.line, e.error_id)):
+        folder = posixpath.dirname(error.primary.path)
+        while True:
+            by_folder[folder].append(error)
+            if not folder:
+                break
+            folder = posixpath.dirname(folder)
+    out: dict[str, tuple[str, ...]] = {}
+    for error in errors:
+        eid = error.error_id
+        site = error.primary
+        own_settings = set(settings.get(eid, ()))
+        candidates: set[str] = set(by_path[site.path])
+        for s in own_settings:
+            if len(by_setting[s]) <= 200:
+                candidates.update(by_setting[s])
+        for w in words[eid]:
+            if w in weight:
+                candidates.update(by_word[w])
+        candidates.discard(eid)
+        folder = posixpath.dirname(site.path)
+        scored = []
+        for cid in candidates:
+            other = info[cid]
+            osite = other.primary
+            score = 0.0
+            if osite.path == site.path and osite.scope == site.scope:
+                score += 8
+            score += 4 * len(own_settings & set(settings.get(cid, ())))
+            if osite.path == site.path:
+                score += 3
+            elif posixpath.dirname(osite.path) == folder:
+                score += 1
+            score += sum(weight.get(w, 0.0) for w in words[eid] & words[cid])
+            scored.append((round(score, 6), cid))
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        shortlist = scored[:SHORTLIST]
+        title = error.title
+        final = sorted(
+            shortlist,
+            key=lambda t: (
+                -(t[0] + round(SequenceMatcher(None, title, info[t[1]].title).ratio(), 6)),
+                t[1],
+            ),
+        )
+        chosen = [cid for score, cid in final[:MAX_RELATED] if score > 0]
+        if not chosen:
+            chosen = _nearby(error, by_folder)
+        out[eid] = tuple(chosen)
+    return out
+
+
+def _nearby(error: Error, by_folder: Mapping[str, list[Error]]) -> list[str]:
+    """Fallback for an error that shares nothing: the nearest errors by folder
+    (its own, then each parent), in path and line order."""
+    folder = posixpath.dirname(error.primary.path)
+    while True:
+        near = [e.error_id for e in by_folder.get(folder, []) if e.error_id != error.error_id]
+        if near or not folder:
+            return near[:MAX_RELATED]
+        folder = posixpath.dirname(folder)
