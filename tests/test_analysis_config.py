@@ -5,7 +5,7 @@ from __future__ import annotations
 from miner.analysis.code import SourceIndex
 from miner.analysis.config import Condition, mine_config, predicate_function
 
-ARGPARSE_CLI = '''\
+ARGPARSE_CLI = """\
 import argparse
 import os
 
@@ -34,7 +34,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 
 def config_of(files: dict[str, str]):
@@ -78,7 +78,7 @@ def test_plain_argparse_environment_reads():
     assert home is not None and home.default is None and home.line == 23
 
 
-ARGS_MODULE = '''\
+ARGS_MODULE = """\
 import dataclasses
 from typing import Annotated, Literal, Optional
 
@@ -137,7 +137,7 @@ class ServerArgs:
 
 def get_server_args() -> ServerArgs:
     return _ARGS
-'''
+"""
 
 HELPERS_MODULE = '''\
 def add_cli_args_from_dataclass(parser, cls):
@@ -156,7 +156,7 @@ def extra_buffer_of(cfg):
     )
 '''
 
-CONTEXT_MODULE = '''\
+CONTEXT_MODULE = """\
 def get_memory():
     return _CONTEXT.config_bag("memory")
 
@@ -174,9 +174,9 @@ def extra_buffer_enabled() -> bool:
 
 def get_exec():
     return _CONTEXT.config_bag("exec")
-'''
+"""
 
-ENV_MODULE = '''\
+ENV_MODULE = """\
 import os
 
 
@@ -207,9 +207,9 @@ class Envs:
 
 
 envs = Envs()
-'''
+"""
 
-LAUNCH_MODULE = '''\
+LAUNCH_MODULE = """\
 from pkg.server_args import ServerArgs
 
 
@@ -219,7 +219,7 @@ def main():
 
 if __name__ == "__main__":
     main()
-'''
+"""
 
 DATACLASS_REPO = {
     "pkg/__init__.py": "",
@@ -300,7 +300,7 @@ def test_environment_registry():
     assert quick is not None and quick.deprecated_for == "PKG_FAST"
 
 
-FIELDS_LOOP = '''\
+FIELDS_LOOP = """\
 import argparse
 from dataclasses import dataclass, field, fields
 
@@ -314,7 +314,7 @@ class BenchArgs:
     def add_cli_args(parser):
         for f in fields(BenchArgs):
             parser.add_argument("--" + f.name.replace("_", "-"), default=f.default)
-'''
+"""
 
 
 def test_dataclass_turned_into_flags_by_a_loop():

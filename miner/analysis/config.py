@@ -619,16 +619,17 @@ def _is_selfish(node: ast.AST, selfs: set[str]) -> bool:
     return False
 
 
-def leaf_condition(node: ast.expr, name_of: Any) -> Condition | None:
+def leaf_condition(node: ast.expr, name_of: Any, text_of: Any = unparse) -> Condition | None:
     """A comparison (or a bare read) as a :class:`Condition`.
 
-    ``name_of(expr) -> (name, env) | None`` says which reads are settings.
+    ``name_of(expr) -> (name, env) | None`` says which reads are settings;
+    ``text_of(expr) -> str`` gives source text.
     """
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = leaf_condition(node.operand, name_of)
+        inner = leaf_condition(node.operand, name_of, text_of)
         return None if inner is None else inner.negated()
     read = name_of(node)
-    text = unparse(node) or ""
+    text = text_of(node) or ""
     if read is not None:
         return Condition(read[0], "truthy", (), text, read[1])
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1):

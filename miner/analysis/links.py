@@ -117,6 +117,7 @@ class Linker:
             objects |= {snake, f"self.{snake}", f"self._{snake}"}
         self.objects = objects
         self._parse = lru_cache(maxsize=65536)(self._parse_test)
+        self._src = b""
 
     # ----------------------------------------------------------------- reads
 
@@ -173,9 +174,16 @@ class Linker:
                 return key
         return None
 
+    def text(self, node: ast.AST) -> str:
+        """Source text of a node of the test being linked (as written)."""
+        src = self._src
+        if getattr(node, "lineno", 0) == 1 and getattr(node, "end_lineno", 0) == 1:
+            return src[node.col_offset : node.end_col_offset].decode("utf-8", "replace")  # type: ignore[attr-defined]
+        return unparse(node) or ""
+
     def classify(self, node: ast.AST) -> Read | None:
         """The setting read by ``node``, or None."""
-        text = unparse(node) or ""
+        text = self.text(node)
         env = self._env_name(node)
         if env is not None:
             return Read(text, "env", env, True, f"`{text}` reads the environment variable `{env}`")
@@ -276,12 +284,12 @@ class Linker:
             ):
                 key = literal_text(node.left)
                 if key and self.config.env_var(key):
-                    text = unparse(node) or ""
+                    text = self.text(node)
                     read = Read(text, "env", key, True, f"`{text}` tests whether `{key}` is set")
                     op = "is not None" if isinstance(node.ops[0], ast.In) else "is None"
                     return Clause(Condition(text, op, (), text, True), read)
-        cond = leaf_condition(node, name_of)
-        text = unparse(node) or ""
+        cond = leaf_condition(node, name_of, self.text)
+        text = self.text(node)
         if cond is None or cond.name not in reads:
             return Clause(Condition(text, "truthy", (), text))
         return Clause(cond, reads[cond.name])
@@ -295,6 +303,7 @@ class Linker:
             text = guard.test
             cond = Condition(text, "falsy" if guard.negated else "truthy", (), text)
             return GuardLink(index, guard, "all", (Clause(cond),))
+        self._src = guard.test.encode("utf-8")
         reads: dict[str, Read] = {}
         if isinstance(expr, ast.BoolOp):
             parts = [self._clause(v, reads) for v in expr.values]

@@ -8,9 +8,10 @@ Score of a candidate (higher first, then error id):
 * shared identifiers in messages and guard tests, weighted by rarity
   (``1 / log2(1 + files using it)``, words used by more than
   :data:`MAX_DF` errors are ignored)
-* a tie-break within the best candidates: title similarity from the stdlib
-  :class:`difflib.SequenceMatcher` (deterministic, no dependency; it is run
-  only on the top :data:`SHORTLIST` candidates, so its cost does not matter).
+* a tie-break when equal scores straddle the cut: title similarity from the
+  stdlib :class:`difflib.SequenceMatcher` (deterministic, no dependency; it runs
+  only on those ties, at most :data:`SHORTLIST` per error, so its speed does not
+  matter and a C library such as rapidfuzz would not earn its place).
 
 Candidates come from inverted indexes (same file, shared setting, shared
 rare identifier), never from all pairs.
@@ -108,20 +109,30 @@ def related_errors(
             score += sum(weight.get(w, 0.0) for w in words[eid] & words[cid])
             scored.append((round(score, 6), cid))
         scored.sort(key=lambda t: (-t[0], t[1]))
-        shortlist = scored[:SHORTLIST]
-        title = error.title
-        final = sorted(
-            shortlist,
-            key=lambda t: (
-                -(t[0] + round(SequenceMatcher(None, title, info[t[1]].title).ratio(), 6)),
-                t[1],
-            ),
-        )
-        chosen = [cid for score, cid in final[:MAX_RELATED] if score > 0]
+        chosen = [cid for score, cid in _break_ties(scored, error.title, info) if score > 0]
         if not chosen:
             chosen = _nearby(error, by_folder)
         out[eid] = tuple(chosen)
     return out
+
+
+def _break_ties(
+    scored: list[tuple[float, str]], title: str, info: Mapping[str, Error]
+) -> list[tuple[float, str]]:
+    """The best :data:`MAX_RELATED` of ``scored`` (sorted by score, then id).
+
+    When candidates with the same score straddle the cut, that group (at most
+    :data:`SHORTLIST` of them) is ordered by title similarity first.
+    """
+    if len(scored) <= MAX_RELATED or scored[MAX_RELATED - 1][0] != scored[MAX_RELATED][0]:
+        return scored[:MAX_RELATED]
+    cut = scored[MAX_RELATED - 1][0]
+    head = [t for t in scored if t[0] > cut]
+    tied = [t for t in scored if t[0] == cut][:SHORTLIST]
+    tied.sort(
+        key=lambda t: (-round(SequenceMatcher(None, title, info[t[1]].title).ratio(), 6), t[1])
+    )
+    return (head + tied)[:MAX_RELATED]
 
 
 def _nearby(error: Error, by_folder: Mapping[str, list[Error]]) -> list[str]:

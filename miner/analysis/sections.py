@@ -20,6 +20,8 @@ from miner.analysis.links import Clause, GuardLink, Read
 from miner.analysis.trigger import guard_clause
 from miner.model import Error, ExampleFix, Site
 
+_NO = Option("", (), "", "", 0, "argparse")
+
 #: Most callers listed per level in "Common situations".
 MAX_CALLERS = 4
 
@@ -30,6 +32,15 @@ def code(text: str) -> str:
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def shown(default: str | None) -> str:
+    """A default as users type it: ``'auto'`` -> ``auto``; other text as it is."""
+    if default is None:
+        return "None"
+    if len(default) >= 2 and default[0] == default[-1] and default[0] in "'\"":
+        return default[1:-1]
+    return default
 
 
 def values_list(values: tuple[str, ...] | list[str], joiner: str = "or") -> str:
@@ -97,7 +108,9 @@ class Writer:
 
     def env_state(self, name: str, cond: Condition) -> str:
         var = self.config.env_var(name)
-        default = f"; default {code(var.default)}" if var and var.default not in (None, "") else ""
+        default = (
+            f"; default {code(shown(var.default))}" if var and var.default not in (None, "") else ""
+        )
         ref = f"the environment variable {code(name)}"
         op = cond.op
         if op == "truthy":
@@ -226,7 +239,7 @@ class Writer:
                 lines.append(
                     "No flag or environment variable is involved: the code checks "
                     + ", ".join(code(c) for c in checks)
-                    + ", which depend on the inputs, the model or the state at run time."
+                    + "; these depend on the inputs, the model or the state at run time."
                 )
             else:
                 lines.append(
@@ -333,7 +346,15 @@ class Writer:
         return "python your_program.py"
 
     def option_fix(self, opt: Option, cond: Condition, prefix: str = "") -> Fix | None:
-        """How to make ``cond`` (what the error needs) false for ``opt``."""
+        """How to make ``cond`` (what the error needs) false for ``opt``; a
+        ``prefix`` (for a link by name only) leads the sentence."""
+        fix = self._option_fix(opt, cond)
+        if fix is None or not prefix:
+            return fix
+        return Fix(prefix + fix.text[0].lower() + fix.text[1:], fix.example)
+
+    def _option_fix(self, opt: Option, cond: Condition) -> Fix | None:
+        prefix = ""
         choices = list(opt.choices or ())
         values = list(cond.values)
         cmd = self.entry(opt)
@@ -343,7 +364,7 @@ class Writer:
             f" (the deprecated alias {values_list(aliases)} sets the same value)" if aliases else ""
         )
         if flag is None:
-            return self._field_fix(opt, cond, prefix)
+            return self._field_fix(opt, cond)
         if cond.op in ("==", "in"):
             others = [c for c in choices if c not in values]
             default = (opt.default or "").strip("'\"")
@@ -351,10 +372,11 @@ class Writer:
             if others:
                 parts.append(f"set {code(flag)} to another of its choices: {values_list(others)}")
             if opt.default is not None and default not in values:
-                parts.append(f"drop {code(flag)} to use its default {code(opt.default)}")
+                parts.append(f"drop {code(flag)} to use its default {code(shown(opt.default))}")
             if not parts:
                 return None
-            text = prefix + "; or ".join(parts).capitalize() + alias_note + "."
+            joined = "; or ".join(parts)
+            text = prefix + joined[0].upper() + joined[1:] + alias_note + "."
             before = f"{cmd} ... {flag} {values[0]}"
             if others:
                 pick = next((o for o in others if o != "auto"), others[0])
@@ -372,7 +394,7 @@ class Writer:
             if opt.is_bool:
                 text = f"{prefix}Drop {code(flag)} (it is off by default){alias_note}."
                 return Fix(text, ExampleFix("shell", f"{cmd} ... {flag}", f"{cmd} ..."))
-            text = f"{prefix}Leave {code(flag)} unset (default {code(opt.default or 'None')})."
+            text = f"{prefix}Leave {code(flag)} unset (default {code(shown(opt.default))})."
             return Fix(text, ExampleFix("shell", f"{cmd} ... {flag} VALUE", f"{cmd} ..."))
         if cond.op == "falsy":
             if opt.is_bool:
@@ -392,11 +414,12 @@ class Writer:
                 )
             return Fix(f"{prefix}Pass {code(flag)} with a value.", None)
         if cond.op == "is not None":
-            text = f"{prefix}Drop {code(flag)} (its default is {code(opt.default or 'None')})."
+            text = f"{prefix}Drop {code(flag)} (its default is {code(shown(opt.default))})."
             return Fix(text, ExampleFix("shell", f"{cmd} ... {flag} VALUE", f"{cmd} ..."))
         return None
 
-    def _field_fix(self, opt: Option, cond: Condition, prefix: str) -> Fix | None:
+    def _field_fix(self, opt: Option, cond: Condition) -> Fix | None:
+        prefix = ""
         call = f"{opt.owner}(..., {opt.name}="
         if cond.op in ("truthy", "falsy"):
             bad, good = ("True", "False") if cond.op == "truthy" else ("False", "True")
@@ -418,7 +441,11 @@ class Writer:
     def env_fix(self, name: str, cond: Condition) -> Fix:
         var = self.config.env_var(name)
         cmd = self.entry(None)
-        default = f" (default {code(var.default)})" if var and var.default not in (None, "") else ""
+        default = (
+            f" (default {code(shown(var.default))})"
+            if var and var.default not in (None, "")
+            else ""
+        )
         if cond.op == "truthy" and not (var is not None and var.kind == "bool"):
             text = f"Unset {code(name)} (or set it to an empty value){default}."
             return Fix(text, ExampleFix("shell", f"{name}=1 {cmd} ...", f"unset {name}\n{cmd} ..."))
@@ -458,7 +485,7 @@ class Writer:
             return []
         if read.kind == "env":
             return [self.env_fix(read.target, cond)]
-        prefix = "" if read.exact else f"If {code(read.text)} comes from the command line: "
+        prefix = "" if read.exact else f"If {code(read.text)} comes from the server arguments: "
         if read.kind == "option":
             opt = self.config.option(read.target)
             fix = self.option_fix(opt, cond, prefix) if opt else None
@@ -468,6 +495,8 @@ class Writer:
             return []
         conds, mode = found
         fixes = []
+        # a choice to switch first, then switches to flip
+        conds = sorted(conds, key=lambda c: not (self.config.option(c.name) or _NO).choices)
         for c in conds:
             opt = self.config.option(c.name)
             if opt is None:
