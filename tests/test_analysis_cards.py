@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+from test_analysis_config import DATACLASS_REPO
 
 from miner import pipeline, render
 from miner.analysis import analyze
@@ -13,7 +14,6 @@ from miner.analysis.code import SourceIndex
 from miner.analysis.config import mine_config
 from miner.analysis.links import Linker
 from miner.model import Guard
-from test_analysis_config import DATACLASS_REPO
 
 COMPONENT = '''\
 from pkg.context import extra_buffer_enabled, get_disagg
@@ -63,9 +63,8 @@ HEADINGS = (
 
 @pytest.fixture(scope="module")
 def mined(tmp_path_factory: pytest.TempPathFactory):
-    from conftest import commit_all, write_files
-
     import git
+    from conftest import commit_all, write_files
 
     root = tmp_path_factory.mktemp("sglike")
     repo = git.Repo.init(root, initial_branch="main")

@@ -308,7 +308,9 @@ from dataclasses import dataclass, field, fields
 @dataclass
 class BenchArgs:
     batch_size: int = 8
-    backend: str = field(default="torch", metadata={"help": "Backend.", "choices": ["torch", "jax"]})
+    backend: str = field(
+        default="torch", metadata={"help": "Backend.", "choices": ["torch", "jax"]}
+    )
 
     @staticmethod
     def add_cli_args(parser):

@@ -57,7 +57,9 @@ def section(card: str, heading: str) -> str:
     nxt = card.find("\n## ", start + 1)
     body = card[start + len(heading) : nxt if nxt != -1 else len(card)]
     return body.split("\nGuards, outermost first:")[0] + (
-        body.split("\nHow the guards were linked")[1] if "\nHow the guards were linked" in body else ""
+        body.split("\nHow the guards were linked")[1]
+        if "\nHow the guards were linked" in body
+        else ""
     )
 
 
@@ -92,15 +94,29 @@ def test_host_pool_card_names_the_flag_and_its_choices(release):
     assert "--disaggregation-decode-retraction-backup cpu_tensor" in fix
 
 
+def without_quoted_code(prose: str, error) -> str:
+    """``prose`` less the code spans that quote the site's own source (guard
+    tests and the message expression): those are code, not settings we name."""
+    site = error.primary
+    quoted = [q for q in [g.test for g in site.guards] + [site.message_source or ""] if q]
+    for q in quoted:
+        prose = prose.replace(q, " ")
+    return re.sub(
+        r"`([^`]+)`", lambda m: " " if any(m.group(1) in q for q in quoted) else m.group(0), prose
+    )
+
+
 def test_every_flag_and_variable_named_exists(release):
     result, _, out = release
     config = result.facts.config
     flags = config.flag_names()
     variables = {e.name for e in config.env}
     named_flags = named_vars = 0
-    for path in sorted((out / "errors").glob("*.md")):
+    for error in result.errors:
+        path = out / "errors" / f"{error.error_id}.md"
         card = path.read_text()
         prose = "\n".join(section(card, h) for h in PROSE)
+        prose = without_quoted_code(prose, error)
         for flag in re.findall(r"(?<![\w-])--[a-z][\w-]*", prose):
             named_flags += 1
             assert flag in flags, f"{path.name}: {flag}"
@@ -113,7 +129,7 @@ def test_every_flag_and_variable_named_exists(release):
             name = next(v for v in var if v)
             named_vars += 1
             assert name in variables, f"{path.name}: {name}"
-    assert named_flags > 1000 and named_vars > 100
+    assert named_flags > 1000 and named_vars > 50
 
 
 def test_every_card_has_every_section(release):

@@ -111,20 +111,22 @@ def _scope_at(data: bytes, offset: int, scopes: _Scopes) -> str:
 
 def _calls(data: bytes, wanted: set[str]) -> list[tuple[str, str, int]]:
     """(called name, caller qualname, line) of every ``name(`` of a wanted name
-    that is not its own ``def``/``class`` line."""
-    pattern = re.compile(
-        rb"(?<!\w)("
-        + b"|".join(re.escape(n.encode()) for n in sorted(wanted, key=lambda n: (-len(n), n)))
-        + rb")[ \t]*\("
-    )
-    scopes = _scopes(data)
+    (not preceded by a word character, not its own ``def``/``class`` line)."""
+    scopes: _Scopes | None = None
     out = []
-    for m in pattern.finditer(data):
-        before = data[max(0, m.start(1) - 6) : m.start(1)]
-        if before.endswith((b"def ", b"class ")):
-            continue
-        line = data.count(b"\n", 0, m.start(1)) + 1
-        out.append((m.group(1).decode(), _scope_at(data, m.start(1), scopes), line))
+    for name in sorted(wanted):
+        needle = name.encode() + b"("
+        start = data.find(needle)
+        while start != -1:
+            prev = data[start - 1 : start]
+            if not (prev.isalnum() or prev == b"_") and not data[
+                max(0, start - 6) : start
+            ].endswith((b"def ", b"class ")):
+                if scopes is None:
+                    scopes = _scopes(data)
+                line = data.count(b"\n", 0, start) + 1
+                out.append((name, _scope_at(data, start, scopes), line))
+            start = data.find(needle, start + 1)
     return out
 
 

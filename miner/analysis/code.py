@@ -90,13 +90,15 @@ class SourceIndex:
         return self._defs.get(name, [])
 
     def module_name(self, path: str) -> str:
-        """Dotted module of ``path``: the folders holding ``__init__.py`` count,
-        the ones above do not (``python/sglang/launch_server.py`` ->
-        ``sglang.launch_server``)."""
+        """Dotted module of ``path``, from the highest enclosing folder holding an
+        ``__init__.py`` (folders between without one are namespace packages):
+        ``python/sglang/srt/server_args.py`` -> ``sglang.srt.server_args``."""
         parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
         first = len(parts) - 1
-        while first > 0 and "/".join(parts[:first]) + "/__init__.py" in self.files:
-            first -= 1
+        for depth in range(1, len(parts)):
+            if "/".join(parts[:depth]) + "/__init__.py" in self.files:
+                first = depth - 1
+                break
         if parts[-1] == "__init__":
             parts = parts[:-1]
         return ".".join(parts[first:]) or path

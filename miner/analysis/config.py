@@ -799,6 +799,16 @@ def predicate_function(index: SourceIndex, name: str, config: ConfigModel) -> De
     """A module-level zero-argument function ``name`` (one definition in the
     commit) whose body returns a boolean expression over settings read through
     accessors (``get_memory().disable_radix_cache is False and ...``)."""
+    accessors = dict(config.accessors)
+    zero_arg = re.compile(rb"def " + re.escape(name.encode()) + rb"\(\s*\)")
+    paths = [
+        p
+        for p in sorted(set(index.definitions(name)))
+        if zero_arg.search(index.files[p])
+        and any(f"{a}()".encode() in index.files[p] for a in accessors)
+    ]
+    if len(paths) != 1:
+        return None
     finder = _DerivedFinder(index, set())
     hit = finder.module_function(name)
     if hit is None:
@@ -809,7 +819,6 @@ def predicate_function(index: SourceIndex, name: str, config: ConfigModel) -> De
     expr = _returned(func)
     if expr is None:
         return None
-    accessors = dict(config.accessors)
 
     def name_of(node: ast.AST) -> tuple[str, bool] | None:
         if isinstance(node, ast.Attribute) and config.option(node.attr) is not None:

@@ -4,7 +4,7 @@ Score of a candidate (higher first, then error id):
 
 * same scope (same file and ``__qualname__``): 8
 * each shared setting read by the guards (flag, derived setting, variable): 4
-* same module: 3; same folder: 1
+* same module: 3, plus up to :data:`PROXIMITY` the closer the lines; same folder: 1
 * shared identifiers in messages and guard tests, weighted by rarity
   (``1 / log2(1 + files using it)``, words used by more than
   :data:`MAX_DF` errors are ignored)
@@ -31,6 +31,8 @@ from miner.model import Error
 MAX_RELATED = 5
 MAX_DF = 40
 SHORTLIST = 15
+#: Bonus (below 1) for a raise near this one in the same file: 1 / (1 + line distance).
+PROXIMITY = 0.5
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 _STOP = frozenset(
     """self none true false with when that this from have must does only should
@@ -72,9 +74,10 @@ def related_errors(
     weight = {
         w: 1.0 / math.log2(1 + len(ids)) for w, ids in by_word.items() if 1 < len(ids) <= MAX_DF
     }
+    folders = {e.error_id: posixpath.dirname(e.primary.path) for e in errors}
     by_folder: dict[str, list[Error]] = defaultdict(list)
     for error in sorted(errors, key=lambda e: (e.primary.path, e.primary.line, e.error_id)):
-        folder = posixpath.dirname(error.primary.path)
+        folder = folders[error.error_id]
         while True:
             by_folder[folder].append(error)
             if not folder:
@@ -84,31 +87,40 @@ def related_errors(
     for error in errors:
         eid = error.error_id
         site = error.primary
-        own_settings = set(settings.get(eid, ()))
-        candidates: set[str] = set(by_path[site.path])
-        for s in own_settings:
+        acc: dict[str, float] = defaultdict(float)
+        for cid in by_path[site.path]:
+            osite = info[cid].primary
+            acc[cid] += 3 + PROXIMITY / (1 + abs(osite.line - site.line))
+            if osite.scope == site.scope:
+                acc[cid] += 8
+        for s in settings.get(eid, ()):
             if len(by_setting[s]) <= 200:
-                candidates.update(by_setting[s])
+                for cid in by_setting[s]:
+                    acc[cid] += 4
         for w in words[eid]:
             if w in weight:
-                candidates.update(by_word[w])
-        candidates.discard(eid)
-        folder = posixpath.dirname(site.path)
-        scored = []
-        for cid in candidates:
-            other = info[cid]
-            osite = other.primary
-            score = 0.0
-            if osite.path == site.path and osite.scope == site.scope:
-                score += 8
-            score += 4 * len(own_settings & set(settings.get(cid, ())))
-            if osite.path == site.path:
-                score += 3
-            elif posixpath.dirname(osite.path) == folder:
-                score += 1
-            score += sum(weight.get(w, 0.0) for w in words[eid] & words[cid])
-            scored.append((round(score, 6), cid))
-        scored.sort(key=lambda t: (-t[0], t[1]))
+                for cid in by_word[w]:
+                    acc[cid] += weight[w]
+        acc.pop(eid, None)
+        folder = folders[eid]
+        scored = sorted(
+            (
+                (
+                    round(
+                        score
+                        + (
+                            1
+                            if info[cid].primary.path != site.path and folders[cid] == folder
+                            else 0
+                        ),
+                        6,
+                    ),
+                    cid,
+                )
+                for cid, score in acc.items()
+            ),
+            key=lambda t: (-t[0], t[1]),
+        )
         chosen = [cid for score, cid in _break_ties(scored, error.title, info) if score > 0]
         if not chosen:
             chosen = _nearby(error, by_folder)

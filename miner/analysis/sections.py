@@ -20,6 +20,8 @@ from miner.analysis.links import Clause, GuardLink, Read
 from miner.analysis.trigger import guard_clause
 from miner.model import Error, ExampleFix, Site
 
+#: A flag named in prose (docstrings are quoted only when each one exists).
+_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
 _NO = Option("", (), "", "", 0, "argparse")
 
 #: Most callers listed per level in "Common situations".
@@ -65,6 +67,7 @@ class Writer:
         self.facts = facts
         self.config: ConfigModel = facts.config
         self.short_sha = short_sha
+        self.flags = self.config.flag_names()
 
     # ------------------------------------------------------------ settings in words
 
@@ -212,10 +215,16 @@ class Writer:
             "while the module is imported" if site.scope == "<module>" else f"in {code(site.scope)}"
         )
         docs = []
-        if site.class_doc:
+        known = self.flags
+        quote = [
+            d
+            for d in (site.class_doc, site.function_doc)
+            if d and all(f in known for f in _FLAG.findall(d))
+        ]
+        if site.class_doc and site.class_doc in quote:
             cls = site.scope.split(".")[0]
             docs.append(f'{code(cls)}: "{site.class_doc}"')
-        if site.function_doc:
+        if site.function_doc and site.function_doc in quote:
             docs.append(f'{code(site.scope.split(".")[-1])}: "{site.function_doc}"')
         return where + (f" ({'; '.join(docs)})" if docs else "")
 
@@ -282,20 +291,21 @@ class Writer:
             callers = self.facts.callers.get(name)
             defs = self.facts.definitions.get(name, 0)
             if callers:
-                for caller in callers[:MAX_CALLERS]:
-                    line = (
-                        f"{code(caller.scope)} calls {code(name)} at `{caller.path}:{caller.line}`"
-                    )
-                    parent = target_name(caller.scope)
+                grouped: dict[tuple[str, str], list[int]] = {}
+                for caller in callers:
+                    grouped.setdefault((caller.scope, caller.path), []).append(caller.line)
+                for (scope, path), numbers in list(grouped.items())[:MAX_CALLERS]:
+                    where = ", ".join(f"`{path}:{n}`" for n in numbers[:3])
+                    line = f"{code(scope)} calls {code(name)} at {where}"
+                    parent = target_name(scope)
                     above = self.facts.callers.get(parent, ()) if parent else ()
                     if above:
                         up = ", ".join(f"{code(c.scope)} (`{c.path}:{c.line}`)" for c in above[:2])
                         line += f", reached from {up}"
                     out.append(line + ".")
-                if len(callers) > MAX_CALLERS:
-                    out.append(
-                        f"{len(callers) - MAX_CALLERS} more calls of {code(name)} in the commit."
-                    )
+                if len(grouped) > MAX_CALLERS:
+                    more = len(grouped) - MAX_CALLERS
+                    out.append(f"{more} more functions call {code(name)} in the commit.")
             elif name in self.facts.crowded:
                 out.append(
                     f"{code(name)} is called from {self.facts.crowded[name]} files of the commit: "
