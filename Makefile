@@ -12,7 +12,7 @@ VERSIONS ?= 0.5.16 0.5.17 0.5.18 0.5.19 0.5.20 0.5.21 0.5.22 0.5.23
 DEMO_TAG ?= v0.5.19
 SLUG     ?= sgl-project/sglang
 
-.PHONY: venv mine corpus demo test test-fast lint bench clean
+.PHONY: venv mine corpus demo test test-fast lint bench bench-analysis clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,10 @@ test: $(STAMP) corpus lint
 ## the quick loop: no integration tests on the real releases
 test-fast: $(STAMP) lint
 	$(BIN)/pytest -q -m 'not integration'
+
+## time the analysis stages (facts, analyze) on the release v0.5.19
+bench-analysis: $(STAMP) corpus
+	RAISE_MINER_CORPUS='$(CORPUS)' $(BIN)/python benchmarks/bench_analysis.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

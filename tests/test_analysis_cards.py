@@ -129,7 +129,7 @@ def test_exact_link_through_accessor_with_choices(mined):
 
 def test_environment_registry_link(mined):
     card = card_for(mined, "debug caches")
-    assert "the environment variable `PKG_DEBUG` is set to a true value; default `False`" in card
+    assert "the environment variable `PKG_DEBUG` is set to a true value (default `False`)" in card
     assert "Unset `PKG_DEBUG` or set it to a false value (`PKG_DEBUG=0`)" in card
     assert "PKG_DEBUG=1 python -m pkg.launch_server ..." in card
 

@@ -112,7 +112,9 @@ class Writer:
     def env_state(self, name: str, cond: Condition) -> str:
         var = self.config.env_var(name)
         default = (
-            f"; default {code(shown(var.default))}" if var and var.default not in (None, "") else ""
+            f" (default {code(shown(var.default))})"
+            if var and var.default not in (None, "")
+            else ""
         )
         ref = f"the environment variable {code(name)}"
         op = cond.op
