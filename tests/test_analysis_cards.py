@@ -61,16 +61,20 @@ HEADINGS = (
 )
 
 
-@pytest.fixture(scope="module")
-def mined(tmp_path_factory: pytest.TempPathFactory):
+def mine_fixture(tmp_path_factory: pytest.TempPathFactory):
+    """Mine :data:`FILES` committed as ``v1`` in a new repository."""
     import git
     from conftest import commit_all, write_files
 
     root = tmp_path_factory.mktemp("sglike")
-    repo = git.Repo.init(root, initial_branch="main")
     write_files(root, FILES)
-    commit_all(repo, "fixture", "v1")
-    result = pipeline.mine(str(root), "v1", slug="acme/sglike")
+    commit_all(git.Repo.init(root, initial_branch="main"), "fixture", "v1")
+    return pipeline.mine(str(root), "v1", slug="acme/sglike")
+
+
+@pytest.fixture(scope="module")
+def mined(tmp_path_factory: pytest.TempPathFactory):
+    result = mine_fixture(tmp_path_factory)
     out = tmp_path_factory.mktemp("out")
     render.write_output(result, out)
     cards = {p.stem: p.read_text() for p in (out / "errors").glob("*.md")}

@@ -9,10 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from conftest import commit_all, write_files
-from test_analysis_cards import FILES
+from test_analysis_cards import mine_fixture
 
-from miner import pipeline
 from miner.analysis import analyze
 from miner.analysis.llm import LLMSettings, validate
 
@@ -69,13 +67,7 @@ def endpoint() -> Iterator[FakeEndpoint]:
 
 @pytest.fixture(scope="module")
 def result(tmp_path_factory: pytest.TempPathFactory):
-    import git
-
-    root = tmp_path_factory.mktemp("llmrepo")
-    repo = git.Repo.init(root, initial_branch="main")
-    write_files(root, FILES)
-    commit_all(repo, "fixture", "v1")
-    return pipeline.mine(str(root), "v1", slug="acme/sglike")
+    return mine_fixture(tmp_path_factory)
 
 
 GOOD = {

@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from test_analysis_cards import HEADINGS
 
 from miner import pipeline, render
 from miner.analysis import analyze
@@ -22,15 +23,6 @@ TAG = "v0.5.19"
 MLX = ("python/sglang/srt/hardware_backend/mlx/kv_cache/auxiliary_state.py", 334)
 HOST_POOL = ("python/sglang/srt/mem_cache/registry.py", 154)
 PROSE = ("## What it means", "## When it happens", "## Solutions", "## Example fix")
-HEADINGS = (
-    "## Error message",
-    "## Source",
-    "## What it means",
-    "## When it happens",
-    "## Solutions",
-    "## Example fix",
-    "## Related errors",
-)
 
 
 @pytest.fixture(scope="session")

@@ -879,30 +879,12 @@ def _env_registry(path: str, tree: ast.Module) -> list[EnvVar]:
             kw = _kw(stmt.value)
             default = unparse(stmt.value.args[0]) if stmt.value.args else unparse(kw.get("default"))
             kind = callee[3:].replace("WithAlias", "").lower() or None
-            found.append(
-                EnvVar(
-                    name=name,
-                    kind=kind,
-                    default=default,
-                    path=path,
-                    line=stmt.lineno,
-                    deprecated_for=None,
-                    registry=cls.name,
-                )
-            )
             old = _text(kw.get("deprecated_name"))
-            if old:
-                found.append(
-                    EnvVar(
-                        name=old,
-                        kind=kind,
-                        default=default,
-                        path=path,
-                        line=stmt.lineno,
-                        deprecated_for=name,
-                        registry=cls.name,
+            for var, replaced_by in ((name, None), (old, name)):
+                if var:
+                    found.append(
+                        EnvVar(var, kind, default, path, stmt.lineno, 0, replaced_by, cls.name)
                     )
-                )
         if len(found) >= 3:
             out.extend(found)
     return out

@@ -321,6 +321,11 @@ class Linker:
         return tuple(self.link_guard(i, g) for i, g in enumerate(site.guards))
 
 
+def linked_reads(links: tuple[GuardLink, ...]) -> list[tuple[Clause, Read]]:
+    """Every clause that reads a setting, with its read, in guard order."""
+    return [(c, c.read) for link in links for c in link.clauses if c.read is not None]
+
+
 def settings_of(links: tuple[GuardLink, ...]) -> tuple[str, ...]:
     """Targets (options, derived settings, variables) the guards read, sorted."""
     return tuple(sorted({c.read.target for g in links for c in g.clauses if c.read}))

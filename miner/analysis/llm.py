@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from miner.analysis.links import GuardLink
+from miner.analysis.links import GuardLink, linked_reads
 from miner.model import Analysis, Error
 
 if TYPE_CHECKING:
@@ -88,31 +88,27 @@ def card_facts(
     site = error.primary
     settings: list[dict[str, Any]] = []
     env: list[dict[str, Any]] = []
-    for link in links:
-        for clause in link.clauses:
-            read = clause.read
-            if read is None:
-                continue
-            if read.kind == "env":
-                var = config.env_var(read.target)
-                env.append({"name": read.target, "default": var.default if var else None})
-                continue
-            names = [read.target]
-            derived = config.derived_setting(read.target)
-            if derived is not None:
-                names = [c.name for c in derived.conditions]
-            for name in names:
-                opt = config.option(name)
-                if opt is not None:
-                    settings.append(
-                        {
-                            "field": opt.name,
-                            "flags": list(opt.flags) + list(config.aliases_of(opt.name)),
-                            "choices": list(opt.choices or ()),
-                            "default": opt.default,
-                            "help": opt.help,
-                        }
-                    )
+    for _, read in linked_reads(links):
+        if read.kind == "env":
+            var = config.env_var(read.target)
+            env.append({"name": read.target, "default": var.default if var else None})
+            continue
+        names = [read.target]
+        derived = config.derived_setting(read.target)
+        if derived is not None:
+            names = [c.name for c in derived.conditions]
+        for name in names:
+            opt = config.option(name)
+            if opt is not None:
+                settings.append(
+                    {
+                        "field": opt.name,
+                        "flags": list(opt.flags) + list(config.aliases_of(opt.name)),
+                        "choices": list(opt.choices or ()),
+                        "default": opt.default,
+                        "help": opt.help,
+                    }
+                )
     return {
         "error_id": error.error_id,
         "exception": error.exception,

@@ -16,7 +16,7 @@ from miner.analysis.callers import target_name
 from miner.analysis.config import Condition, ConfigModel, Option
 from miner.analysis.exceptions import meaning, short
 from miner.analysis.facts import RepoFacts
-from miner.analysis.links import Clause, GuardLink, Read
+from miner.analysis.links import Clause, GuardLink, Read, linked_reads
 from miner.analysis.trigger import guard_clause
 from miner.model import Error, ExampleFix, Site
 
@@ -324,22 +324,18 @@ class Writer:
                     "through a registry, a callback, an override or from users' code."
                 )
         flags = []
-        for link in links:
-            for clause in link.clauses:
-                read = clause.read
-                if read is None:
-                    continue
-                if read.kind == "env":
-                    flags.append(self.env_state(read.target, clause.condition))
-                elif read.kind == "option":
-                    opt = self.config.option(read.target)
-                    if opt is not None:
-                        flags.append(self.option_state(opt, clause.condition))
-                else:
-                    found = self.expanded(read, clause.condition)
-                    if found:
-                        joiner = " and " if found[1] == "all" else " or "
-                        flags.append(joiner.join(self.setting_state(c.name, c) for c in found[0]))
+        for clause, read in linked_reads(links):
+            if read.kind == "env":
+                flags.append(self.env_state(read.target, clause.condition))
+            elif read.kind == "option":
+                opt = self.config.option(read.target)
+                if opt is not None:
+                    flags.append(self.option_state(opt, clause.condition))
+            else:
+                found = self.expanded(read, clause.condition)
+                if found:
+                    joiner = " and " if found[1] == "all" else " or "
+                    flags.append(joiner.join(self.setting_state(c.name, c) for c in found[0]))
         if flags:
             out.append("Launches where " + "; ".join(dict.fromkeys(flags)) + ".")
         if not out:
@@ -366,7 +362,6 @@ class Writer:
         return Fix(prefix + fix.text[0].lower() + fix.text[1:], fix.example)
 
     def _option_fix(self, opt: Option, cond: Condition) -> Fix | None:
-        prefix = ""
         choices = list(opt.choices or ())
         values = list(cond.values)
         cmd = self.entry(opt)
@@ -388,7 +383,7 @@ class Writer:
             if not parts:
                 return None
             joined = "; or ".join(parts)
-            text = prefix + joined[0].upper() + joined[1:] + alias_note + "."
+            text = joined[0].upper() + joined[1:] + alias_note + "."
             before = f"{cmd} ... {flag} {values[0]}"
             if others:
                 pick = next((o for o in others if o != "auto"), others[0])
@@ -400,48 +395,40 @@ class Writer:
             wanted = values if not choices else [v for v in values if v in choices]
             if not wanted:
                 return None
-            text = f"{prefix}Set {code(flag)} to {values_list(wanted)}{alias_note}."
+            text = f"Set {code(flag)} to {values_list(wanted)}{alias_note}."
             return Fix(text, ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {wanted[0]}"))
         if cond.op == "truthy":
             if opt.is_bool:
-                text = f"{prefix}Drop {code(flag)} (it is off by default){alias_note}."
+                text = f"Drop {code(flag)} (it is off by default){alias_note}."
                 return Fix(text, ExampleFix("shell", f"{cmd} ... {flag}", f"{cmd} ..."))
-            text = f"{prefix}Leave {code(flag)} unset (default {code(shown(opt.default))})."
+            text = f"Leave {code(flag)} unset (default {code(shown(opt.default))})."
             return Fix(text, ExampleFix("shell", f"{cmd} ... {flag} VALUE", f"{cmd} ..."))
         if cond.op == "falsy":
             if opt.is_bool:
-                text = f"{prefix}Pass {code(flag)}{alias_note}."
+                text = f"Pass {code(flag)}{alias_note}."
                 return Fix(text, ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag}"))
+        if cond.op in ("falsy", "is None"):
             if choices:
-                text = f"{prefix}Set {code(flag)} to one of {values_list(choices)}."
-                return Fix(
-                    text, ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {choices[0]}")
-                )
-            return Fix(f"{prefix}Set {code(flag)} to a non-empty value.", None)
-        if cond.op == "is None":
-            if choices:
-                text = f"{prefix}Pass {code(flag)} with one of its choices: {values_list(choices)}."
-                return Fix(
-                    text, ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {choices[0]}")
-                )
-            return Fix(f"{prefix}Pass {code(flag)} with a value.", None)
+                text = f"Pass {code(flag)} with one of its choices: {values_list(choices)}."
+                after = f"{cmd} ... {flag} {choices[0]}"
+                return Fix(text, ExampleFix("shell", f"{cmd} ...", after))
+            return Fix(f"Pass {code(flag)} with a (non-empty) value.", None)
         if cond.op == "is not None":
-            text = f"{prefix}Drop {code(flag)} (its default is {code(shown(opt.default))})."
+            text = f"Drop {code(flag)} (its default is {code(shown(opt.default))})."
             return Fix(text, ExampleFix("shell", f"{cmd} ... {flag} VALUE", f"{cmd} ..."))
         return None
 
     def _field_fix(self, opt: Option, cond: Condition) -> Fix | None:
-        prefix = ""
         call = f"{opt.owner}(..., {opt.name}="
         if cond.op in ("truthy", "falsy"):
             bad, good = ("True", "False") if cond.op == "truthy" else ("False", "True")
-            text = f"{prefix}Construct {code(opt.owner)} with {code(f'{opt.name}={good}')}."
+            text = f"Construct {code(opt.owner)} with {code(f'{opt.name}={good}')}."
             return Fix(text, ExampleFix("python", f"{call}{bad})", f"{call}{good})"))
         if cond.op in ("==", "in") and cond.values:
             others = [c for c in (opt.choices or ()) if c not in cond.values]
             if others:
                 text = (
-                    f"{prefix}Construct {code(opt.owner)} with {code(opt.name)} "
+                    f"Construct {code(opt.owner)} with {code(opt.name)} "
                     f"set to {values_list(others)}."
                 )
                 return Fix(
