@@ -104,6 +104,16 @@ class SourceIndex:
         return ".".join(parts[first:]) or path
 
 
+def parse_expr(text: str) -> ast.expr | None:
+    """``text`` parsed as one expression (warnings silenced), or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def literal_text(node: ast.AST) -> str | None:
     """A literal's value as display text: a string as it is, other literals
     as Python writes them; None for non-literals."""

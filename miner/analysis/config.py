@@ -38,7 +38,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from miner.analysis.code import SourceIndex, call_name, dotted, literal_text, unparse
+from miner.analysis.code import SourceIndex, call_name, dotted, literal_text, parse_expr, unparse
 
 #: How many delegation levels a derived setting is followed through.
 MAX_DEPTH = 4
@@ -1100,10 +1100,8 @@ def _normal(text: bytes | None) -> str | None:
     if not text:
         return None
     raw = text.decode("utf-8", "replace").strip()
-    try:
-        return unparse(ast.parse(raw, mode="eval").body) or raw
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return raw or None
+    node = parse_expr(raw)
+    return (unparse(node) if node is not None else None) or raw or None
 
 
 def _line_of(data: bytes, offset: int) -> int:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from miner.analysis.callers import Caller, crowded, find_callers, target_name
-from miner.analysis.code import SourceIndex, call_name
+from miner.analysis.code import SourceIndex, call_name, parse_expr
 from miner.analysis.config import ConfigModel, Derived, mine_config, predicate_function
 from miner.analysis.exceptions import ExceptionInfo, repo_exceptions
 from miner.model import Site
@@ -52,9 +52,8 @@ def guard_calls(sites: Iterable[Site]) -> set[str]:
             seen.add(guard.test)
             if "()" not in guard.test:
                 continue
-            try:
-                tree = ast.parse(guard.test, mode="eval")
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = parse_expr(guard.test)
+            if tree is None:
                 continue
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from miner.analysis.code import call_name, dotted, literal_text, unparse
+from miner.analysis.code import call_name, dotted, literal_text, parse_expr, unparse
 from miner.analysis.config import Condition, ConfigModel, Derived, Option, leaf_condition
 from miner.model import Guard, Site
 
@@ -261,10 +261,7 @@ class Linker:
     # ----------------------------------------------------------------- guards
 
     def _parse_test(self, test: str) -> ast.expr | None:
-        try:
-            return ast.parse(test, mode="eval").body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
+        return parse_expr(test)
 
     def _clause(self, node: ast.expr, reads: dict[str, Read]) -> Clause:
         def name_of(expr: ast.AST) -> tuple[str, bool] | None:
