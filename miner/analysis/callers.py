@@ -16,13 +16,12 @@ and only when at most :data:`MAX_FILES` files mention the call; a constructor
 from __future__ import annotations
 
 import bisect
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from miner.analysis.code import SourceIndex
+from miner.analysis.code import HEADER, SourceIndex
 
 #: A name called from more files than this is "called from many places".
 MAX_FILES = 25
@@ -55,9 +54,6 @@ def target_name(scope: str) -> str | None:
     return last
 
 
-_HEADER = re.compile(rb"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+(\w+)", re.M)
-
-
 @dataclass(frozen=True, slots=True)
 class _Scopes:
     """The ``def`` / ``class`` headers of one file, in order."""
@@ -69,31 +65,30 @@ class _Scopes:
     """Index of the enclosing header, -1 at module level."""
     names: list[str]
     """``__qualname__`` of the scope each header begins."""
+    kinds: list[bytes]
+    """``def`` or ``class``."""
 
 
 def _scopes(data: bytes) -> _Scopes:
     """Headers and their nesting, from indentation (no parse)."""
-    found = _Scopes([], [], [], [])
+    found = _Scopes([], [], [], [], [])
     stack: list[int] = []
-    for m in _HEADER.finditer(data):
+    for m in HEADER.finditer(data):
         indent = len(m.group(1).expandtabs(8))
         while stack and found.indents[stack[-1]] >= indent:
             stack.pop()
         name = m.group(3).decode("ascii", "replace")
         parent = stack[-1] if stack else -1
         if parent >= 0:
-            sep = (
-                ".<locals>."
-                if data[found.starts[parent] :].lstrip().startswith((b"def", b"async"))
-                else "."
-            )
+            sep = ".<locals>." if found.kinds[parent] == b"def" else "."
             qual = found.names[parent] + sep + name
         else:
             qual = name
-        found.starts.append(m.start())
+        found.starts.append(m.start)
         found.indents.append(indent)
         found.parents.append(parent)
         found.names.append(qual)
+        found.kinds.append(m.group(2))
         stack.append(len(found.names) - 1)
     return found
 

@@ -10,16 +10,51 @@ from __future__ import annotations
 
 import ast
 import logging
+import re
 import string
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 
 log = logging.getLogger("miner")
 
 _KEEP = set((string.ascii_letters + string.digits + "_(").encode())
 #: Maps every byte that cannot be part of ``name(`` to a space.
 _TOKEN_TABLE = bytes(b if b in _KEEP else 32 for b in range(256))
+
+
+#: A ``def`` / ``class`` line: (indentation, keyword, name). The search starts
+#: at the keyword (a literal, so it is fast) and checks the line start after.
+_KEYWORD = re.compile(rb"(?:def|class)[ \t]+(\w+)")
+
+
+class _Headers:
+    """``finditer`` over ``def`` / ``class`` header lines, found by keyword."""
+
+    def finditer(self, data: bytes) -> Iterator[_Header]:
+        for m in _KEYWORD.finditer(data):
+            start = data.rfind(b"\n", 0, m.start()) + 1
+            lead = data[start : m.start()]
+            indent = lead.lstrip(b" \t")
+            if indent and indent not in (b"async ", b"async\t"):
+                continue
+            yield _Header(start, lead[: len(lead) - len(indent)], m.group(0).split()[0], m.group(1))
+
+
+@dataclass(frozen=True, slots=True)
+class _Header:
+    start: int
+    """Offset of the line start."""
+    indent: bytes
+    keyword: bytes
+    name: bytes
+
+    def group(self, n: int) -> bytes:
+        return (self.indent, self.keyword, self.name)[n - 1]
+
+
+HEADER = _Headers()
 
 
 class SourceIndex:
@@ -58,15 +93,10 @@ class SourceIndex:
         tokens: dict[str, frozenset[bytes]] = {}
         defs: dict[str, list[str]] = defaultdict(list)
         for path, data in self.files.items():
-            words = data.translate(_TOKEN_TABLE).replace(b"(", b"( ").split()
+            words = set(data.translate(_TOKEN_TABLE).replace(b"(", b"( ").split())
             tokens[path] = frozenset(w for w in words if w.endswith(b"("))
-            previous = b""
-            for word in words:
-                if previous in (b"def", b"class"):
-                    name = word.split(b"(", 1)[0]
-                    if name:
-                        defs[name.decode("ascii", "replace")].append(path)
-                previous = word
+            for m in HEADER.finditer(data):
+                defs[m.group(3).decode("ascii", "replace")].append(path)
         self._tokens = tokens
         self._defs = dict(defs)
 

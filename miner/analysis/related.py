@@ -9,9 +9,12 @@ Score of a candidate (higher first, then error id):
   (``1 / log2(1 + files using it)``, words used by more than
   :data:`MAX_DF` errors are ignored)
 * a tie-break when equal scores straddle the cut: title similarity from the
-  stdlib :class:`difflib.SequenceMatcher` (deterministic, no dependency; it runs
-  only on those ties, at most :data:`SHORTLIST` per error, so its speed does not
-  matter and a C library such as rapidfuzz would not earn its place).
+  stdlib :class:`difflib.SequenceMatcher` (``quick_ratio``: the characters two
+  titles share). It is deterministic and needs no dependency; it runs only on
+  those ties (at most :data:`SHORTLIST` per error). The full ``ratio`` cost ten
+  seconds on a release, and a C library such as rapidfuzz would add a compiled
+  dependency for a tie-break; the rarity-weighted identifiers above already carry
+  the text similarity that matters.
 
 Candidates come from inverted indexes (same file, shared setting, shared
 rare identifier), never from all pairs.
@@ -19,6 +22,7 @@ rare identifier), never from all pairs.
 
 from __future__ import annotations
 
+import heapq
 import math
 import posixpath
 import re
@@ -74,7 +78,8 @@ def related_errors(
     weight = {
         w: 1.0 / math.log2(1 + len(ids)) for w, ids in by_word.items() if 1 < len(ids) <= MAX_DF
     }
-    folders = {e.error_id: posixpath.dirname(e.primary.path) for e in errors}
+    paths = {e.error_id: e.primary.path for e in errors}
+    folders = {eid: posixpath.dirname(p) for eid, p in paths.items()}
     by_folder: dict[str, list[Error]] = defaultdict(list)
     for error in sorted(errors, key=lambda e: (e.primary.path, e.primary.line, e.error_id)):
         folder = folders[error.error_id]
@@ -102,25 +107,15 @@ def related_errors(
                 for cid in by_word[w]:
                     acc[cid] += weight[w]
         acc.pop(eid, None)
-        folder = folders[eid]
-        scored = sorted(
+        folder, path = folders[eid], site.path
+        scored = heapq.nsmallest(
+            MAX_RELATED + SHORTLIST,
             (
-                (
-                    round(
-                        score
-                        + (
-                            1
-                            if info[cid].primary.path != site.path and folders[cid] == folder
-                            else 0
-                        ),
-                        6,
-                    ),
-                    cid,
-                )
-                for cid, score in acc.items()
+                (-round(score + (paths[c] != path and folders[c] == folder), 6), c)
+                for c, score in acc.items()
             ),
-            key=lambda t: (-t[0], t[1]),
         )
+        scored = [(-negative, cid) for negative, cid in scored]
         chosen = [cid for score, cid in _break_ties(scored, error.title, info) if score > 0]
         if not chosen:
             chosen = _nearby(error, by_folder)
@@ -142,7 +137,10 @@ def _break_ties(
     head = [t for t in scored if t[0] > cut]
     tied = [t for t in scored if t[0] == cut][:SHORTLIST]
     tied.sort(
-        key=lambda t: (-round(SequenceMatcher(None, title, info[t[1]].title).ratio(), 6), t[1])
+        key=lambda t: (
+            -round(SequenceMatcher(None, title, info[t[1]].title).quick_ratio(), 6),
+            t[1],
+        )
     )
     return (head + tied)[:MAX_RELATED]
 

@@ -30,6 +30,8 @@ MAX_CALLERS = 4
 
 def code(text: str) -> str:
     """Inline code that survives backticks in ``text``."""
+    if "`" not in text:
+        return f"`{text}`"
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
