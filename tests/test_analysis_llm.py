@@ -162,3 +162,33 @@ def test_validation_accepts_grounded_answer():
         "guards": ["ctx.is_hybrid_ssm"],
     }
     assert validate(GOOD, facts) is None
+
+
+def test_cli_llm_needs_url_and_model(capsys):
+    from miner.cli import main
+
+    assert main(["mine", "--commit", "v1", "--analyst", "llm", "--llm-model", "m"]) == 2
+    assert "--analyst llm needs --llm-base-url URL and --llm-model NAME" in capsys.readouterr().err
+
+
+def test_cli_llm_end_to_end(endpoint, tmp_path, tmp_path_factory):
+    import git
+    from conftest import commit_all, write_files
+    from test_analysis_cards import FILES
+
+    from miner.cli import main
+
+    root = tmp_path_factory.mktemp("clirepo")
+    write_files(root, FILES)
+    commit_all(git.Repo.init(root, initial_branch="main"), "fixture", "v1")
+    endpoint.answers = {"Host-pool": GOOD}
+    argv = ["mine", "--repo", str(root), "--commit", "v1", "--out", str(tmp_path / "out")]
+    argv += ["--analyst", "llm", "--llm-base-url", endpoint.url, "--llm-model", "tiny-test"]
+    argv += ["--llm-cache", str(tmp_path / "cache")]
+    assert main(argv) == 0
+    cards = [p.read_text() for p in (tmp_path / "out" / "errors").glob("*.md")]
+    host = next(c for c in cards if "# Host-pool" in c)
+    assert "AI-assisted analysis (model tiny-test)." in host
+    assert GOOD["what_it_means"] in host
+    others = [c for c in cards if "# Host-pool" not in c]
+    assert all("Analysis generated from the source at " in c for c in others)
