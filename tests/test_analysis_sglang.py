@@ -134,7 +134,9 @@ def test_every_card_has_every_section(release):
             body = card[start : nxt if nxt != -1 else len(card)].strip()
             assert body, f"{error.error_id}: {heading}"
             if heading in PROSE:
-                assert "TODO" not in body and "placeholder" not in body.lower(), error.error_id
+                assert len(body) >= 20 and body.upper() not in ("TODO", "TBD", "N/A"), (
+                    error.error_id
+                )
         trigger = card[card.index("## When it happens") :]
         if "How the guards were linked" not in trigger:
             assert "No flag or environment variable is involved" in trigger, error.error_id
