@@ -105,12 +105,12 @@ def test_by_name_link_through_derived_setting(mined):
     assert "(by name only; guard at line 9)" in trigger
     solutions = section(card, "## Solutions")
     assert (
-        "1. If `params.enable_extra_buffer` comes from the server arguments: set "
+        "1. If `params.enable_extra_buffer` holds the command-line value: set "
         "`--cache-strategy` to another of its choices: `auto` or `none`; or drop "
         "`--cache-strategy` to use its default `auto`" in solutions
     )
     assert (
-        "2. If `params.enable_extra_buffer` comes from the server arguments: pass "
+        "2. If `params.enable_extra_buffer` holds the command-line value: pass "
         "`--disable-radix-cache`." in solutions
     )
     assert "the deprecated alias `--cache-policy` sets the same value" in solutions

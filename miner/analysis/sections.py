@@ -54,6 +54,13 @@ def values_list(values: tuple[str, ...] | list[str], joiner: str = "or") -> str:
     return ", ".join(items[:-1]) + f" {joiner} " + items[-1]
 
 
+def _run(module: str | None, path: str) -> str:
+    """``python -m module`` when the module path is importable, else ``python path``."""
+    if module and all(part.isidentifier() for part in module.split(".")):
+        return f"python -m {module}"
+    return f"python {path}" if path else "python your_program.py"
+
+
 @dataclass(frozen=True, slots=True)
 class Fix:
     """One way out, with the example it leads to."""
@@ -320,6 +327,11 @@ class Writer:
                     f"{code(name)} is defined {defs} times in the commit, so its callers are "
                     "not resolved by name; the traceback shows which one ran."
                 )
+            elif name.startswith("test_") or "/test" in f"/{site.path}":
+                out.append(
+                    f"Running the test suite: {code(name)} is a test (or test helper) in "
+                    f"`{site.path}`, run by the test runner rather than called by name."
+                )
             else:
                 out.append(
                     f"No call of {code(name)} by name was found in the commit: it is reached "
@@ -347,12 +359,11 @@ class Writer:
     # ------------------------------------------------------------ solutions
 
     def entry(self, opt: Option | None) -> str:
-        if opt is not None and opt.owner != self.config.primary and opt.module:
-            return f"python -m {opt.module}"
+        """The command line that parses ``opt`` (the primary entry point by default)."""
+        if opt is not None and (opt.owner != self.config.primary or not self.config.entry_point):
+            return _run(opt.module, opt.path)
         if self.config.entry_point:
-            return f"python -m {self.config.entry_point}"
-        if opt is not None and opt.module:
-            return f"python -m {opt.module}"
+            return _run(self.config.entry_point, "")
         return "python your_program.py"
 
     def option_fix(self, opt: Option, cond: Condition, prefix: str = "") -> Fix | None:
@@ -486,7 +497,7 @@ class Writer:
             return []
         if read.kind == "env":
             return [self.env_fix(read.target, cond)]
-        prefix = "" if read.exact else f"If {code(read.text)} comes from the server arguments: "
+        prefix = "" if read.exact else f"If {code(read.text)} holds the command-line value: "
         if read.kind == "option":
             opt = self.config.option(read.target)
             fix = self.option_fix(opt, cond, prefix) if opt else None
