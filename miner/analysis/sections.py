@@ -54,6 +54,19 @@ def values_list(values: tuple[str, ...] | list[str], joiner: str = "or") -> str:
     return ", ".join(items[:-1]) + f" {joiner} " + items[-1]
 
 
+_COMPARISON = re.compile(r" (?:is|in|not in|is not) |==|!=|<|>")
+
+
+def _truth(cond: Condition, holds: bool) -> str:
+    """An unlinked check in words: ```x` is true`` / ```a == b` holds``."""
+    text = cond.name if cond.op in ("truthy", "falsy") else (cond.text or cond.name)
+    if cond.op not in ("truthy", "falsy"):
+        return f"{code(text)} {'holds' if holds else 'does not hold'}"
+    if _COMPARISON.search(text):
+        return f"{code(text)} {'holds' if holds else 'does not hold'}"
+    return f"{code(text)} is {'true' if holds else 'false'}"
+
+
 def _run(module: str | None, path: str) -> str:
     """``python -m module`` when the module path is importable, else ``python path``."""
     if module and all(part.isidentifier() for part in module.split(".")):
@@ -171,11 +184,7 @@ class Writer:
     def clause_text(self, clause: Clause) -> str:
         cond, read = clause.condition, clause.read
         if read is None:
-            if cond.op == "truthy":
-                return f"{code(cond.name)} is true"
-            if cond.op == "falsy":
-                return f"{code(cond.name)} is false"
-            return f"{code(cond.text or cond.name)} holds"
+            return _truth(cond, cond.op == "truthy")
         if read.kind == "env":
             return self.env_state(read.target, cond)
         if read.kind == "option":
@@ -567,12 +576,7 @@ class Writer:
         return texts, example
 
     def negated_text(self, clause: Clause) -> str:
-        cond = clause.condition
-        if cond.op == "truthy":
-            return f"{code(cond.name)} is false"
-        if cond.op == "falsy":
-            return f"{code(cond.name)} is true"
-        return f"{code(cond.text or cond.name)} does not hold"
+        return _truth(clause.condition, clause.condition.op == "falsy")
 
     def code_example(self, site: Site, unlinked: list[Clause]) -> ExampleFix:
         scope = site.scope
