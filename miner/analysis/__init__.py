@@ -50,7 +50,7 @@ def analyze(result: MineResult, llm: LLMSettings | None = None) -> dict[str, Ana
     them the sections are written from the sites alone. With ``llm``, the four
     prose sections are rewritten by the model where its answer validates.
     """
-    facts = getattr(result, "facts", None) or RepoFacts()
+    facts = result.facts or RepoFacts()
     linker = Linker(facts.config, dict(facts.predicates))
     writer = Writer(facts, result.commit.short_sha)
     links = {e.error_id: linker.link_site(e.primary) for e in result.errors}
