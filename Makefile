@@ -12,7 +12,7 @@ VERSIONS ?= 0.5.16 0.5.17 0.5.18 0.5.19 0.5.20 0.5.21 0.5.22 0.5.23
 DEMO_TAG ?= v0.5.19
 SLUG     ?= sgl-project/sglang
 
-.PHONY: venv mine corpus demo test test-fast lint bench bench-hard clean site browser
+.PHONY: venv mine corpus demo test test-fast lint bench bench-hard bench-analysis clean site browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,10 @@ bench-hard: $(STAMP)
 ## benchmark (issue 3): ast / libcst baselines vs miner cold, warm, incremental; README table
 bench: $(STAMP) corpus
 	$(BIN)/python benchmarks/bench.py --corpus '$(CORPUS)' --readme README.md
+
+## time the analysis stages (facts, analyze) on the release v0.5.19
+bench-analysis: $(STAMP) corpus
+	RAISE_MINER_CORPUS='$(CORPUS)' $(BIN)/python benchmarks/bench_analysis.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +44,8 @@ def cmd_mine(args: argparse.Namespace) -> int:
         limits=Limits(file_timeout=args.file_timeout, memory_mb=args.memory_limit or None),
         progress_bar=not args.quiet and sys.stderr.isatty(),
     )
+    if args.analyst == "llm" and not (args.llm_base_url and args.llm_model):
+        return _fail("--analyst llm needs --llm-base-url URL and --llm-model NAME")
     try:
         result = pipeline.mine(
             args.repo,
@@ -55,8 +58,24 @@ def cmd_mine(args: argparse.Namespace) -> int:
         )
     except (SourceError, WorkerStartError) as exc:
         return _fail(str(exc))
+    from miner.analysis import analyze
+
+    llm = None
+    if args.analyst == "llm":
+        from miner.analysis.llm import LLMSettings
+        from miner.source import default_cache_dir
+
+        llm = LLMSettings(
+            base_url=args.llm_base_url,
+            model=args.llm_model,
+            cache_dir=args.llm_cache or default_cache_dir() / "llm",
+            api_key=os.environ.get(args.llm_api_key_env) or None,
+            concurrency=args.llm_concurrency,
+            timeout=args.llm_timeout,
+        )
+    analyses = analyze(result, llm=llm)
     try:
-        counts = render.write_output(result, args.out)
+        counts = render.write_output(result, args.out, analyses)
     except render.OutputError as exc:
         return _fail(str(exc))
     manifest = render.manifest_json(result)["counts"]
@@ -74,7 +93,7 @@ def cmd_mine(args: argparse.Namespace) -> int:
         from miner import site
 
         try:
-            stats = site.write_site(result, args.out / "site")
+            stats = site.write_site(result, args.out / "site", analyses=analyses)
         except render.OutputError as exc:
             return _fail(str(exc))
         print(f"site: {args.out / 'site' / 'index.html'} ({stats['written']} files written)")
@@ -222,6 +241,27 @@ def build_parser() -> argparse.ArgumentParser:
     mine.add_argument(
         "--site", action="store_true", help="also write the HTML site into OUT/site (miner site)"
     )
+    mine.add_argument(
+        "--analyst",
+        choices=["rules", "llm"],
+        default="rules",
+        help="who writes the card prose: rules over the mined facts (default), or an LLM "
+        "endpoint checked against them (falls back to rules per card)",
+    )
+    mine.add_argument(
+        "--llm-base-url", help="OpenAI-compatible base URL, e.g. http://host:30000/v1"
+    )
+    mine.add_argument("--llm-model", help="model name sent to the endpoint")
+    mine.add_argument(
+        "--llm-api-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding the API key, if any (default: %(default)s)",
+    )
+    mine.add_argument(
+        "--llm-cache", type=Path, help="answer cache folder (default: <cache-dir>/llm)"
+    )
+    mine.add_argument("--llm-concurrency", type=int, default=4, help="parallel requests")
+    mine.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per request")
     mine.set_defaults(func=cmd_mine)
 
     corpus = sub.add_parser("corpus", help="build the SGLang release repository from PyPI wheels")

@@ -412,6 +412,9 @@ class Analysis:
     """Error ids of related errors, best first (never the error itself)."""
     author: str = ""
     """Who wrote the prose: ``Analysis generated from the source at <sha>``."""
+    evidence: tuple[str, ...] = ()
+    """How each guard was linked to a setting (Markdown, one line per link:
+    which name matched which flag or variable, exact or by name only)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -428,4 +431,5 @@ class Analysis:
             },
             "related": list(self.related),
             "author": self.author,
+            "evidence": list(self.evidence),
         }

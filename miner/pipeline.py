@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import git
 
 from miner import source
+from miner.analysis.facts import RepoFacts, collect
 from miner.extraction import Extraction, MineOptions, RunStats, extract_blobs
 from miner.fingerprint import assign_ids
 from miner.model import CommitInfo, Error, FileResult, Site
@@ -37,6 +38,9 @@ class MineResult:
     stats: RunStats | None = None
     """What the extraction did (cache hits, blobs parsed, workers lost); not
     part of the output, which depends on the commit alone."""
+    facts: RepoFacts | None = None
+    """What the analysis knows of the commit beyond its sites (configuration
+    model, callers, exception classes); None when not gathered."""
 
     @property
     def problems(self) -> tuple[FileResult, ...]:
@@ -174,4 +178,6 @@ def mine(
     entries = source.python_blobs(repo, commit)
     source.prefetch_blobs(repo, commit, entries)
     extraction = extract_entries(repo, entries, partial=partial, progress=progress, options=options)
-    return assemble(info, extraction.files, extraction.stats)
+    result = assemble(info, extraction.files, extraction.stats)
+    sources = {e.path: source.read_blob(repo, e.blob) for e in entries if skip_reason(e) is None}
+    return replace(result, facts=collect(sources, result.sites))

@@ -14,6 +14,7 @@ import os
 import re
 import tempfile
 from collections import Counter
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -165,12 +166,22 @@ def manifest_json(result: MineResult) -> dict[str, Any]:
     }
 
 
-def render_card(error: Error, result: MineResult, analysis: Analysis) -> str:
-    """The Markdown card of one error."""
+def render_card(
+    error: Error,
+    result: MineResult,
+    analysis: Analysis,
+    errors_by_id: Mapping[str, Error] | None = None,
+) -> str:
+    """The Markdown card of one error; ``errors_by_id`` gives related errors' titles."""
     return (
         environment()
         .get_template("card.md.j2")
-        .render(error=error, commit=result.commit, analysis=analysis)
+        .render(
+            error=error,
+            commit=result.commit,
+            analysis=analysis,
+            errors_by_id=errors_by_id if errors_by_id is not None else {},
+        )
     )
 
 
@@ -186,8 +197,12 @@ def render_index(result: MineResult) -> str:
     )
 
 
-def write_output(result: MineResult, out: Path) -> dict[str, int]:
+def write_output(
+    result: MineResult, out: Path, analyses: Mapping[str, Analysis] | None = None
+) -> dict[str, int]:
     """Write every record and card of ``result`` under ``out``.
+
+    ``analyses`` (error id -> Analysis) defaults to :func:`miner.analysis.analyze`.
 
     Returns counts of files ``written`` and ``unchanged`` and ``removed``.
 
@@ -208,12 +223,18 @@ def write_output(result: MineResult, out: Path) -> dict[str, int]:
         json.dumps(s.to_json(), sort_keys=True, ensure_ascii=False) + "\n" for s in result.sites
     )
     files[out / "manifest.json"] = dumps(manifest_json(result))
-    analyses = analyze(result)
+    if result.facts is not None:
+        files[out / "config.json"] = dumps(result.facts.to_json())
+    if analyses is None:
+        analyses = analyze(result)
+    errors_by_id = {e.error_id: e for e in result.errors}
     for error in result.errors:
         analysis = analyses[error.error_id]
         api_path = out / "api" / "errors" / f"{error.error_id}.json"
         files[api_path] = dumps(error_json(error, result, analysis))
-        files[out / "errors" / f"{error.error_id}.md"] = render_card(error, result, analysis)
+        files[out / "errors" / f"{error.error_id}.md"] = render_card(
+            error, result, analysis, errors_by_id
+        )
     files[out / "index.md"] = render_index(result)
     counts = {"written": 0, "unchanged": 0, "removed": 0}
     try:
