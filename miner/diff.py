@@ -252,7 +252,7 @@ def message_text(error: Error) -> str:
     """The text an error's message is compared by (see the module doc)."""
     site = error.primary
     if error.message_kind in ("literal", "template"):
-        text = "".join(p.text if p.expr is None else "{}" for p in error.message_parts)
+        text = "".join((p.text or "") if p.expr is None else "{}" for p in error.message_parts)
     elif site.message_source:
         text = f"= {site.message_source}"
     elif site.kind == "assert" and site.guards:

@@ -9,8 +9,9 @@ cheap to recompute (:func:`miner.pipeline.assemble`), so they are not stored,
 and the same file serves any ``--slug`` or ``--link-ref``.
 
 The key is the commit SHA plus an *extractor fingerprint*: the tool version,
-the record schema version, the parse mode and a hash of the extractor's own
-source files. Changing the extractor therefore misses the old entries instead
+the record schema version (:data:`miner.model.SCHEMA_VERSION`, bumped when the
+record format changes), the parse mode and a hash of the source files of
+:mod:`miner.extract`. Changing the extractor therefore misses the old entries instead
 of serving stale records; nothing needs purging by hand (old files can be
 deleted at any time). A per-file blob cache (if one is configured) sits below
 this one and makes the cold path faster; this store makes the warm path skip
@@ -38,13 +39,13 @@ from miner.model import SCHEMA_VERSION, FileResult
 log = logging.getLogger("miner")
 
 #: Source files whose content decides what a mined file looks like.
-_EXTRACTOR_SOURCES = ("extract", "model.py")
+_EXTRACTOR_SOURCES = ("extract",)
 
 
 @cache
 def extractor_version() -> str:
-    """``<tool version>-<12 hex>``: the hash covers the schema version and the
-    source of :mod:`miner.extract` and :mod:`miner.model`."""
+    """``<tool version>-<12 hex>``: the hash covers the record schema version
+    and the source of :mod:`miner.extract`."""
     root = Path(__file__).resolve().parent
     digest = hashlib.sha256(f"schema {SCHEMA_VERSION}\n".encode())
     for name in _EXTRACTOR_SOURCES:
