@@ -19,21 +19,30 @@ import fnmatch
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import git
 
+from miner.corpus import CorpusError
+from miner.corpus import _version_key as _pep440_key
 from miner.diff import ChangeKind, Diff, diff
 from miner.model import CommitInfo, Error, History, HistoryEvent
 from miner.pipeline import MineResult
 
 
-def version_key(tag: str) -> tuple[tuple[int, int | str], ...]:
-    """Natural sort key: digit runs compare as numbers (``v0.5.9`` < ``v0.5.10``)."""
-    return tuple(
-        (1, int(chunk)) if chunk.isdigit() else (0, chunk)
-        for chunk in re.split(r"(\d+)", tag)
-        if chunk
-    )
+def version_key(tag: str) -> tuple[Any, ...]:
+    """Sort key of a release tag: PEP 440 order for ``v<version>`` tags
+    (``v0.5.9rc1`` < ``v0.5.9`` < ``v0.5.10``, as :mod:`miner.corpus` orders
+    releases), after them other tags in natural order (digit runs as numbers)."""
+    try:
+        return (0, _pep440_key(tag[1:] if tag[:1] in "vV" else tag))
+    except CorpusError:
+        natural = tuple(
+            (1, int(chunk)) if chunk.isdigit() else (0, chunk)
+            for chunk in re.split(r"(\d+)", tag)
+            if chunk
+        )
+        return (1, natural)
 
 
 def select_tags(

@@ -56,8 +56,15 @@ def test_select_tags_in_version_order(releases):
 
 
 def test_version_key():
-    tags = ["v0.5.10", "v0.5.9", "v0.5.9rc1", "v0.4"]
-    assert sorted(tags, key=history.version_key) == ["v0.4", "v0.5.9", "v0.5.9rc1", "v0.5.10"]
+    tags = ["v0.5.10", "nightly-2", "v0.5.9", "v0.5.9rc1", "nightly-10", "v0.4"]
+    assert sorted(tags, key=history.version_key) == [
+        "v0.4",
+        "v0.5.9rc1",
+        "v0.5.9",
+        "v0.5.10",
+        "nightly-2",
+        "nightly-10",
+    ]
 
 
 def test_histories(releases):
