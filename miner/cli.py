@@ -143,27 +143,11 @@ def _print_release(tag: str, result: object) -> None:
     print(f"{tag}: {len(errors)} errors", file=sys.stderr)
 
 
-def _site_summary(run: object, out: Path) -> None:
-    from miner.release import SiteRun
-
-    assert isinstance(run, SiteRun)
-    print(
-        f"documented {len(run.releases)} releases ({run.releases[0]} .. {run.releases[-1]}): "
-        f"{run.errors} errors in {run.releases[-1]}, {run.retired} retired or superseded ids, "
-        f"{len(run.diffs)} diffs; {run.counts['written']} files written, "
-        f"{run.counts['unchanged']} unchanged, {run.counts['removed']} removed"
-    )
-    print(f"site: {out}  releases: {out / 'releases.md'}")
-
-
-def cmd_history(args: argparse.Namespace) -> int:
-    from miner import history, release, render, source
+def _document(args: argparse.Namespace, tags: list[str]) -> int:
+    """Run :func:`miner.release.run_history` over ``tags`` and print what it did."""
+    from miner import release, render, source
 
     try:
-        repo = source.open_repo(args.repo, args.to or "HEAD", args.cache_dir)
-        tags = history.select_tags(repo, args.tags, start=args.from_tag, end=args.to)
-        if not tags:
-            return _fail(f"no tag of {args.repo} matches {args.tags!r}; check --tags")
         run = release.run_history(
             args.repo,
             tags,
@@ -174,12 +158,32 @@ def cmd_history(args: argparse.Namespace) -> int:
         )
     except (source.SourceError, render.OutputError, ValueError) as exc:
         return _fail(str(exc))
-    _site_summary(run, args.out)
+    out = args.out
+    print(
+        f"documented {len(run.releases)} releases ({run.releases[0]} .. {run.releases[-1]}): "
+        f"{run.errors} errors in {run.releases[-1]}, {run.retired} retired or superseded ids, "
+        f"{len(run.diffs)} diffs; {run.counts['written']} files written, "
+        f"{run.counts['unchanged']} unchanged, {run.counts['removed']} removed"
+    )
+    print(f"site: {out}  releases: {out / 'releases.md'}")
     return 0
 
 
+def cmd_history(args: argparse.Namespace) -> int:
+    from miner import history, source
+
+    try:
+        repo = source.open_repo(args.repo, args.to or "HEAD", args.cache_dir)
+        tags = history.select_tags(repo, args.tags, start=args.from_tag, end=args.to)
+        if not tags:
+            return _fail(f"no tag of {args.repo} matches {args.tags!r}; check --tags")
+    except (source.SourceError, ValueError) as exc:
+        return _fail(str(exc))
+    return _document(args, tags)
+
+
 def cmd_release(args: argparse.Namespace) -> int:
-    from miner import release, render, source
+    from miner import release, source
 
     try:
         repo = release.open_for_release(args.repo, args.cache_dir)
@@ -190,18 +194,9 @@ def cmd_release(args: argparse.Namespace) -> int:
                 f"is already documented in {args.out}"
             )
             return 0
-        run = release.run_history(
-            args.repo,
-            tags,
-            args.out,
-            slug=args.slug,
-            cache_dir=args.cache_dir,
-            on_release=_print_release,
-        )
-    except (source.SourceError, render.OutputError, ValueError) as exc:
+    except (source.SourceError, ValueError) as exc:
         return _fail(str(exc))
-    _site_summary(run, args.out)
-    return 0
+    return _document(args, tags)
 
 
 def _add_history_commands(sub: argparse._SubParsersAction) -> None:

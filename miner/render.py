@@ -44,7 +44,14 @@ def write_text(path: Path, text: str) -> bool:
 
     Returns True when the file was (re)written.
     """
-    data = text.encode("utf-8", "surrogateescape")
+    return write_bytes(path, text.encode("utf-8", "surrogateescape"))
+
+
+def write_bytes(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` atomically unless it already holds it.
+
+    Returns True when the file was (re)written.
+    """
     try:
         if path.read_bytes() == data:
             return False

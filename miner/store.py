@@ -26,14 +26,12 @@ import gzip
 import hashlib
 import json
 import logging
-import os
-import tempfile
 import zlib
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from miner import __version__, pipeline, source
+from miner import __version__, pipeline, render, source
 from miner.model import SCHEMA_VERSION, FileResult
 
 log = logging.getLogger("miner")
@@ -104,15 +102,7 @@ def save_files(cache_dir: Path, sha: str, files: list[FileResult], *, partial: b
     lines += [json.dumps(f.to_json(), sort_keys=True, ensure_ascii=False) for f in files]
     text = "\n".join(lines) + "\n"
     data = gzip.compress(text.encode("utf-8", "surrogateescape"), compresslevel=6, mtime=0)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    render.write_bytes(path, data)
     return path
 
 
