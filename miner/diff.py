@@ -13,10 +13,13 @@ three passes over the errors still unpaired:
    scope (file and ``__qualname__``), with the same exception as written, and
    their messages are similar.
 3. **Similar message and guards, anywhere** (:data:`MatchRule.SIMILAR`): the
-   messages are similar, the guards of the primary sites are similar, and the
-   message has at least :data:`MIN_TEXT` characters of literal text (so that
-   ``raise ValueError(msg)`` or a bare ``raise NotImplementedError`` is never
-   paired across files by chance).
+   messages are similar and the guards of the primary sites are similar. A
+   readable message (literal or template) needs at least :data:`MIN_TEXT`
+   characters of literal text; an error without one (a computed message, a
+   bare ``assert``) must have the very same message expression or assert test
+   and the same exception, since ``assert x.a is not None`` and ``assert x.b is
+   not None`` look alike but are different checks. A bare ``raise
+   NotImplementedError`` (no text at all) is never paired across scopes.
 
 *Similar* means :func:`similarity` >= :data:`THRESHOLD` (0.8): the
 normalised Indel similarity ``2 * LCS(a, b) / (len(a) + len(b))`` of the
@@ -270,6 +273,17 @@ def literal_length(error: Error) -> int:
     return len(message_text(error).replace("{}", "").replace("= ", "", 1).strip())
 
 
+def is_readable(error: Error) -> bool:
+    """True when the message is a literal or template users can read."""
+    return error.message_kind in ("literal", "template")
+
+
+def _pass3_eligible(error: Error) -> bool:
+    if is_readable(error):
+        return literal_length(error) >= MIN_TEXT
+    return bool(message_text(error))
+
+
 def guard_text(site: Site) -> str:
     """A site's guards as one comparable line, outermost first."""
     return " / ".join(g.describe() for g in site.guards)
@@ -332,19 +346,28 @@ def _scope_candidates(old: Sequence[Error], new: Sequence[Error]) -> Iterator[_C
 
 
 def _similar_candidates(old: Sequence[Error], new: Sequence[Error]) -> Iterator[_Candidate]:
-    olds = [o for o in old if literal_length(o) >= MIN_TEXT]
+    olds = [o for o in old if _pass3_eligible(o) and is_readable(o)]
     old_texts = [message_text(o) for o in olds]
+    # errors without a readable message pair only on the very same text
+    exact: dict[tuple[str | None, str], list[Error]] = defaultdict(list)
+    for o in old:
+        if _pass3_eligible(o) and not is_readable(o):
+            exact[(o.exception, message_text(o))].append(o)
     # rapidfuzz screens every old text in C++; the cut-off is a hair low so that
     # the exact test below (the same as in the other passes) decides the border
     cutoff = THRESHOLD * 100 - 1e-6
     for n in new:
-        if literal_length(n) < MIN_TEXT:
+        if not _pass3_eligible(n):
             continue
         text = message_text(n)
-        found = process.extract(text, old_texts, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None)
-        for _, _, index in found:
-            o = olds[index]
-            ratio = similarity(old_texts[index], text)
+        if is_readable(n):
+            found = process.extract(
+                text, old_texts, scorer=fuzz.ratio, score_cutoff=cutoff, limit=None
+            )
+            matches = [(olds[index], similarity(old_texts[index], text)) for _, _, index in found]
+        else:
+            matches = [(o, 1.0) for o in exact.get((n.exception, text), ())]
+        for o, ratio in matches:
             if ratio < THRESHOLD:
                 continue
             guards = similarity(guard_text(o.primary), guard_text(n.primary))

@@ -119,6 +119,27 @@ ROWS = [
         0,
     ),
     (
+        "bare assert, look-alike test in another file: not paired",
+        {"pkg/a.py": "def f(x):\n    assert x.hash is not None\n"},
+        {"pkg/b.py": "def f(x):\n    assert x.shape is not None\n"},
+        [(ChangeKind.REMOVED, (), None), (ChangeKind.ADDED, (), None)],
+        0,
+    ),
+    (
+        "bare assert, same test in another file",
+        {"pkg/a.py": "def f(x):\n    assert x.hash is not None\n"},
+        {"pkg/b.py": "def f(x):\n    assert x.hash is not None\n"},
+        [(ChangeKind.MOVED, (Aspect.FILE,), MatchRule.SIMILAR)],
+        0,
+    ),
+    (
+        "bare assert, look-alike test in the same scope",
+        {"pkg/a.py": "def f(x):\n    assert x.hash is not None\n"},
+        {"pkg/a.py": "def f(x):\n    assert x.hash_value is not None\n"},
+        [(ChangeKind.CHANGED, (Aspect.GUARDS,), MatchRule.SAME_SCOPE)],
+        0,
+    ),
+    (
         "second site of the same message",
         {"pkg/a.py": F_POSITIVE},
         {"pkg/a.py": F_POSITIVE + "\n\n" + F_POSITIVE.replace("def check", "def check2")},
