@@ -183,3 +183,15 @@ def test_history_round_trips_json(releases):
     book, _ = history.build_history(results)
     for h in book.lineages():
         assert type(h).from_json(json.loads(render.dumps(h.to_json()))) == h
+
+
+def test_card_of_an_error_new_in_the_newest_release(releases, tmp_path):
+    root, results = releases
+    brief_id = by_message(results)["short lived error message"]
+    out = tmp_path / "site"
+    run_history(str(root), ["v1.0", "v1.1"], out, cache_dir=tmp_path / "cache")
+    card = (out / "errors" / f"{brief_id}.md").read_text()
+    assert "## History\n\nNew in v1.1.\n" in card
+    keep_id = by_message(results)["x is required here"]
+    keep = (out / "errors" / f"{keep_id}.md").read_text()
+    assert "Present since v1.0 (the oldest release mined); still raised in v1.1.\n" in keep
