@@ -28,6 +28,15 @@ MLX = "MLX auxiliary-state radix cache does not support enable_mamba_extra_buffe
 MLX_PATH = "python/sglang/srt/hardware_backend/mlx/kv_cache/auxiliary_state.py"
 #: The releases the history test walks (mined once per session).
 HISTORY_TAGS = ("v0.5.17", "v0.5.18", "v0.5.19")
+#: Every release of the corpus; walked only with RAISE_MINER_ALL_RELEASES=1
+#: (about 5 minutes of mining per release on a cold cache).
+ALL_TAGS = tuple(f"v0.5.{n}" for n in range(16, 24))
+#: Line of each seed error's ``raise`` per release (None: not raised), checked
+#: by hand: ``git -C $RAISE_MINER_CORPUS grep -n "<message>" <tag>``.
+SEED_LINES = {
+    HOST_POOL: dict(zip(ALL_TAGS, (None, None, 178, 154, 157, 160, 158, 158), strict=True)),
+    MLX: dict(zip(ALL_TAGS, (306, 306, 307, 334, 334, 334, 309, 310), strict=True)),
+}
 
 
 @pytest.fixture(scope="session")
@@ -56,6 +65,14 @@ def mined(corpus):
 def find(errors, message):
     (error,) = [e for e in errors if e.message == message]
     return error
+
+
+def assert_seed_lines(mined, tags):
+    """Each seed error is raised at the hand-checked line of each release."""
+    for tag in tags:
+        for message, lines in SEED_LINES.items():
+            found = [e.primary.line for e in mined(tag).errors if e.message == message]
+            assert found == ([] if lines[tag] is None else [lines[tag]]), (tag, message)
 
 
 def test_host_pool_error_is_unchanged_from_v0_5_18_to_v0_5_19(mined):
@@ -111,5 +128,23 @@ def test_seed_error_histories(mined):
     assert mlx.seen == HISTORY_TAGS
     assert mlx.changes == ()
     assert mlx.ids == (mlx_error.error_id,)
-    # the v0.5.17 record of the same error, one line earlier
-    assert find(mined("v0.5.17").errors, MLX).primary.line == 306
+    assert_seed_lines(mined, HISTORY_TAGS)
+
+
+@pytest.mark.skipif(
+    os.environ.get("RAISE_MINER_ALL_RELEASES") != "1",
+    reason="walks all eight releases; set RAISE_MINER_ALL_RELEASES=1",
+)
+def test_seed_error_histories_over_all_releases(mined):
+    book, _ = history.build_history((tag, mined(tag)) for tag in ALL_TAGS)
+    newest = mined(ALL_TAGS[-1])
+    host = book.histories[find(newest.errors, HOST_POOL).error_id]
+    assert host.seen == ALL_TAGS[2:] and host.present
+    # v0.5.21 renamed _create_unified_radix_cache to create_unified_radix_cache
+    assert [(e.release, e.kind, e.aspects) for e in host.events] == [
+        ("v0.5.18", "added", ()),
+        ("v0.5.21", "moved", ("scope",)),
+    ]
+    mlx = book.histories[find(newest.errors, MLX).error_id]
+    assert mlx.seen == ALL_TAGS and mlx.events[1:] == ()
+    assert_seed_lines(mined, ALL_TAGS)
