@@ -20,7 +20,7 @@ SITE     ?= site
 TAGS     ?= v0.5.*
 SINCE    ?= v0.5.16
 
-.PHONY: venv mine corpus demo test test-fast lint bench clean diff history release
+.PHONY: venv mine corpus demo test test-fast lint bench clean site browser diff history release
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,18 @@ corpus: $(STAMP)
 demo: corpus
 	$(BIN)/miner mine --repo '$(CORPUS)' --commit '$(DEMO_TAG)' --out '$(OUT)' --slug '$(SLUG)' --link-ref '$(DEMO_TAG)'
 
+## mine DEMO_TAG of the release repository with the HTML site: OUT/site/index.html
+site: corpus
+	$(BIN)/miner mine --repo '$(CORPUS)' --commit '$(DEMO_TAG)' --out '$(OUT)' --slug '$(SLUG)' --link-ref '$(DEMO_TAG)' --site
+
+## Debian's headless Chromium for the browser test (apt, as root); without it the test is skipped
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || echo "make browser: could not install chromium; the browser test will be skipped" >&2; \
+	  else echo "make browser: chromium missing and not root; the browser test will be skipped" >&2; fi; }
+
 ## errors added, removed, changed and moved between FROM and TO of RELEASE_REPO
 diff: $(STAMP)
 	$(BIN)/miner diff --repo '$(RELEASE_REPO)' '$(FROM)' '$(TO)' --out '$(DIFF_OUT)' --slug '$(SLUG)'
@@ -60,12 +72,12 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 ## everything CI runs: lint, types, unit and integration tests (real SGLang releases)
-test: $(STAMP) corpus lint
-	RAISE_MINER_CORPUS='$(CORPUS)' $(BIN)/pytest -q
+test: $(STAMP) corpus lint browser
+	RAISE_MINER_CORPUS='$(CORPUS)' RAISE_MINER_ARTIFACTS='$(OUT)/test-artifacts' $(BIN)/pytest -q
 
 ## the quick loop: no integration tests on the real releases
-test-fast: $(STAMP) lint
-	$(BIN)/pytest -q -m 'not integration'
+test-fast: $(STAMP) lint browser
+	RAISE_MINER_ARTIFACTS='$(OUT)/test-artifacts' $(BIN)/pytest -q -m 'not integration'
 
 clean:
 	rm -rf $(VENV) build *.egg-info

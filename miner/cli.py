@@ -52,6 +52,14 @@ def cmd_mine(args: argparse.Namespace) -> int:
         f"{counts['removed']} removed"
     )
     print(f"cards: {args.out / 'errors'}  index: {args.out / 'index.md'}")
+    if args.site:
+        from miner import site
+
+        try:
+            stats = site.write_site(result, args.out / "site")
+        except render.OutputError as exc:
+            return _fail(str(exc))
+        print(f"site: {args.out / 'site' / 'index.html'} ({stats['written']} files written)")
     problems = result.problems
     if problems:
         print(
@@ -257,6 +265,47 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=cmd_release)
 
 
+def cmd_site(args: argparse.Namespace) -> int:
+    from miner import render, site
+
+    dest = args.dest or args.out / "site"
+    try:
+        result, manifest = site.load_result(args.out)
+        stats = site.write_site(
+            result,
+            dest,
+            counts=manifest["counts"],
+            diffs=site.load_diffs(args.out),
+            jobs=args.jobs,
+        )
+    except render.OutputError as exc:
+        return _fail(str(exc))
+    print(
+        f"site: {dest / 'index.html'}: {len(result.errors)} error pages; {stats['written']} "
+        f"files written, {stats['unchanged']} unchanged, {stats['removed']} removed; "
+        f"{stats['bytes'] / 2**20:.1f} MiB"
+    )
+    return 0
+
+
+def cmd_lookup(args: argparse.Namespace) -> int:
+    from miner import lookup
+
+    text = sys.stdin.read() if args.text == "-" else args.text
+    if not text.strip():
+        return _fail("nothing to look up: pass the message or pipe it on standard input")
+    try:
+        index = lookup.LookupIndex.load(args.out)
+    except FileNotFoundError:
+        return _fail(f"{args.out}: no sites.jsonl; pass --out with a folder `miner mine` wrote")
+    except (OSError, ValueError) as exc:
+        return _fail(str(exc))
+    matches = index.search(text, limit=args.limit)
+    report = lookup.report_json if args.json else lookup.report_text
+    print(report(text, matches, args.out, args.base_url))
+    return 0 if matches and matches[0].good else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="miner",
@@ -286,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="parse whole modules with libcst instead of only the units holding sites",
     )
+    mine.add_argument(
+        "--site", action="store_true", help="also write the HTML site into OUT/site (miner site)"
+    )
     mine.set_defaults(func=cmd_mine)
 
     corpus = sub.add_parser("corpus", help="build the SGLang release repository from PyPI wheels")
@@ -299,6 +351,22 @@ def build_parser() -> argparse.ArgumentParser:
     corpus.add_argument("--cache-dir", type=Path, help="where downloaded wheels are kept")
     corpus.add_argument("-q", "--quiet", action="store_true")
     corpus.set_defaults(func=cmd_corpus)
+
+    site = sub.add_parser("site", help="write the HTML site of a mined output folder")
+    site.add_argument("--out", type=Path, default=Path("output"), help="mined output folder")
+    site.add_argument("--dest", type=Path, help="site folder (default: OUT/site)")
+    site.add_argument("-j", "--jobs", type=int, help="processes rendering cards (default: CPUs)")
+    site.set_defaults(func=cmd_site)
+
+    lookup = sub.add_parser("lookup", help="find the card for a pasted error or traceback")
+    lookup.add_argument("text", nargs="?", default="-", help="the paste (default: standard input)")
+    lookup.add_argument(
+        "--out", "--data", dest="out", type=Path, default=Path("output"), help="mined folder"
+    )
+    lookup.add_argument("--limit", type=int, default=5, help="results shown (default: 5)")
+    lookup.add_argument("--base-url", help="print card URLs under this site URL")
+    lookup.add_argument("--json", action="store_true", help="print JSON for tools")
+    lookup.set_defaults(func=cmd_lookup)
     _add_history_commands(sub)
     return parser
 

@@ -356,10 +356,18 @@ class Error:
 
     @property
     def title(self) -> str:
-        """The card title: the message (or its source) cut at 60 characters."""
-        text = self.message or self.primary.message_source or self.exception or "re-raise"
-        text = " ".join(text.split())
-        return text[:60]
+        """The card title, cut at 60 characters: the message template, else the
+        message's source, else ``assert <test>`` or ``<Exception> in <scope>``."""
+        site = self.primary
+        if self.message:
+            text = self.message
+        elif site.message_source:
+            text = site.message_source
+        elif site.kind == "assert" and site.guards:
+            text = f"assert {site.guards[-1].test}"
+        else:
+            text = f"{self.exception or 're-raise'} in {site.scope}"
+        return " ".join(text.split())[:60]
 
     @property
     def module(self) -> str:

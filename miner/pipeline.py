@@ -149,5 +149,6 @@ def mine(
     """
     repo, commit, info = pin(repo_arg, rev, slug=slug, link_ref=link_ref, cache_dir=cache_dir)
     entries = source.python_blobs(repo, commit)
+    source.prefetch_blobs(repo, commit, entries)
     files = mine_blobs(repo, entries, partial=partial, progress=progress)
     return assemble(info, files)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass
 from datetime import timezone
 from pathlib import Path
@@ -105,8 +107,6 @@ def _cached_clone(url: str, rev: str, cache_dir: Path) -> git.Repo:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(path.name + ".partial")
             if tmp.exists():
-                import shutil
-
                 shutil.rmtree(tmp)
             git.Repo.clone_from(url, tmp, bare=True, multi_options=["--filter=blob:none"])
             tmp.rename(path)
@@ -192,6 +192,63 @@ def python_blobs(repo: git.Repo, commit: git.Commit) -> list[BlobRef]:
         )
     entries.sort(key=lambda e: e.path)
     return entries
+
+
+def is_partial_clone(repo: git.Repo) -> bool:
+    """True for a clone made with ``--filter`` (blobs are fetched on demand)."""
+    reader = repo.config_reader()
+    return bool(reader.has_option('remote "origin"', "promisor"))
+
+
+def missing_blobs(repo: git.Repo, commit: git.Commit, wanted: set[str]) -> set[str]:
+    """The ids in ``wanted`` that a partial clone does not hold yet (listing them
+    with ``rev-list --missing=print`` fetches nothing)."""
+    listing = repo.git.rev_list("--objects", "--missing=print", commit.hexsha)
+    missing = {line[1:].strip() for line in listing.splitlines() if line.startswith("?")}
+    return missing & wanted
+
+
+def prefetch_blobs(repo: git.Repo, commit: git.Commit, entries: list[BlobRef]) -> int:
+    """Fetch, in one request, the blobs of ``entries`` that a partial clone lacks.
+
+    Reading a missing blob would otherwise make git fetch it alone, one round
+    trip per file. This is the request git itself sends for missing objects
+    (object ids on the standard input of ``git fetch --stdin`` with the
+    ``noop`` negotiation). Returns how many blobs were fetched.
+
+    Raises:
+        SourceError: the fetch failed.
+    """
+    if not is_partial_clone(repo):
+        return 0
+    missing = missing_blobs(repo, commit, {e.blob for e in entries if e.mode != MODE_GITLINK})
+    if not missing:
+        return 0
+    proc = repo.git.execute(
+        [
+            "git",
+            "-c",
+            "fetch.negotiationAlgorithm=noop",
+            "fetch",
+            "origin",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--recurse-submodules=no",
+            "--filter=blob:none",
+            "--stdin",
+        ],
+        as_process=True,
+        istream=subprocess.PIPE,
+    )
+    assert proc.proc is not None and proc.proc.stdin is not None
+    proc.proc.stdin.write("".join(f"{oid}\n" for oid in sorted(missing)).encode())
+    proc.proc.stdin.close()
+    try:
+        proc.wait()
+    except git.GitCommandError as exc:
+        detail = " ".join(str(exc.stderr or exc).split())
+        raise SourceError(f"cannot fetch {len(missing)} blobs from origin: {detail}") from None
+    return len(missing)
 
 
 def read_blob(repo: git.Repo, blob: str) -> bytes:

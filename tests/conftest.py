@@ -36,9 +36,11 @@ def write_files(root: Path, files: Files) -> None:
         target.write_bytes(data)
 
 
-def commit_all(repo: git.Repo, message: str, tag: str | None = None) -> str:
-    """Stage everything in the work tree (deletions too), commit, optionally tag."""
-    repo.git.add("-A")
+def commit_all(repo: git.Repo, message: str, tag: str | None = None, *, stage: bool = True) -> str:
+    """Stage everything in the work tree (deletions too; not with ``stage=False``),
+    commit, optionally tag."""
+    if stage:
+        repo.git.add("-A")
     with repo.git.custom_environment(**_GIT_ENV):
         repo.git.commit("-q", "--allow-empty", "-m", message)
     if tag:
@@ -71,11 +73,46 @@ def make_repo(tmp_path: Path) -> Callable[..., Path]:
 
 
 def add_commit(
-    root: Path, files: Files, *, tag: str | None = None, remove: tuple[str, ...] = ()
+    root: Path,
+    files: Files,
+    *,
+    tag: str | None = None,
+    remove: tuple[str, ...] = (),
+    stage: bool = True,
 ) -> str:
     """Change files of a fixture repository and commit; returns the new SHA."""
     repo = git.Repo(root)
     for rel in remove:
         (root / rel).unlink()
     write_files(root, files)
-    return commit_all(repo, "change", tag)
+    return commit_all(repo, "change", tag, stage=stage)
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """The SGLang release repository built from PyPI (``make corpus``)."""
+    value = os.environ.get("RAISE_MINER_CORPUS")
+    if not value:
+        pytest.skip("RAISE_MINER_CORPUS is not set (make test sets it after make corpus)")
+    path = Path(value)
+    if not (path / ".git").exists():
+        pytest.skip(f"{path}: no release repository there; run make corpus")
+    return path
+
+
+@pytest.fixture(scope="session")
+def mined_release(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
+    """``mined_release("v0.5.19")`` -> (MineResult, output folder), mined once per session."""
+    from miner import pipeline, render
+
+    done: dict[str, tuple[pipeline.MineResult, Path]] = {}
+
+    def get(tag: str) -> tuple[pipeline.MineResult, Path]:
+        if tag not in done:
+            result = pipeline.mine(str(corpus), tag, slug="sgl-project/sglang", link_ref=tag)
+            out = tmp_path_factory.mktemp(f"out-{tag}")
+            render.write_output(result, out)
+            done[tag] = (result, out)
+        return done[tag]
+
+    return get

@@ -1,0 +1,449 @@
+"""Extraction on small sources: message forms, guard kinds, scopes, excerpts,
+re-raises and causes. Each case is mined both with the unit planner (the
+default) and with a whole-module libcst parse, and the records must agree."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from miner.extract.runner import extract_file
+from miner.model import FileResult, Guard, MessagePart, Site
+
+
+def mine(source: str, path: str = "pkg/mod.py") -> list[Site]:
+    data = textwrap.dedent(source).lstrip("\n").encode()
+    partial = extract_file(path, "0" * 40, data)
+    full = extract_file(path, "0" * 40, data, partial=False)
+    assert partial.status == "mined", partial.reason
+    assert partial.sites == full.sites
+    return list(partial.sites)
+
+
+def only(source: str) -> Site:
+    sites = mine(source)
+    assert len(sites) == 1, sites
+    return sites[0]
+
+
+def guards(site: Site) -> list[tuple[str, str, bool]]:
+    return [(g.kind, g.test, g.negated) for g in site.guards]
+
+
+# -- messages ---------------------------------------------------------------
+
+MESSAGE_CASES = [
+    # (raise expression, message, kind, style)
+    ('ValueError("plain text")', "plain text", "literal", "literal"),
+    ('ValueError("a " "b" \'c\')', "a bc", "literal", "literal"),
+    ('ValueError(r"C:\\new\\d")', "C:\\new\\d", "literal", "literal"),
+    ('ValueError("tab\\there\\N{DEGREE SIGN}")', "tab\there°", "literal", "literal"),
+    ('ValueError(b"raw bytes")', "raw bytes", "literal", "bytes"),
+    ('ValueError("")', "", "literal", "literal"),
+    ('ValueError("literal {braces}")', "literal {{braces}}", "literal", "literal"),
+    ('ValueError(f"got {x!r} and {y:.2f}")', "got {x!r} and {y:.2f}", "template", "fstring"),
+    ('ValueError(f"{x=}")', "{x=}", "template", "fstring"),
+    ('ValueError(f"{{lit}} {x}")', "{{lit}} {x}", "template", "fstring"),
+    ('ValueError(f"a {x} " "b {c}")', "a {x} b {{c}}", "template", "fstring"),
+    ('ValueError("got %r of %d" % (a, b))', "got {a!r} of {b:d}", "template", "percent"),
+    ('ValueError("got %s" % a)', "got {a}", "template", "percent"),
+    ('ValueError("100%% of %(n)s" % {"n": k})', "100% of {k}", "template", "percent"),
+    ('ValueError("{} and {name!r}".format(a, name=b))', "{a} and {b!r}", "template", "format"),
+    ('ValueError("x " + str(n) + " y")', "x {str(n)} y", "template", "concat"),
+    ('ValueError(detail="from keyword")', "from keyword", "literal", "literal"),
+    ('ValueError(t"t {x}")', "t {x}", "template", "tstring"),
+]
+
+
+@pytest.mark.parametrize(("expr", "message", "kind", "style"), MESSAGE_CASES)
+def test_message_forms(expr: str, message: str, kind: str, style: str) -> None:
+    site = only(f"def f(x, y, a, b, k, n):\n    raise {expr}\n")
+    assert (site.message, site.message_kind, site.message_style) == (message, kind, style)
+
+
+def test_message_parts_keep_literal_braces_apart_from_placeholders() -> None:
+    site = only('def f(x):\n    raise KeyError(f"{{x}} is {x!r:>5} " "{y}")\n')
+    assert site.message_parts == (
+        MessagePart(text="{x} is "),
+        MessagePart(expr="x", conversion="r", spec=">5"),
+        MessagePart(text=" {y}"),
+    )
+
+
+def test_self_documenting_field_parts() -> None:
+    site = only('def f(n):\n    raise ValueError(f"bad {n=}")\n')
+    assert site.message_parts == (MessagePart(text="bad n="), MessagePart(expr="n", conversion="r"))
+
+
+def test_dynamic_and_none_messages() -> None:
+    sites = mine(
+        """
+        def f(names, err):
+            if names:
+                raise ValueError(", ".join(names))
+            if err:
+                raise ValueError
+            raise ValueError()
+        """
+    )
+    assert [(s.message, s.message_kind, s.message_source) for s in sites] == [
+        (None, "dynamic", '", ".join(names)'),
+        (None, "none", None),
+        (None, "none", None),
+    ]
+
+
+def test_message_variable_assigned_once_is_resolved() -> None:
+    sites = mine(
+        """
+        def f(x):
+            msg = f"value {x} too large"
+            if x > 3:
+                raise ValueError(msg)
+
+        def g(x):
+            msg = "a"
+            if x:
+                msg = "b"
+            raise ValueError(msg)
+
+        def h(msg):
+            raise ValueError(msg)
+        """
+    )
+    assert [(s.message, s.message_kind, s.message_source) for s in sites] == [
+        ("value {x} too large", "template", "msg"),
+        (None, "dynamic", "msg"),
+        (None, "dynamic", "msg"),
+    ]
+
+
+def test_multiline_call_message_and_end_line() -> None:
+    site = only(
+        """
+        class MlxComponent:
+            def __init__(self, cache, params):
+                if params.enable_extra:
+                    raise NotImplementedError(
+                        "MLX radix cache does not support "
+                        "enable_extra yet."
+                    )
+        """
+    )
+    assert site.message == "MLX radix cache does not support enable_extra yet."
+    assert (site.line, site.end_line) == (4, 7)
+    assert site.scope == "MlxComponent.__init__"
+    assert guards(site) == [("if", "params.enable_extra", False)]
+
+
+# -- exceptions, causes, re-raises --------------------------------------------
+
+
+def test_exception_as_written_and_cause() -> None:
+    sites = mine(
+        """
+        import errors
+
+        def f(x):
+            try:
+                x()
+            except (KeyError, IndexError) as exc:
+                raise errors.ConfigError("bad config") from exc
+            except OSError:
+                raise RuntimeError("io") from None
+            raise type(x)("copy")
+        """
+    )
+    assert [(s.exception, s.cause, s.line) for s in sites] == [
+        ("errors.ConfigError", "exc", 7),
+        ("RuntimeError", "None", 9),
+        ("type(x)", None, 10),
+    ]
+    assert guards(sites[0]) == [("except", "(KeyError, IndexError)", False)]
+    assert sites[0].guards[0].name == "exc"
+
+
+def test_reraises() -> None:
+    sites = mine(
+        """
+        def f():
+            try:
+                pass
+            except ValueError as err:
+                if err.args:
+                    raise err
+                raise
+            except:
+                raise
+            raise
+
+        def g(err):
+            raise err
+        """
+    )
+    assert [(s.line, s.exception, s.reraise, s.reraised, s.message_kind) for s in sites] == [
+        (6, "err", True, ("ValueError",), "none"),
+        (7, None, True, ("ValueError",), "none"),
+        (9, None, True, ("BaseException",), "none"),
+        (10, None, False, (), "none"),
+        (13, "err", False, (), "dynamic"),
+    ]
+
+
+def test_reraise_does_not_cross_a_def() -> None:
+    sites = mine(
+        """
+        def outer():
+            try:
+                pass
+            except LookupError:
+                def later():
+                    raise
+                return later
+        """
+    )
+    assert [(s.scope, s.reraise, s.guards) for s in sites] == [("outer.<locals>.later", False, ())]
+
+
+# -- guards -----------------------------------------------------------------
+
+
+def test_if_elif_else_chain() -> None:
+    sites = mine(
+        """
+        def f(mode, strict):
+            if mode == "fast":
+                pass
+            elif mode == "safe":
+                raise ValueError("safe")
+            elif not strict:
+                raise ValueError("lenient")
+            else:
+                raise ValueError("other")
+        """
+    )
+    assert [guards(s) for s in sites] == [
+        [("if", 'mode == "fast"', True), ("if", 'mode == "safe"', False)],
+        [
+            ("if", 'mode == "fast"', True),
+            ("if", 'mode == "safe"', True),
+            ("if", "not strict", False),
+        ],
+        [
+            ("if", 'mode == "fast"', True),
+            ("if", 'mode == "safe"', True),
+            ("if", "not strict", True),
+        ],
+    ]
+    assert [[g.line for g in s.guards] for s in sites] == [[2, 4], [2, 4, 6], [2, 4, 6]]
+
+
+def test_loops_with_try_and_match_guards() -> None:
+    sites = mine(
+        """
+        async def f(items, lock, reply):
+            for item in items:
+                while item.busy:
+                    if item.bad:
+                        raise ValueError("bad")
+                else:
+                    raise LookupError("empty")
+            async with lock, open("p") as fh:
+                try:
+                    raise OSError("read")
+                except* TimeoutError:
+                    raise RuntimeError("group")
+                else:
+                    raise RuntimeError("else")
+                finally:
+                    raise RuntimeError("finally")
+            match reply:
+                case {"error": e} if e:
+                    raise RuntimeError("case")
+            async for chunk in items:
+                raise ValueError("async loop")
+        """
+    )
+    got = [(s.message, [(g.kind, g.test) for g in s.guards]) for s in sites]
+    assert got == [
+        ("bad", [("for", "item in items"), ("while", "item.busy"), ("if", "item.bad")]),
+        ("empty", [("for", "item in items"), ("while-else", "item.busy")]),
+        ("read", [("async with", 'lock, open("p") as fh'), ("try", "")]),
+        ("group", [("async with", 'lock, open("p") as fh'), ("except*", "TimeoutError")]),
+        ("else", [("async with", 'lock, open("p") as fh'), ("try-else", "")]),
+        ("finally", [("async with", 'lock, open("p") as fh'), ("finally", "")]),
+        ("case", [("case", '{"error": e} if e')]),
+        ("async loop", [("async for", "chunk in items")]),
+    ]
+    assert sites[6].guards[0].subject == "reply"
+
+
+def test_multiline_condition_is_one_line_without_comments() -> None:
+    site = only(
+        """
+        def f(cfg, backend):
+            if (
+                cfg.enable_feature  # the switch
+                and backend not in ("x", "y")  # supported
+            ):
+                raise ValueError("feature needs backend x or y")
+        """
+    )
+    assert guards(site) == [("if", 'cfg.enable_feature and backend not in ("x", "y")', False)]
+
+
+def test_not_of_a_compound_test_keeps_parentheses_in_describe() -> None:
+    site = only("def f(a, b):\n    if a or b:\n        pass\n    else:\n        raise E('x')\n")
+    assert site.guards[0].describe() == "not (a or b)"
+
+
+def test_early_exit_is_not_a_guard() -> None:
+    site = only("def f(x):\n    if x:\n        return x\n    raise ValueError('none')\n")
+    assert site.guards == ()
+
+
+def test_assert_guard_and_message() -> None:
+    sites = mine(
+        """
+        def f(start, page, out):
+            assert start % page == 0, f"start {start} not aligned to {page}"
+            assert (
+                out.ok
+            ), "parenthesised test"
+            assert out.is_contiguous()
+        """
+    )
+    assert [(s.exception, s.message, guards(s)) for s in sites] == [
+        (
+            "AssertionError",
+            "start {start} not aligned to {page}",
+            [("assert", "start % page == 0", True)],
+        ),
+        ("AssertionError", "parenthesised test", [("assert", "out.ok", True)]),
+        ("AssertionError", None, [("assert", "out.is_contiguous()", True)]),
+    ]
+
+
+def test_guard_path_resets_at_def_and_class() -> None:
+    sites = mine(
+        """
+        import sys
+
+        if sys.version_info >= (3, 11):
+            class Backend:
+                if sys.platform == "win32":
+                    raise RuntimeError("windows")
+
+                def start(self):
+                    raise NotImplementedError("new")
+        """
+    )
+    assert [(s.scope, guards(s)) for s in sites] == [
+        ("Backend", [("if", 'sys.platform == "win32"', False)]),
+        ("Backend.start", []),
+    ]
+
+
+# -- scopes, docstrings, excerpts -------------------------------------------
+
+
+def test_scopes_are_qualnames() -> None:
+    sites = mine(
+        """
+        raise ImportError("at import")
+
+        class Settings:
+            \"\"\"Holds settings.
+
+            Second paragraph.\"\"\"
+
+            def parse(self):
+                \"\"\"Parse one token.\"\"\"
+                def convert(token):
+                    class Local:
+                        def run(self):
+                            raise RuntimeError("deep")
+                    raise ValueError("convert")
+                return convert
+
+            @property
+            def size(self):
+                raise AttributeError("read-only")
+
+        def one_line(): raise NotImplementedError
+        """
+    )
+    assert [(s.line, s.scope, s.function_doc, s.class_doc) for s in sites] == [
+        (1, "<module>", None, None),
+        (13, "Settings.parse.<locals>.convert.<locals>.Local.run", None, None),
+        (14, "Settings.parse.<locals>.convert", None, "Holds settings."),
+        (19, "Settings.size", None, "Holds settings."),
+        (21, "one_line", None, None),
+    ]
+
+
+def test_function_docstring_summary() -> None:
+    site = only('def f():\n    """Build the cache.\n\n    Details."""\n    raise E("x")\n')
+    assert site.function_doc == "Build the cache."
+
+
+def test_excerpt_clipped_at_file_edges_and_blank_edges_trimmed() -> None:
+    body = "\n".join(f"x{i} = {i}" for i in range(1, 30))
+    source = "\n\nimport os\nraise RuntimeError('top')\n" + body + "\nraise RuntimeError('end')"
+    result = extract_file("edges.py", "0" * 40, source.encode())
+    assert result.sites == extract_file("edges.py", "0" * 40, source.encode(), partial=False).sites
+    first, last = result.sites
+    assert (first.line, first.excerpt.start_line, first.excerpt.end_line) == (4, 3, 22)
+    assert first.excerpt.text.splitlines()[0] == "import os"
+    assert (last.line, last.excerpt.start_line, last.excerpt.end_line) == (34, 16, 34)
+    assert last.excerpt.text.splitlines()[-1] == "raise RuntimeError('end')"
+
+
+def test_crlf_and_lone_cr_lines_count_like_python() -> None:
+    data = b"def f(flag):\r\n    if flag:\r\n        x = 1\r    raise ValueError('a\\\r\nb')\r\n"
+    result = extract_file("m.py", "0" * 40, data)
+    (site,) = result.sites
+    assert site.line == 4
+    assert site.message == "ab"
+    assert "\r" not in site.excerpt.text
+
+
+def test_bom_and_coding_cookie() -> None:
+    bom = extract_file("a.py", "0" * 40, b"\xef\xbb\xbfraise E('bom')\n")
+    latin = extract_file(
+        "b.py", "0" * 40, b"# -*- coding: latin-1 -*-\nraise KeyError('entr\xe9e')\n"
+    )
+    assert bom.sites[0].excerpt.text == "raise E('bom')"
+    assert (latin.encoding, latin.sites[0].message) == ("iso-8859-1", "entrée")
+
+
+# -- files that are not plain ------------------------------------------------
+
+
+def test_file_without_markers_is_not_parsed() -> None:
+    result = extract_file("a.py", "0" * 40, b"x = (\n")
+    assert result == FileResult(path="a.py", blob="0" * 40, status="mined")
+
+
+def test_raise_only_in_strings_has_no_sites() -> None:
+    result = extract_file("a.py", "0" * 40, b"'''raise ValueError'''\n# assert x\n")
+    assert (result.status, result.sites) == ("mined", ())
+
+
+def test_unparsable_file_is_reported_not_raised() -> None:
+    result = extract_file("py2.py", "0" * 40, b'print "hi"\nraise E, "old"\n')
+    assert result.status == "failed"
+    assert result.reason is not None and result.reason.startswith("libcst cannot parse")
+
+
+def test_empty_file() -> None:
+    result = extract_file("e.py", "0" * 40, b"")
+    assert (result.status, result.reason) == ("mined", "empty file")
+
+
+def test_guard_to_json_round_trip() -> None:
+    guard = Guard("except", "KeyError", False, 3, name="e")
+    assert Guard.from_json(guard.to_json()) == guard
+    site = only("def f():\n    raise E(f'{x!r:>3}')\n")
+    assert Site.from_json(site.to_json()) == site

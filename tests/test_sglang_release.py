@@ -1,0 +1,125 @@
+"""Integration: the real SGLang v0.5.19 release, built from PyPI wheels.
+
+The expected values below were read off the release's files and the sample
+cards in ``../shared/seeds/``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import git
+import pytest
+
+from miner.extract.text import decode_source
+
+pytestmark = pytest.mark.integration
+
+TAG = "v0.5.19"
+SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+
+
+def card_for(out: Path, title: str) -> str:
+    for card in sorted((out / "errors").glob("*.md")):
+        text = card.read_text()
+        if f"\n# {title}\n" in text:
+            return text
+    raise AssertionError(f"no card titled {title!r}")
+
+
+def seed_excerpt(name: str) -> list[str]:
+    """The excerpt of a sample card: the lines between ``Thrown at`` and ``View on GitHub``."""
+    lines = (SEEDS / name).read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Thrown at")) + 1
+    end = next(i for i, line in enumerate(lines) if line.startswith("View on GitHub"))
+    body = lines[start:end]
+    while body and not body[0].strip():
+        body.pop(0)
+    while body and not body[-1].strip():
+        body.pop()
+    return body
+
+
+def test_host_pool_card(mined_release) -> None:
+    result, out = mined_release(TAG)
+    (site,) = [
+        s
+        for s in result.sites
+        if s.message == "Host-pool retraction does not support Mamba models."
+    ]
+    assert (site.path, site.line, site.exception) == (
+        "python/sglang/srt/mem_cache/registry.py",
+        154,
+        "ValueError",
+    )
+    assert site.scope == "_create_unified_radix_cache"
+    assert [(g.kind, g.test, g.negated) for g in site.guards] == [
+        ("if", 'get_disagg().disaggregation_decode_retraction_backup == "host_pool"', False),
+        ("if", "ctx.is_hybrid_ssm", False),
+    ]
+    excerpt = site.excerpt.text.splitlines()
+    assert excerpt[0].strip().startswith("# Honor a CLI --flexkv-config-file")
+    assert excerpt[-1].strip() == "tree_components.append(ComponentType.C128)"
+    if SEEDS.exists():
+        assert [line.strip() for line in excerpt] == [
+            line.strip() for line in seed_excerpt("card-host-pool-retraction.txt")
+        ]
+    card = card_for(out, "Host-pool retraction does not support Mamba models.")
+    assert "Thrown at `python/sglang/srt/mem_cache/registry.py:154`" in card
+    assert site.excerpt.text in card
+
+
+def test_mlx_card(mined_release) -> None:
+    result, out = mined_release(TAG)
+    message = "MLX auxiliary-state radix cache does not support enable_mamba_extra_buffer yet."
+    (site,) = [s for s in result.sites if s.message == message]
+    assert site.path == "python/sglang/srt/hardware_backend/mlx/kv_cache/auxiliary_state.py"
+    assert (site.line, site.exception, site.scope) == (
+        334,
+        "NotImplementedError",
+        "MlxAuxiliaryStateComponent.__init__",
+    )
+    assert [(g.kind, g.test, g.negated) for g in site.guards] == [
+        ("if", "params.enable_mamba_extra_buffer", False)
+    ]
+    # The sample card comes from a GitHub commit a little after the wheel: one
+    # comment line inside differs, the excerpt's bounds are the same.
+    excerpt = [line.strip() for line in site.excerpt.text.splitlines()]
+    assert (site.excerpt.start_line, site.excerpt.end_line) == (316, 352)
+    assert excerpt[0] == "# auxiliary slot, so return it with the request row. Keyed on"
+    assert excerpt[-1] == "if track_buffer is not None and track_len is not None:"
+    if SEEDS.exists():
+        seed = [line.strip() for line in seed_excerpt("card-mlx-auxiliary-state.txt")]
+        assert len(seed) == len(excerpt)
+        assert sum(a != b for a, b in zip(seed, excerpt, strict=True)) == 1
+    card = card_for(out, message[:60])
+    assert (
+        "Thrown at `python/sglang/srt/hardware_backend/mlx/kv_cache/auxiliary_state.py:334`" in card
+    )
+    assert "`params.enable_mamba_extra_buffer` is true" in card
+
+
+def test_site_counts_match_the_standard_library(mined_release, corpus: Path) -> None:
+    """Every file the standard library parses is mined, with as many raise and
+    assert sites as ``ast`` finds."""
+    result, _ = mined_release(TAG)
+    repo = git.Repo(corpus)
+    by_path = {f.path: f for f in result.files}
+    expected_raises = expected_asserts = 0
+    for blob in repo.commit(TAG).tree.traverse():
+        if not isinstance(blob, git.Blob) or not blob.path.endswith(".py"):
+            continue
+        text = decode_source(blob.data_stream.read()).text
+        tree = ast.parse(text)
+        raises = sum(isinstance(n, ast.Raise) for n in ast.walk(tree))
+        asserts = sum(isinstance(n, ast.Assert) for n in ast.walk(tree))
+        expected_raises += raises
+        expected_asserts += asserts
+        mined = by_path[blob.path]
+        assert mined.status == "mined", (blob.path, mined.reason)
+        got = [s.kind for s in mined.sites]
+        assert (got.count("raise"), got.count("assert")) == (raises, asserts), blob.path
+    counts = [s.kind for s in result.sites]
+    assert (counts.count("raise"), counts.count("assert")) == (expected_raises, expected_asserts)
+    assert (expected_raises, expected_asserts) == (8960, 9579)
