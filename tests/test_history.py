@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import git
+import jsonschema
 import pytest
 from conftest import add_commit
 
@@ -154,6 +155,8 @@ def test_site_cards_carry_history(releases, tmp_path):
     assert expected in back
 
     record = json.loads((out / "api" / "errors" / f"{brief_id}.json").read_text())
+    schema = json.loads((render.TEMPLATES_DIR / "site" / "schema" / "error-v1.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(record)
     assert record["history"]["present"] is False
     assert record["history"]["last_seen"] == "v1.2"
     assert record["commit"] == results[2][1].commit.sha
