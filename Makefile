@@ -11,8 +11,16 @@ CORPUS   ?= .corpus/sglang
 VERSIONS ?= 0.5.16 0.5.17 0.5.18 0.5.19 0.5.20 0.5.21 0.5.22 0.5.23
 DEMO_TAG ?= v0.5.19
 SLUG     ?= sgl-project/sglang
+# diff / history / release (default: the local release repository)
+RELEASE_REPO ?= $(CORPUS)
+FROM     ?= v0.5.18
+TO       ?= v0.5.19
+DIFF_OUT ?= $(OUT)/diffs
+SITE     ?= site
+TAGS     ?= v0.5.*
+SINCE    ?= v0.5.16
 
-.PHONY: venv mine corpus demo test test-fast lint bench bench-hard bench-analysis clean site browser
+.PHONY: venv mine corpus demo test test-fast lint bench bench-hard bench-analysis clean site browser diff history release
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,6 +54,18 @@ browser:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	      || echo "make browser: could not install chromium; the browser test will be skipped" >&2; \
 	  else echo "make browser: chromium missing and not root; the browser test will be skipped" >&2; fi; }
+
+## errors added, removed, changed and moved between FROM and TO of RELEASE_REPO
+diff: $(STAMP)
+	$(BIN)/miner diff --repo '$(RELEASE_REPO)' '$(FROM)' '$(TO)' --out '$(DIFF_OUT)' --slug '$(SLUG)'
+
+## every release matching TAGS, in order, into SITE: cards with histories, diffs
+history: $(STAMP)
+	$(BIN)/miner history --repo '$(RELEASE_REPO)' --tags '$(TAGS)' --out '$(SITE)' --slug '$(SLUG)'
+
+## document the newest tag of RELEASE_REPO in SITE (a no-op when it is already there)
+release: $(STAMP)
+	$(BIN)/miner release --repo '$(RELEASE_REPO)' --tags '$(TAGS)' --since '$(SINCE)' --out '$(SITE)' --slug '$(SLUG)'
 
 lint: $(STAMP)
 	$(BIN)/ruff check miner tests benchmarks

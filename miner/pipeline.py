@@ -178,6 +178,11 @@ def mine(
     entries = source.python_blobs(repo, commit)
     source.prefetch_blobs(repo, commit, entries)
     extraction = extract_entries(repo, entries, partial=partial, progress=progress, options=options)
-    result = assemble(info, extraction.files, extraction.stats)
+    return with_facts(repo, entries, assemble(info, extraction.files, extraction.stats))
+
+
+def with_facts(repo: git.Repo, entries: Iterable[source.BlobRef], result: MineResult) -> MineResult:
+    """``result`` with the facts the analysis needs beyond the sites (the
+    configuration model, callers, exception classes), read from the same blobs."""
     sources = {e.path: source.read_blob(repo, e.blob) for e in entries if skip_reason(e) is None}
     return replace(result, facts=collect(sources, result.sites))
