@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import git
@@ -35,7 +35,7 @@ class MineResult:
     """Every site, in (path, line) order, with ids assigned."""
     errors: tuple[Error, ...]
     """Sites grouped into errors, in error-id order (re-raises excluded)."""
-    stats: RunStats | None = None
+    stats: RunStats | None = field(default=None, compare=False)
     """What the extraction did (cache hits, blobs parsed, workers lost); not
     part of the output, which depends on the commit alone."""
     facts: RepoFacts | None = None
