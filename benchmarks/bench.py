@@ -65,6 +65,16 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def _cpu_ticks(pid: int) -> int:
+    """User + system CPU of one process so far, in clock ticks (``/proc/PID/stat``)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def _pss_kib(pid: int) -> int:
     try:
         with open(f"/proc/{pid}/smaps_rollup") as fh:
@@ -80,6 +90,7 @@ def _pss_kib(pid: int) -> int:
 class Run:
     label: str
     wall: float
+    cpu: float
     peak_mib: float
     code: int
     out: str
@@ -89,19 +100,27 @@ class Run:
 
 
 def measure(label: str, cmd: list[str], *, env: dict[str, str] | None = None) -> Run:
-    """Run ``cmd``; wall seconds and peak PSS of its process tree."""
+    """Run ``cmd``; wall seconds, CPU seconds and peak PSS of its process tree.
+
+    CPU is the sum over every process seen in the tree of its last sampled
+    user + system time (the last < 50 ms of each process is missed).
+    """
     load = os.getloadavg()[0]
     start = time.perf_counter()
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT
     )
     peak = 0
+    ticks: dict[int, int] = {}
     done = threading.Event()
 
     def sample() -> None:
         nonlocal peak
         while not done.is_set():
-            peak = max(peak, sum(_pss_kib(p) for p in _descendants(proc.pid)))
+            tree = _descendants(proc.pid)
+            peak = max(peak, sum(_pss_kib(p) for p in tree))
+            for pid in tree:
+                ticks[pid] = max(ticks.get(pid, 0), _cpu_ticks(pid))
             done.wait(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -110,8 +129,13 @@ def measure(label: str, cmd: list[str], *, env: dict[str, str] | None = None) ->
     wall = time.perf_counter() - start
     done.set()
     sampler.join()
-    run = Run(label, wall, peak / 1024, proc.returncode, out, err, load)
-    print(f"  {label}: {wall:.1f} s, {run.peak_mib:.0f} MiB, exit {proc.returncode}", flush=True)
+    cpu = sum(ticks.values()) / os.sysconf("SC_CLK_TCK")
+    run = Run(label, wall, cpu, peak / 1024, proc.returncode, out, err, load)
+    print(
+        f"  {label}: {wall:.1f} s wall, {cpu:.1f} s CPU, {run.peak_mib:.0f} MiB, "
+        f"exit {proc.returncode}",
+        flush=True,
+    )
     if proc.returncode not in (0, 1):
         print(err[-2000:], file=sys.stderr)
     return run
@@ -120,28 +144,41 @@ def measure(label: str, cmd: list[str], *, env: dict[str, str] | None = None) ->
 # -- the baselines, run as subcommands of this script ----------------------------
 
 
-def _blobs(corpus: str, tag: str) -> list[tuple[str, bytes]]:
+def _blobs(corpus: str, tag: str, step: int = 1) -> tuple[list[tuple[str, str]], int]:
+    """Every ``step``-th ``.py`` blob of ``tag`` as (path, blob id), in path
+    order, and the bytes of all of them (one ``git ls-tree``)."""
     import git
 
     repo = git.Repo(corpus)
-    commit = repo.commit(tag)
-    out: list[tuple[str, bytes]] = []
-    for item in commit.tree.traverse():
-        if item.type == "blob" and item.path.endswith(".py") and item.mode != 0o120000:
-            out.append((item.path, item.data_stream.read()))
-    out.sort()
-    return out
+    listing = repo.git.ls_tree("-r", "-l", "-z", tag, stdout_as_string=False)
+    rows = []
+    for record in listing.split(b"\0"):
+        meta, _, path = record.partition(b"\t")
+        if path.endswith(b".py") and meta.split()[1] == b"blob":
+            mode, _type, sha, size = meta.split()
+            if mode != b"120000":
+                rows.append((path.decode("utf-8", "surrogateescape"), sha.decode(), int(size)))
+    rows.sort()
+    return [(p, b) for p, b, _ in rows[::step]], sum(size for *_, size in rows)
+
+
+def _read(corpus: str):  # one repository handle: blob id -> bytes
+    import git
+
+    odb = git.Repo(corpus).odb
+    return lambda blob: odb.stream(bytes.fromhex(blob)).read()
 
 
 def baseline_ast(corpus: str, tag: str) -> None:
-    blobs = _blobs(corpus, tag)
+    blobs, total = _blobs(corpus, tag)
+    read = _read(corpus)
     failed = 0
-    for _path, data in blobs:
+    for _path, blob in blobs:
         try:
-            ast.parse(data)
+            ast.parse(read(blob))
         except (SyntaxError, ValueError):
             failed += 1
-    print(f"files={len(blobs)} failed={failed} bytes={sum(len(d) for _, d in blobs)}")
+    print(f"files={len(blobs)} failed={failed} bytes={total}")
 
 
 def baseline_libcst(corpus: str, tag: str, step: int) -> None:
@@ -161,22 +198,24 @@ def baseline_libcst(corpus: str, tag: str, step: int) -> None:
         def visit_Assert(self, node: cst.Assert) -> None:
             self.lines.append(self.get_metadata(PositionProvider, node).start.line)
 
-    blobs = _blobs(corpus, tag)
-    sample = blobs[::step]
+    sample, total = _blobs(corpus, tag, step)
+    read = _read(corpus)
     start = time.perf_counter()
-    sites = failed = 0
-    for _path, data in sample:
+    sites = failed = sample_bytes = 0
+    for _path, blob in sample:
+        data = read(blob)
+        sample_bytes += len(data)
         try:
             visitor = Lines()
-            MetadataWrapper(cst.parse_module(data)).visit(visitor)
+            # No defensive deep copy of the tree (the miner skips it too).
+            MetadataWrapper(cst.parse_module(data), unsafe_skip_copy=True).visit(visitor)
             sites += len(visitor.lines)
         except Exception:  # noqa: BLE001 - a baseline counts failures, nothing more
             failed += 1
     loop = time.perf_counter() - start
     print(
         f"files={len(sample)} failed={failed} sites={sites} loop={loop:.3f} "
-        f"sample_bytes={sum(len(d) for _, d in sample)} "
-        f"total_bytes={sum(len(d) for _, d in blobs)}"
+        f"sample_bytes={sample_bytes} total_bytes={total}"
     )
 
 
@@ -186,6 +225,11 @@ def baseline_libcst(corpus: str, tag: str, step: int) -> None:
 def _stat(run: Run, key: str) -> float:
     match = re.search(rf"{key}=([\d.]+)", run.out)
     return float(match.group(1)) if match else 0.0
+
+
+def _extraction(run: Run) -> str:
+    match = re.search(r"extraction ([\d.]+) s", run.out)
+    return f"extraction {match.group(1)} s" if match else "extraction ?"
 
 
 def _blob_line(run: Run) -> tuple[int, int, int]:
@@ -255,7 +299,8 @@ def main(argv: list[str] | None = None) -> int:
             loop = _stat(n, "loop")
             scale = _stat(n, "total_bytes") / max(1.0, _stat(n, "sample_bytes"))
             n.wall = n.wall - loop + loop * scale
-            n.note = f"est.: every {step}th file, loop time x {scale:.2f} (bytes)"
+            n.cpu = n.cpu * scale
+            n.note = f"est.: every {step}th file, times x {scale:.2f} (bytes)"
         else:
             n.note = "all files"
         rows.append((n, n.note))
@@ -287,23 +332,24 @@ def main(argv: list[str] | None = None) -> int:
 
         cache, out = work / "cache", work / "out"
         cold = miner(f"miner cold {args.tag}", args.tag, cache, out)
-        rows.append((cold, "empty cache, empty output"))
+        rows.append((cold, f"empty cache, empty output; {_extraction(cold)}"))
         warm = miner(f"miner warm {args.tag}", args.tag, cache, out)
-        rows.append((warm, "same commit, cache and output"))
+        rows.append((warm, f"same commit, cache and output; {_extraction(warm)}"))
         mined = [args.tag]
         colds: dict[str, Run] = {}
         if nexts and not args.skip_next_cold:
             c2 = miner(f"miner cold {nexts[0]}", nexts[0], work / "cache-2", work / "out-2")
             colds[nexts[0]] = c2
-            rows.append((c2, "empty cache, empty output"))
+            rows.append((c2, f"empty cache, empty output; {_extraction(c2)}"))
         for tag in nexts:
             _new, _total, new_bytes, all_bytes = new_blobs(corpus, tag, mined)
-            run = miner(f"miner incremental {tag}", tag, cache, out)
+            run = miner(f"miner incremental {tag}", tag, cache, work / f"out-{tag}")
             distinct, _hits, parsed = _blob_line(run)
             share = parsed / max(1, distinct)
             note = (
-                f"after {mined[-1]}: {parsed}/{distinct} blobs new ({share:.0%}), "
-                f"{new_bytes / 1e6:.1f} of {all_bytes / 1e6:.1f} MB"
+                f"cache of {', '.join(mined)}, empty output: {parsed}/{distinct} blobs new "
+                f"({share:.0%}), {new_bytes / 1e6:.1f} of {all_bytes / 1e6:.1f} MB; "
+                f"{_extraction(run)}"
             )
             if tag in colds:
                 note += f"; {run.wall / colds[tag].wall:.2f} x its cold"
@@ -330,13 +376,13 @@ def render_table(rows: list[tuple[Run, str]], a: Run, cores: int, args: argparse
         + (" (the machine was shared with other jobs)" if max(loads) > cores * 0.75 else "")
         + ".",
         "",
-        "| run | wall (s) | x A | peak memory (MiB) | notes |",
-        "|---|---:|---:|---:|---|",
+        "| run | wall (s) | wall x A | CPU (s) | CPU x A | peak memory (MiB) | notes |",
+        "|---|---:|---:|---:|---:|---:|---|",
     ]
     for run, note in rows:
         lines.append(
-            f"| {run.label} | {run.wall:.1f} | {run.wall / a.wall:.2f} | {run.peak_mib:.0f} "
-            f"| {note} |"
+            f"| {run.label} | {run.wall:.1f} | {run.wall / a.wall:.2f} | {run.cpu:.1f} "
+            f"| {run.cpu / a.cpu:.2f} | {run.peak_mib:.0f} | {note} |"
         )
     return "\n".join(lines)
 

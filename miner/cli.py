@@ -116,7 +116,7 @@ def describe_stats(stats: RunStats) -> str:
     )
     if stats.workers_lost:
         line += f"; {stats.workers_lost} workers replaced"
-    return line
+    return line + f"; extraction {stats.seconds:.1f} s"
 
 
 def cmd_corpus(args: argparse.Namespace) -> int:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +84,8 @@ class RunStats:
     """Worker processes used at most (0: mined in this process)."""
     cache: str = "off"
     """The cache's state: ``used``, ``rebuilt``, ``read-only`` or ``off``."""
+    seconds: float = 0.0
+    """Wall-clock time of the extraction (for the summary line; never written)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,7 @@ def extract_blobs(
         miner.workers.WorkerStartError: worker processes cannot start at all.
     """
     options = options or MineOptions()
+    started = time.perf_counter()
     results: list[FileResult | None] = [None] * len(entries)
     by_blob: dict[str, list[int]] = {}
     skipped = 0
@@ -204,6 +208,7 @@ def extract_blobs(
         workers_lost=lost,
         jobs=jobs,
         cache=state,
+        seconds=time.perf_counter() - started,
     )
     return Extraction(files=done, stats=stats)
 

@@ -125,3 +125,74 @@ def test_release_sample_all_paths_match_the_full_parse(corpus: Path, tmp_path: P
         assert differing == [], f"{len(differing)} files differ from the full parse"
     assert sum(comparable(w) for w in expected) == len(sample)
     assert sum(len(w.sites) for w in expected) > 3000
+
+
+UNIT_CASES = {
+    "message name bound earlier in the function": (
+        "def f(x):\n    msg = 'x is bad'\n    if x:\n        raise ValueError(msg)\n",
+        [("f", 4, "ValueError", "x is bad", [("if", "x", 3)])],
+    ),
+    "raised capitalised name bound to an instance": (
+        "def f(make):\n    Problem = make()\n    for item in range(3):\n        raise Problem\n",
+        [("f", 4, "Problem", None, [("for", "item in range(3)", 3)])],
+    ),
+    "one-line method": (
+        "class C:\n    def f(self, x): raise KeyError(f'no {x}')\n",
+        [("C.f", 2, "KeyError", "no {x}", [])],
+    ),
+    "statements sharing a line": (
+        "def f(x):\n    y = (1,\n         2); raise OSError('shared')\n",
+        [("f", 3, "OSError", "shared", [])],
+    ),
+    "guards of else, finally and case inside one body statement": (
+        "def f(x, y):\n"
+        "    try:\n"
+        "        pass\n"
+        "    except KeyError as err:\n"
+        "        raise\n"
+        "    else:\n"
+        "        match y:\n"
+        "            case [a, *_] if a:\n"
+        "                raise TypeError('first')\n"
+        "    finally:\n"
+        "        assert x, 'x unset'\n",
+        [
+            ("f", 5, None, None, [("except", "KeyError", 4)]),
+            ("f", 9, "TypeError", "first", [("try-else", "", 6), ("case", "[a, *_] if a", 8)]),
+            ("f", 11, "AssertionError", "x unset", [("finally", "", 10), ("assert", "x", 11)]),
+        ],
+    ),
+    "nested function inside a body statement": (
+        "class K:\n"
+        "    '''K doc.'''\n"
+        "    def outer(self, n):\n"
+        "        '''Outer doc.'''\n"
+        "        if n:\n"
+        "            def inner():\n"
+        "                '''Inner doc.'''\n"
+        "                raise RuntimeError('inner')\n"
+        "            raise ValueError('outer')\n",
+        [
+            ("K.outer.<locals>.inner", 8, "RuntimeError", "inner", []),
+            ("K.outer", 9, "ValueError", "outer", [("if", "n", 5)]),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(UNIT_CASES))
+def test_units_cut_from_functions_give_the_full_parse_records(name: str) -> None:
+    source_text, expected = UNIT_CASES[name]
+    data = source_text.encode()
+    partial = extract_file("m.py", "0" * 40, data, partial=True)
+    full = extract_file("m.py", "0" * 40, data, partial=False)
+    assert partial == full
+    got = [
+        (s.scope, s.line, s.exception, s.message, [(g.kind, g.test, g.line) for g in s.guards])
+        for s in partial.sites
+    ]
+    assert got == expected
+    if name == "nested function inside a body statement":
+        inner, outer = partial.sites
+        assert (inner.function_doc, inner.class_doc) == ("Inner doc.", "K doc.")
+        assert (outer.function_doc, outer.class_doc) == ("Outer doc.", "K doc.")
