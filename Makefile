@@ -11,8 +11,16 @@ CORPUS   ?= .corpus/sglang
 VERSIONS ?= 0.5.16 0.5.17 0.5.18 0.5.19 0.5.20 0.5.21 0.5.22 0.5.23
 DEMO_TAG ?= v0.5.19
 SLUG     ?= sgl-project/sglang
+# diff / history / release (default: the local release repository)
+RELEASE_REPO ?= $(CORPUS)
+FROM     ?= v0.5.18
+TO       ?= v0.5.19
+DIFF_OUT ?= $(OUT)/diffs
+SITE     ?= site
+TAGS     ?= v0.5.*
+SINCE    ?= v0.5.16
 
-.PHONY: venv mine corpus demo test test-fast lint bench clean
+.PHONY: venv mine corpus demo test test-fast lint bench bench-hard bench-analysis clean site browser diff history release
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,21 +43,53 @@ corpus: $(STAMP)
 demo: corpus
 	$(BIN)/miner mine --repo '$(CORPUS)' --commit '$(DEMO_TAG)' --out '$(OUT)' --slug '$(SLUG)' --link-ref '$(DEMO_TAG)'
 
+## mine DEMO_TAG of the release repository with the HTML site: OUT/site/index.html
+site: corpus
+	$(BIN)/miner mine --repo '$(CORPUS)' --commit '$(DEMO_TAG)' --out '$(OUT)' --slug '$(SLUG)' --link-ref '$(DEMO_TAG)' --site
+
+## Debian's headless Chromium for the browser test (apt, as root); without it the test is skipped
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	      || echo "make browser: could not install chromium; the browser test will be skipped" >&2; \
+	  else echo "make browser: chromium missing and not root; the browser test will be skipped" >&2; fi; }
+
+## errors added, removed, changed and moved between FROM and TO of RELEASE_REPO
+diff: $(STAMP)
+	$(BIN)/miner diff --repo '$(RELEASE_REPO)' '$(FROM)' '$(TO)' --out '$(DIFF_OUT)' --slug '$(SLUG)'
+
+## every release matching TAGS, in order, into SITE: cards with histories, diffs
+history: $(STAMP)
+	$(BIN)/miner history --repo '$(RELEASE_REPO)' --tags '$(TAGS)' --out '$(SITE)' --slug '$(SLUG)'
+
+## document the newest tag of RELEASE_REPO in SITE (a no-op when it is already there)
+release: $(STAMP)
+	$(BIN)/miner release --repo '$(RELEASE_REPO)' --tags '$(TAGS)' --since '$(SINCE)' --out '$(SITE)' --slug '$(SLUG)'
+
 lint: $(STAMP)
 	$(BIN)/ruff check miner tests benchmarks
 	$(BIN)/mypy
 
 ## everything CI runs: lint, types, unit and integration tests (real SGLang releases)
-test: $(STAMP) corpus lint
-	RAISE_MINER_CORPUS='$(CORPUS)' $(BIN)/pytest -q
+test: $(STAMP) corpus lint browser
+	RAISE_MINER_CORPUS='$(CORPUS)' RAISE_MINER_ARTIFACTS='$(OUT)/test-artifacts' $(BIN)/pytest -q
 
 ## the quick loop: no integration tests on the real releases
-test-fast: $(STAMP) lint
-	$(BIN)/pytest -q -m 'not integration'
+test-fast: $(STAMP) lint browser
+	RAISE_MINER_ARTIFACTS='$(OUT)/test-artifacts' $(BIN)/pytest -q -m 'not integration'
+
+## time and peak memory of mining each hard input of ../shared/cases (issue 4)
+bench-hard: $(STAMP)
+	$(BIN)/python benchmarks/hard_inputs.py
 
 ## benchmark (issue 3): ast / libcst baselines vs miner cold, warm, incremental; README table
 bench: $(STAMP) corpus
 	$(BIN)/python benchmarks/bench.py --corpus '$(CORPUS)' --readme README.md
+
+## time the analysis stages (facts, analyze) on the release v0.5.19
+bench-analysis: $(STAMP) corpus
+	RAISE_MINER_CORPUS='$(CORPUS)' $(BIN)/python benchmarks/bench_analysis.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

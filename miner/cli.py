@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +44,8 @@ def cmd_mine(args: argparse.Namespace) -> int:
         limits=Limits(file_timeout=args.file_timeout, memory_mb=args.memory_limit or None),
         progress_bar=not args.quiet and sys.stderr.isatty(),
     )
+    if args.analyst == "llm" and not (args.llm_base_url and args.llm_model):
+        return _fail("--analyst llm needs --llm-base-url URL and --llm-model NAME")
     try:
         result = pipeline.mine(
             args.repo,
@@ -55,8 +58,24 @@ def cmd_mine(args: argparse.Namespace) -> int:
         )
     except (SourceError, WorkerStartError) as exc:
         return _fail(str(exc))
+    from miner.analysis import analyze
+
+    llm = None
+    if args.analyst == "llm":
+        from miner.analysis.llm import LLMSettings
+        from miner.source import default_cache_dir
+
+        llm = LLMSettings(
+            base_url=args.llm_base_url,
+            model=args.llm_model,
+            cache_dir=args.llm_cache or default_cache_dir() / "llm",
+            api_key=os.environ.get(args.llm_api_key_env) or None,
+            concurrency=args.llm_concurrency,
+            timeout=args.llm_timeout,
+        )
+    analyses = analyze(result, llm=llm)
     try:
-        counts = render.write_output(result, args.out)
+        counts = render.write_output(result, args.out, analyses)
     except render.OutputError as exc:
         return _fail(str(exc))
     manifest = render.manifest_json(result)["counts"]
@@ -70,6 +89,14 @@ def cmd_mine(args: argparse.Namespace) -> int:
     print(f"cards: {args.out / 'errors'}  index: {args.out / 'index.md'}")
     if result.stats is not None:
         print(describe_stats(result.stats))
+    if args.site:
+        from miner import site
+
+        try:
+            stats = site.write_site(result, args.out / "site", analyses=analyses)
+        except render.OutputError as exc:
+            return _fail(str(exc))
+        print(f"site: {args.out / 'site' / 'index.html'} ({stats['written']} files written)")
     problems = result.problems
     if problems:
         print(
@@ -109,6 +136,223 @@ def cmd_corpus(args: argparse.Namespace) -> int:
     state = "reused" if built.reused else "built"
     print(f"{state} {built.path}: tags {', '.join(built.tags)}")
     return 0
+
+
+def _kinds(text: str) -> list[str]:
+    from miner.diff import ChangeKind
+
+    known = [k.key for k in ChangeKind]
+    kinds = [k.strip() for k in text.split(",") if k.strip()]
+    for kind in kinds:
+        if kind not in known:
+            raise argparse.ArgumentTypeError(
+                f"unknown change kind {kind!r}; use a comma-separated list of {', '.join(known)}"
+            )
+    return kinds
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from miner import diff, render, report, store
+    from miner.source import SourceError
+
+    sides = []
+    try:
+        for rev in (args.old, args.new):
+            sides.append(
+                store.mine_commit(
+                    args.repo,
+                    rev,
+                    slug=args.slug,
+                    link_ref=rev,
+                    cache_dir=args.cache_dir,
+                    reuse=not args.fresh,
+                )
+            )
+    except SourceError as exc:
+        return _fail(str(exc))
+    old, new = sides
+    changes = diff.diff(old.commit, old.errors, new.commit, new.errors)
+    stem = report.diff_stem(changes)
+    try:
+        md, js = report.write_diff(
+            changes,
+            args.out,
+            stem,
+            old_cards=args.old_cards,
+            new_cards=args.new_cards,
+            unchanged=args.unchanged,
+        )
+    except render.OutputError as exc:
+        return _fail(str(exc))
+    counts = changes.counts()
+    summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+    print(f"{args.old} -> {args.new}: {summary}")
+    print(f"report: {md}  json: {js}")
+    failing = [kind for kind in args.fail_on if counts[kind]]
+    if failing:
+        print(f"failing on: {', '.join(failing)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _print_release(tag: str, result: object) -> None:
+    errors = getattr(result, "errors", ())
+    print(f"{tag}: {len(errors)} errors", file=sys.stderr)
+
+
+def _document(args: argparse.Namespace, tags: list[str]) -> int:
+    """Run :func:`miner.release.run_history` over ``tags`` and print what it did."""
+    from miner import release, render, source
+
+    try:
+        run = release.run_history(
+            args.repo,
+            tags,
+            args.out,
+            slug=args.slug,
+            cache_dir=args.cache_dir,
+            on_release=_print_release,
+        )
+    except (source.SourceError, render.OutputError, ValueError) as exc:
+        return _fail(str(exc))
+    out = args.out
+    print(
+        f"documented {len(run.releases)} releases ({run.releases[0]} .. {run.releases[-1]}): "
+        f"{run.errors} errors in {run.releases[-1]}, {run.retired} retired or superseded ids, "
+        f"{len(run.diffs)} diffs; {run.counts['written']} files written, "
+        f"{run.counts['unchanged']} unchanged, {run.counts['removed']} removed"
+    )
+    print(f"site: {out}  releases: {out / 'releases.md'}")
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from miner import history, source
+
+    try:
+        repo = source.open_repo(args.repo, args.to or "HEAD", args.cache_dir)
+        tags = history.select_tags(repo, args.tags, start=args.from_tag, end=args.to)
+        if not tags:
+            return _fail(f"no tag of {args.repo} matches {args.tags!r}; check --tags")
+    except (source.SourceError, ValueError) as exc:
+        return _fail(str(exc))
+    return _document(args, tags)
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from miner import release, source
+
+    try:
+        repo = release.open_for_release(args.repo, args.cache_dir)
+        tags, newest = release.release_tags(repo, args.out, args.tags, args.since)
+        if not tags:
+            print(
+                f"nothing new: {newest}, the newest tag matching {args.tags!r}, "
+                f"is already documented in {args.out}"
+            )
+            return 0
+    except (source.SourceError, ValueError) as exc:
+        return _fail(str(exc))
+    return _document(args, tags)
+
+
+def _add_history_commands(sub: argparse._SubParsersAction) -> None:
+    """``diff``, ``history`` and ``release``."""
+    repo_help = "git URL or local path (default: %(default)s)"
+    cache_help = "cache folder (default: $RAISE_MINER_CACHE or $XDG_CACHE_HOME/raise-miner)"
+
+    d = sub.add_parser("diff", help="added, removed, changed and moved errors between two commits")
+    d.add_argument("old", metavar="FROM", help="the old commit, tag or branch")
+    d.add_argument("new", metavar="TO", help="the new commit, tag or branch")
+    d.add_argument("--repo", default=DEFAULT_REPO, help=repo_help)
+    d.add_argument(
+        "--out",
+        type=Path,
+        default=Path("output/diffs"),
+        help="folder for <FROM>..<TO>.md and .json (default: %(default)s)",
+    )
+    d.add_argument("--slug", help="owner/name for headers and links")
+    d.add_argument("--cache-dir", type=Path, help=cache_help)
+    d.add_argument(
+        "--fail-on",
+        type=_kinds,
+        default=[],
+        metavar="KINDS",
+        help="exit 1 when any change of these kinds is found (e.g. added,removed)",
+    )
+    d.add_argument("--unchanged", action="store_true", help="list unchanged errors too")
+    d.add_argument("--old-cards", help="link prefix of FROM's cards (e.g. ../v1/errors/)")
+    d.add_argument("--new-cards", help="link prefix of TO's cards")
+    d.add_argument("--fresh", action="store_true", help="mine again instead of reusing results")
+    d.set_defaults(func=cmd_diff)
+
+    h = sub.add_parser("history", help="mine releases in order into a site with error histories")
+    h.add_argument("--repo", default=DEFAULT_REPO, help=repo_help)
+    h.add_argument("--tags", default="v*", help="tag glob (default: %(default)s)")
+    h.add_argument("--from", dest="from_tag", help="first tag (inclusive)")
+    h.add_argument("--to", help="last tag (inclusive)")
+    h.add_argument(
+        "--out", type=Path, default=Path("site"), help="site folder (default: %(default)s)"
+    )
+    h.add_argument("--slug", help="owner/name for headers and links")
+    h.add_argument("--cache-dir", type=Path, help=cache_help)
+    h.set_defaults(func=cmd_history)
+
+    r = sub.add_parser(
+        "release", help="document the newest tag if it is not yet (a no-op otherwise)"
+    )
+    r.add_argument("--repo", default=DEFAULT_REPO, help=repo_help)
+    r.add_argument(
+        "--out", type=Path, default=Path("site"), help="site folder (default: %(default)s)"
+    )
+    r.add_argument("--tags", default="v*", help="tag glob (default: %(default)s)")
+    r.add_argument(
+        "--since", help="first release of an empty site (default: the tag before the newest)"
+    )
+    r.add_argument("--slug", help="owner/name for headers and links")
+    r.add_argument("--cache-dir", type=Path, help=cache_help)
+    r.set_defaults(func=cmd_release)
+
+
+def cmd_site(args: argparse.Namespace) -> int:
+    from miner import render, site
+
+    dest = args.dest or args.out / "site"
+    try:
+        result, manifest = site.load_result(args.out)
+        stats = site.write_site(
+            result,
+            dest,
+            counts=manifest["counts"],
+            diffs=site.load_diffs(args.out),
+            jobs=args.jobs,
+        )
+    except render.OutputError as exc:
+        return _fail(str(exc))
+    print(
+        f"site: {dest / 'index.html'}: {len(result.errors)} error pages; {stats['written']} "
+        f"files written, {stats['unchanged']} unchanged, {stats['removed']} removed; "
+        f"{stats['bytes'] / 2**20:.1f} MiB"
+    )
+    return 0
+
+
+def cmd_lookup(args: argparse.Namespace) -> int:
+    from miner import lookup
+
+    text = sys.stdin.read() if args.text == "-" else args.text
+    if not text.strip():
+        return _fail("nothing to look up: pass the message or pipe it on standard input")
+    try:
+        index = lookup.LookupIndex.load(args.out)
+    except FileNotFoundError:
+        return _fail(f"{args.out}: no sites.jsonl; pass --out with a folder `miner mine` wrote")
+    except (OSError, ValueError) as exc:
+        return _fail(str(exc))
+    matches = index.search(text, limit=args.limit)
+    report = lookup.report_json if args.json else lookup.report_text
+    print(report(text, matches, args.out, args.base_url))
+    return 0 if matches and matches[0].good else 1
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -170,6 +414,30 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="parse whole modules with libcst instead of only the units holding sites",
     )
+    mine.add_argument(
+        "--site", action="store_true", help="also write the HTML site into OUT/site (miner site)"
+    )
+    mine.add_argument(
+        "--analyst",
+        choices=["rules", "llm"],
+        default="rules",
+        help="who writes the card prose: rules over the mined facts (default), or an LLM "
+        "endpoint checked against them (falls back to rules per card)",
+    )
+    mine.add_argument(
+        "--llm-base-url", help="OpenAI-compatible base URL, e.g. http://host:30000/v1"
+    )
+    mine.add_argument("--llm-model", help="model name sent to the endpoint")
+    mine.add_argument(
+        "--llm-api-key-env",
+        default="OPENAI_API_KEY",
+        help="environment variable holding the API key, if any (default: %(default)s)",
+    )
+    mine.add_argument(
+        "--llm-cache", type=Path, help="answer cache folder (default: <cache-dir>/llm)"
+    )
+    mine.add_argument("--llm-concurrency", type=int, default=4, help="parallel requests")
+    mine.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per request")
     mine.set_defaults(func=cmd_mine)
 
     corpus = sub.add_parser("corpus", help="build the SGLang release repository from PyPI wheels")
@@ -183,6 +451,23 @@ def build_parser() -> argparse.ArgumentParser:
     corpus.add_argument("--cache-dir", type=Path, help="where downloaded wheels are kept")
     corpus.add_argument("-q", "--quiet", action="store_true")
     corpus.set_defaults(func=cmd_corpus)
+
+    site = sub.add_parser("site", help="write the HTML site of a mined output folder")
+    site.add_argument("--out", type=Path, default=Path("output"), help="mined output folder")
+    site.add_argument("--dest", type=Path, help="site folder (default: OUT/site)")
+    site.add_argument("-j", "--jobs", type=int, help="processes rendering cards (default: CPUs)")
+    site.set_defaults(func=cmd_site)
+
+    lookup = sub.add_parser("lookup", help="find the card for a pasted error or traceback")
+    lookup.add_argument("text", nargs="?", default="-", help="the paste (default: standard input)")
+    lookup.add_argument(
+        "--out", "--data", dest="out", type=Path, default=Path("output"), help="mined folder"
+    )
+    lookup.add_argument("--limit", type=int, default=5, help="results shown (default: 5)")
+    lookup.add_argument("--base-url", help="print card URLs under this site URL")
+    lookup.add_argument("--json", action="store_true", help="print JSON for tools")
+    lookup.set_defaults(func=cmd_lookup)
+    _add_history_commands(sub)
     return parser
 
 

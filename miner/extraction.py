@@ -30,7 +30,7 @@ from pathlib import Path
 import git
 
 from miner import source
-from miner.cache import BlobCache, repath
+from miner.cache import BlobCache, extractor_version, repath
 from miner.extract.runner import extract_file
 from miner.model import FileResult
 from miner.workers import Limits, Task, default_jobs, extract_parallel
@@ -147,7 +147,10 @@ def extract_blobs(
 
         if options.cache:
             cache_dir = options.cache_dir or source.default_cache_dir()
-            cache = BlobCache.open(cache_dir, lock_timeout=options.cache_lock_timeout)
+            # Whole-module parses are kept apart: a file libcst rejects whole
+            # may still have its units parsed, so the ``parser`` field differs.
+            version = extractor_version() + ("" if partial else "+full")
+            cache = BlobCache.open(cache_dir, version, lock_timeout=options.cache_lock_timeout)
         else:
             cache = BlobCache.disabled()
         with cache:

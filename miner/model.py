@@ -356,10 +356,18 @@ class Error:
 
     @property
     def title(self) -> str:
-        """The card title: the message (or its source) cut at 60 characters."""
-        text = self.message or self.primary.message_source or self.exception or "re-raise"
-        text = " ".join(text.split())
-        return text[:60]
+        """The card title, cut at 60 characters: the message template, else the
+        message's source, else ``assert <test>`` or ``<Exception> in <scope>``."""
+        site = self.primary
+        if self.message:
+            text = self.message
+        elif site.message_source:
+            text = site.message_source
+        elif site.kind == "assert" and site.guards:
+            text = f"assert {site.guards[-1].test}"
+        else:
+            text = f"{self.exception or 're-raise'} in {site.scope}"
+        return " ".join(text.split())[:60]
 
     @property
     def module(self) -> str:
@@ -404,6 +412,9 @@ class Analysis:
     """Error ids of related errors, best first (never the error itself)."""
     author: str = ""
     """Who wrote the prose: ``Analysis generated from the source at <sha>``."""
+    evidence: tuple[str, ...] = ()
+    """How each guard was linked to a setting (Markdown, one line per link:
+    which name matched which flag or variable, exact or by name only)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -420,4 +431,101 @@ class Analysis:
             },
             "related": list(self.related),
             "author": self.author,
+            "evidence": list(self.evidence),
         }
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEvent:
+    """A release in which an error (one lineage, across rewordings) changed."""
+
+    release: str
+    """The tag where the change is first seen."""
+    kind: Literal["added", "changed", "moved", "removed"]
+    """``added`` (first seen, or seen again after an absence), ``changed``,
+    ``moved`` (file or scope only) or ``removed`` (no longer raised)."""
+    aspects: tuple[str, ...] = ()
+    """What changed, as :class:`miner.diff.Aspect` keys: ``message``,
+    ``exception``, ``guards``, ``sites``, ``file``, ``scope``."""
+    error_id: str = ""
+    """The error's id in ``release`` (the last id it had, for ``removed``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "release": self.release,
+            "kind": self.kind,
+            "aspects": list(self.aspects),
+            "error_id": self.error_id,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> HistoryEvent:
+        return cls(
+            release=data["release"],
+            kind=data["kind"],
+            aspects=tuple(data.get("aspects", ())),
+            error_id=data.get("error_id", ""),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class History:
+    """The life of one error over the releases mined in order.
+
+    An error keeps one history when it is reworded, changes type or guards, or
+    moves: the releases are paired by :mod:`miner.diff`, so ``ids`` may hold
+    several error ids, oldest first.
+    """
+
+    error_id: str
+    """The id in the last release that raised the error (its current card)."""
+    ids: tuple[str, ...]
+    """Every id the error had, oldest first (``error_id`` is the last)."""
+    first_seen: str
+    """The first release (tag) that raised it."""
+    last_seen: str
+    """The last release that raised it (``newest`` when still present)."""
+    newest: str
+    """The newest release mined: what "still present" is measured against."""
+    oldest: str
+    """The oldest release mined; ``first_seen == oldest`` means "at least since"."""
+    seen: tuple[str, ...]
+    """Every release that raised it, in release order."""
+    events: tuple[HistoryEvent, ...] = ()
+    """Added, changed, moved and removed events, in release order."""
+
+    @property
+    def present(self) -> bool:
+        """Raised by the newest release mined."""
+        return self.last_seen == self.newest
+
+    @property
+    def changes(self) -> tuple[HistoryEvent, ...]:
+        """The ``changed`` and ``moved`` events."""
+        return tuple(e for e in self.events if e.kind in ("changed", "moved"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "error_id": self.error_id,
+            "ids": list(self.ids),
+            "first_seen": self.first_seen,
+            "last_seen": self.last_seen,
+            "present": self.present,
+            "newest": self.newest,
+            "oldest": self.oldest,
+            "seen": list(self.seen),
+            "events": [e.to_json() for e in self.events],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> History:
+        return cls(
+            error_id=data["error_id"],
+            ids=tuple(data["ids"]),
+            first_seen=data["first_seen"],
+            last_seen=data["last_seen"],
+            newest=data["newest"],
+            oldest=data["oldest"],
+            seen=tuple(data["seen"]),
+            events=tuple(HistoryEvent.from_json(e) for e in data["events"]),
+        )

@@ -10,12 +10,13 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import git
 
 from miner import source
+from miner.analysis.facts import RepoFacts, collect
 from miner.extraction import Extraction, MineOptions, RunStats, extract_blobs
 from miner.fingerprint import assign_ids
 from miner.model import CommitInfo, Error, FileResult, Site
@@ -34,9 +35,12 @@ class MineResult:
     """Every site, in (path, line) order, with ids assigned."""
     errors: tuple[Error, ...]
     """Sites grouped into errors, in error-id order (re-raises excluded)."""
-    stats: RunStats | None = None
+    stats: RunStats | None = field(default=None, compare=False)
     """What the extraction did (cache hits, blobs parsed, workers lost); not
     part of the output, which depends on the commit alone."""
+    facts: RepoFacts | None = None
+    """What the analysis knows of the commit beyond its sites (configuration
+    model, callers, exception classes); None when not gathered."""
 
     @property
     def problems(self) -> tuple[FileResult, ...]:
@@ -174,4 +178,11 @@ def mine(
     entries = source.python_blobs(repo, commit)
     source.prefetch_blobs(repo, commit, entries)
     extraction = extract_entries(repo, entries, partial=partial, progress=progress, options=options)
-    return assemble(info, extraction.files, extraction.stats)
+    return with_facts(repo, entries, assemble(info, extraction.files, extraction.stats))
+
+
+def with_facts(repo: git.Repo, entries: Iterable[source.BlobRef], result: MineResult) -> MineResult:
+    """``result`` with the facts the analysis needs beyond the sites (the
+    configuration model, callers, exception classes), read from the same blobs."""
+    sources = {e.path: source.read_blob(repo, e.blob) for e in entries if skip_reason(e) is None}
+    return replace(result, facts=collect(sources, result.sites))

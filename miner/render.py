@@ -13,7 +13,8 @@ import json
 import os
 import re
 import tempfile
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ import jinja2
 
 from miner import __version__
 from miner.analysis import analyze
-from miner.model import SCHEMA_VERSION, Analysis, Error, Site
+from miner.model import SCHEMA_VERSION, Analysis, CommitInfo, Error, History, Site
 from miner.pipeline import MineResult
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
@@ -43,7 +44,14 @@ def write_text(path: Path, text: str) -> bool:
 
     Returns True when the file was (re)written.
     """
-    data = text.encode("utf-8", "surrogateescape")
+    return write_bytes(path, text.encode("utf-8", "surrogateescape"))
+
+
+def write_bytes(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` atomically unless it already holds it.
+
+    Returns True when the file was (re)written.
+    """
     try:
         if path.read_bytes() == data:
             return False
@@ -77,6 +85,24 @@ def code_span(text: str) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def visible(value: Any) -> Any:
+    """What a card prints for a value: control characters other than tab and
+    newline (NUL, ESC, a ``\\r`` escape in a message) as ``\\xNN`` escapes."""
+    if isinstance(value, str) and _CONTROL.search(value):
+        # type(value): a Markup value stays marked safe.
+        return type(value)(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value))
+    return value
+
+
+def table_cell(text: str) -> str:
+    """Text safe inside a Markdown table cell (code spans too): ``|`` escaped as
+    GitHub's tables want, each line break shown as the two characters ``\\n``."""
+    return text.replace("|", "\\|").replace("\r", "").replace("\n", "\\n")
+
+
 @cache
 def environment() -> jinja2.Environment:
     """The one Jinja2 environment (Markdown is not autoescaped; HTML is)."""
@@ -87,19 +113,25 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
+        finalize=visible,
     )
     env.filters["fence"] = fence
     env.filters["code"] = code_span
+    env.filters["cell"] = table_cell
     return env
 
 
 def error_json(
-    error: Error, result: MineResult, analysis: Analysis | None = None
+    error: Error,
+    result: MineResult,
+    analysis: Analysis | None = None,
+    history: History | None = None,
 ) -> dict[str, Any]:
     """The JSON API record of one error: the error, every site raising it, and
-    the card's analysis when given."""
+    the card's analysis and history when given."""
     return {
         "analysis": None if analysis is None else analysis.to_json(),
+        "history": None if history is None else history.to_json(),
         "schema_version": SCHEMA_VERSION,
         "error_id": error.error_id,
         "repo": result.commit.slug,
@@ -152,29 +184,86 @@ def manifest_json(result: MineResult) -> dict[str, Any]:
     }
 
 
-def render_card(error: Error, result: MineResult, analysis: Analysis) -> str:
-    """The Markdown card of one error."""
+def render_card(
+    error: Error,
+    result: MineResult,
+    analysis: Analysis,
+    errors_by_id: Mapping[str, Error] | None = None,
+    history: History | None = None,
+) -> str:
+    """The Markdown card of one error; ``errors_by_id`` gives related errors'
+    titles, ``history`` adds the history block."""
     return (
         environment()
         .get_template("card.md.j2")
-        .render(error=error, commit=result.commit, analysis=analysis)
+        .render(
+            error=error,
+            commit=result.commit,
+            analysis=analysis,
+            errors_by_id=errors_by_id if errors_by_id is not None else {},
+            history=history,
+        )
     )
 
 
-def render_index(result: MineResult) -> str:
+def render_index(result: MineResult, retired: Sequence[Error] = ()) -> str:
     errors = sorted(result.errors, key=lambda e: (e.module, e.primary.line, e.error_id))
     modules = Counter(e.module for e in result.errors)
     return (
         environment()
         .get_template("index.md.j2")
         .render(
-            errors=errors, commit=result.commit, modules=modules, manifest=manifest_json(result)
+            errors=errors,
+            commit=result.commit,
+            modules=modules,
+            manifest=manifest_json(result),
+            retired=sorted(retired, key=lambda e: (e.module, e.primary.line, e.error_id)),
         )
     )
 
 
-def write_output(result: MineResult, out: Path) -> dict[str, int]:
+def _retired_files(
+    out: Path,
+    retired: Sequence[tuple[Error, CommitInfo]],
+    histories: Mapping[str, History],
+) -> dict[Path, str]:
+    """Cards and JSON of errors the release no longer raises, each rendered
+    from the last commit that raised it."""
+    by_commit: dict[str, list[Error]] = defaultdict(list)
+    commits: dict[str, CommitInfo] = {}
+    for error, commit in retired:
+        by_commit[commit.sha].append(error)
+        commits[commit.sha] = commit
+    files: dict[Path, str] = {}
+    for sha, errors in sorted(by_commit.items()):
+        sites = tuple(s for e in errors for s in e.sites)
+        old = MineResult(commit=commits[sha], files=(), sites=sites, errors=tuple(errors))
+        analyses = analyze(old)
+        by_id = {e.error_id: e for e in errors}
+        for error in errors:
+            history = histories.get(error.error_id)
+            analysis = analyses[error.error_id]
+            api_path = out / "api" / "errors" / f"{error.error_id}.json"
+            files[api_path] = dumps(error_json(error, old, analysis, history))
+            card = render_card(error, old, analysis, by_id, history)
+            files[out / "errors" / f"{error.error_id}.md"] = card
+    return files
+
+
+def write_output(
+    result: MineResult,
+    out: Path,
+    analyses: Mapping[str, Analysis] | None = None,
+    *,
+    histories: Mapping[str, History] | None = None,
+    retired: Sequence[tuple[Error, CommitInfo]] = (),
+) -> dict[str, int]:
     """Write every record and card of ``result`` under ``out``.
+
+    ``analyses`` (error id -> Analysis) defaults to :func:`miner.analysis.analyze`.
+    ``histories`` (error id -> history) adds a history block to the cards and
+    JSON; ``retired`` errors (each with the last commit that raised it) keep a
+    card and JSON record with a notice that ``result`` no longer raises them.
 
     Returns counts of files ``written`` and ``unchanged`` and ``removed``.
 
@@ -195,13 +284,27 @@ def write_output(result: MineResult, out: Path) -> dict[str, int]:
         json.dumps(s.to_json(), sort_keys=True, ensure_ascii=False) + "\n" for s in result.sites
     )
     files[out / "manifest.json"] = dumps(manifest_json(result))
-    analyses = analyze(result)
+    if result.facts is not None:
+        files[out / "config.json"] = dumps(result.facts.to_json())
+    if analyses is None:
+        analyses = analyze(result)
+    errors_by_id = {e.error_id: e for e in result.errors}
+    histories = histories or {}
     for error in result.errors:
         analysis = analyses[error.error_id]
+        history = histories.get(error.error_id)
         api_path = out / "api" / "errors" / f"{error.error_id}.json"
-        files[api_path] = dumps(error_json(error, result, analysis))
-        files[out / "errors" / f"{error.error_id}.md"] = render_card(error, result, analysis)
-    files[out / "index.md"] = render_index(result)
+        files[api_path] = dumps(error_json(error, result, analysis, history))
+        card = render_card(error, result, analysis, errors_by_id, history)
+        files[out / "errors" / f"{error.error_id}.md"] = card
+    files.update(_retired_files(out, retired, histories))
+    # superseded ids (the error lives on under a newer id) are not listed as retired
+    gone = [
+        error
+        for error, _ in retired
+        if error.error_id not in histories or histories[error.error_id].error_id == error.error_id
+    ]
+    files[out / "index.md"] = render_index(result, gone)
     counts = {"written": 0, "unchanged": 0, "removed": 0}
     try:
         for path, text in files.items():

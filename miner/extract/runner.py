@@ -21,12 +21,16 @@ The work per file, cheapest first:
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from miner.extract.cst_visitor import MESSAGE_KEYWORDS, SiteCollector, UnitContext, doc_summary
+from miner.extract import limits
+from miner.extract.ast_fallback import collect_ast
+from miner.extract.cst_visitor import SiteCollector
+from miner.extract.rules import MESSAGE_KEYWORDS, UnitContext, child_qualname, doc_summary
 from miner.extract.text import DecodeError, SourceText, decode_source
 from miner.model import FileResult, Site
 
@@ -60,70 +64,166 @@ def may_have_sites(data: bytes) -> bool:
 
 
 def extract_file(path: str, blob: str, data: bytes, *, partial: bool = True) -> FileResult:
-    """Mine the ``raise`` and ``assert`` sites of one file.
+    """Mine the ``raise`` and ``assert`` sites of one file; never raises.
 
     Args:
         path: repository-relative path (stored in the sites).
         blob: the git blob id of ``data``.
         data: the file's bytes.
         partial: parse only the units that hold sites (see the module doc);
-            False parses the whole module with libcst.
+            False parses the whole module with libcst (up to
+            :data:`~miner.extract.limits.MAX_WHOLE_PARSE_BYTES`).
 
     Returns:
-        A ``mined`` result (possibly with no sites), or ``failed`` with the
-        reason. Sites come in file order; their ``error_id`` / ``site_id`` are
-        empty (the pipeline assigns them).
+        ``mined`` (possibly with no sites; ``reason`` notes a lossy decode or
+        the ``ast`` fallback), ``skipped`` (over the size limit) or ``failed``
+        with the reason (not decodable, nested too deeply, parsed by neither
+        parser: both reasons). Sites come in file order; their ``error_id`` /
+        ``site_id`` are empty (the pipeline assigns them).
     """
     if not data.strip():
         return FileResult(path=path, blob=blob, status="mined", reason="empty file")
     if not may_have_sites(data):
         return FileResult(path=path, blob=blob, status="mined")
+    if len(data) > limits.MAX_FILE_BYTES:
+        reason = (
+            f"file too large ({len(data) / 2**20:.1f} MiB; "
+            f"limit {limits.MAX_FILE_BYTES // 2**20} MiB)"
+        )
+        return FileResult(path=path, blob=blob, status="skipped", reason=reason)
     try:
         source = decode_source(data)
     except DecodeError as exc:
         return FileResult(path=path, blob=blob, status="failed", reason=f"cannot decode: {exc}")
-    note = "decoded with replacement characters (invalid bytes)" if source.lossy else None
-    try:
-        sites = _extract(path, source, partial=partial)
-    except cst.ParserSyntaxError as exc:
-        reason = "libcst cannot parse: " + " ".join(str(exc).split())
-        return FileResult(
-            path=path, blob=blob, status="failed", reason=reason, encoding=source.encoding
-        )
-    except RecursionError:
+    notes = ["decoded with replacement characters (invalid bytes)"] if source.lossy else []
+
+    def failed(reason: str) -> FileResult:
         return FileResult(
             path=path,
             blob=blob,
             status="failed",
-            reason="recursion limit reached while parsing",
+            reason="; ".join([reason, *notes]),
             encoding=source.encoding,
         )
+
+    # The standard library's parser runs first, at the normal recursion limit:
+    # what it refuses for nesting is never handed to libcst (which may crash).
+    tree: ast.Module | None = None
+    ast_reason: str | None = None
+    try:
+        tree = ast.parse(source.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        if isinstance(exc, MemoryError) and len(source.text) > limits.MAX_WHOLE_PARSE_BYTES:
+            # A large file: more likely out of memory than a parser stack overflow.
+            return failed("MemoryError while parsing with ast: out of memory")
+        refusal = limits.nesting_refusal(exc)
+        if refusal is not None:
+            return failed(f"nesting too deep for libcst ({refusal})")
+        ast_reason = _ast_reason(exc, source.text)
+    if tree is None:
+        depth = limits.bracket_depth(source.text)
+        if depth > limits.MAX_BRACKET_DEPTH:
+            return failed(
+                f"nesting too deep for libcst ({depth} levels of brackets; "
+                f"limit {limits.MAX_BRACKET_DEPTH})"
+            )
+
+    try:
+        try:
+            sites, note = _extract(path, source, tree, partial=partial, deep=False)
+        except RecursionError:
+            sites, note = limits.call_with_deep_stack(
+                lambda: _extract(path, source, tree, partial=partial, deep=True)
+            )
+    except RecursionError:
+        return failed(f"recursion limit ({limits.DEEP_RECURSION_LIMIT}) reached while mining")
+    except limits.DeepStackUnavailable as exc:
+        return failed(f"recursion limit reached while mining; {exc}")
     except Exception as exc:  # noqa: BLE001 - one bad file is data, not a crash
-        reason = f"{type(exc).__name__} while parsing: {exc}"
-        return FileResult(
-            path=path, blob=blob, status="failed", reason=reason, encoding=source.encoding
-        )
+        # MemoryError too: "MemoryError while mining: ..." (the worker pool reads it).
+        return failed(f"{type(exc).__name__} while mining: {_one_line(str(exc))}")
+    if sites is None:
+        return failed(f"{note}; {ast_reason}")
+    if note:
+        notes.append(note)
     return FileResult(
         path=path,
         blob=blob,
         status="mined",
         sites=tuple(sites),
-        reason=note,
+        reason="; ".join(notes) or None,
         encoding=source.encoding,
     )
 
 
-def _extract(path: str, source: SourceText, *, partial: bool) -> list[Site]:
+def _one_line(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def libcst_reason(exc: cst.ParserSyntaxError) -> str:
+    """libcst's parse error as one short line: the message and its position
+    (libcst's own; it can differ from CPython's, e.g. ``@ 1:1`` for tokenizer errors)."""
+    where = f"{exc.editor_line}:{exc.editor_column}"
+    return f"libcst cannot parse: {_one_line(exc.message, 160)} @ {where}"
+
+
+_PY2_HINTS = re.compile(
+    r"^[ \t]*(?:print[ \t]+[\"'\w]|exec[ \t]+[\"'\w]|raise[ \t]+[\w.]+[ \t]*,"
+    r"|except[ \t]+[\w.]+[ \t]*,[ \t]*\w+[ \t]*:)",
+    re.MULTILINE,
+)
+
+
+def _ast_reason(exc: BaseException, text: str) -> str:
+    """The standard library parser's reason, with a hint for Python 2 files."""
+    if isinstance(exc, SyntaxError):
+        reason = f"Python's parser: {exc.msg}" + (f" (line {exc.lineno})" if exc.lineno else "")
+    else:
+        reason = f"Python's parser: {type(exc).__name__}: {_one_line(str(exc))}"
+    if _PY2_HINTS.search(text):
+        reason += " (Python 2 syntax?)"
+    return reason
+
+
+def _extract(
+    path: str, source: SourceText, tree: ast.Module | None, *, partial: bool, deep: bool
+) -> tuple[list[Site] | None, str]:
+    """Sites by libcst, else by the ``ast`` fallback; ``(None, libcst's reason)``
+    when neither parser can. The second item is a note for the file's result.
+
+    ``RecursionError`` propagates unless ``deep`` (the caller then retries
+    with :func:`~miner.extract.limits.call_with_deep_stack`).
+    """
     lines = source.lines
-    if partial:
-        plan = plan_units(source.text)
-        if plan is not None:
-            if plan.site_count == 0:
-                return []
+    plan = plan_units(tree, lines) if tree is not None else None
+    if plan is not None and plan.site_count == 0:
+        return [], ""
+    try:
+        if plan is not None and partial:
             sites = _extract_units(path, lines, plan)
             if sites is not None:
-                return sites
-    return collect(cst.parse_module(source.text), path=path, lines=lines)
+                return sites, ""
+        if tree is not None and len(source.text) > limits.MAX_WHOLE_PARSE_BYTES:
+            note = (
+                f"mined with the ast fallback: {len(source.text) / 2**20:.1f} MiB is over "
+                f"the whole-module libcst limit ({limits.MAX_WHOLE_PARSE_BYTES // 2**20} MiB)"
+            )
+            return collect_ast(tree, path=path, lines=lines), note
+        return collect(cst.parse_module(source.text), path=path, lines=lines), ""
+    except RecursionError:
+        if not deep:
+            raise
+        reason = f"libcst: recursion limit ({limits.DEEP_RECURSION_LIMIT}) reached"
+    except cst.ParserSyntaxError as exc:
+        reason = libcst_reason(exc)
+    except MemoryError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any libcst failure falls back to ast
+        reason = f"libcst failed: {type(exc).__name__}: {_one_line(str(exc))}"
+    if tree is None:
+        return None, reason
+    return collect_ast(tree, path=path, lines=lines), f"mined with the ast fallback ({reason})"
 
 
 def collect(
@@ -174,8 +274,8 @@ def _extract_units(path: str, lines: list[str], plan: Plan) -> list[Site] | None
     return sites
 
 
-def plan_units(text: str) -> Plan | None:
-    """The units holding the file's sites, or None when ``ast`` cannot parse it.
+def plan_units(tree: ast.Module, lines: list[str]) -> Plan:
+    """The units holding the file's sites, given the file's parsed ``tree`` and its ``lines``.
 
     A site inside a function gets the statement of that function's body that
     holds it (with the function as context: guards, handlers and the match
@@ -184,11 +284,6 @@ def plan_units(text: str) -> Plan | None:
     the statement shares a line with the ``def``; then the whole (innermost)
     function. A site outside functions gets its top-level statement.
     """
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    lines = text.split("\n")
     clusters = _clusters(tree.body)
     units: dict[tuple[int, int], Unit] = {}
     count = 0
@@ -221,7 +316,7 @@ def plan_units(text: str) -> Plan | None:
             if id(child) in body:
                 child_body = body[id(child)]
             if isinstance(child, (*_FUNCTIONS, ast.ClassDef)):
-                qual = _qualname(scope, child.name)
+                qual = child_qualname(scope.kind, scope.qualname, child.name)
                 doc = doc_summary(ast.get_docstring(child, clean=True))
                 if isinstance(child, ast.ClassDef):
                     child_scope = UnitContext("class", qual, doc, None)
@@ -274,14 +369,6 @@ def _needs_bindings(node: ast.Raise | ast.Assert) -> bool:
     return any(isinstance(arg, ast.Name) for arg in exc.args) or any(
         kw.arg in MESSAGE_KEYWORDS and isinstance(kw.value, ast.Name) for kw in exc.keywords
     )
-
-
-def _qualname(scope: UnitContext, name: str) -> str:
-    if scope.kind == "module":
-        return name
-    if scope.kind == "class":
-        return f"{scope.qualname}.{name}"
-    return f"{scope.qualname}.<locals>.{name}"
 
 
 def _clusters(body: list[ast.stmt]) -> dict[int, tuple[int, int]]:

@@ -74,6 +74,10 @@ class TemplateBuilder:
         at run time ``expr=`` precedes the value, shown with ``repr`` unless a
         conversion or spec says otherwise."""
         shown = expr + ("=" if debug else "")
+        if shown.startswith("{") or shown.endswith("}"):
+            # ``{ {k: v} }``: as in an f-string, a space keeps the field's
+            # braces from reading as doubled (literal) ones.
+            shown = f" {shown} "
         conv_text = f"!{conversion}" if conversion else ""
         spec_text = f":{spec}" if spec is not None else ""
         if debug:

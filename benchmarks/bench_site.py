@@ -1,0 +1,57 @@
+"""Time the site and lookup on a mined output folder (``miner mine --out DIR``).
+
+    .venv/bin/python benchmarks/bench_site.py DIR
+
+Prints wall-clock seconds and sizes: writing the site into a fresh folder,
+writing it again unchanged, loading the lookup index from the site and from
+``sites.jsonl``, and matching a few pastes. Numbers vary with the machine's
+load; the README quotes one run on v0.5.19.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from miner.lookup import LookupIndex
+from miner.pipeline import group_errors
+from miner.site import load_diffs, load_result, write_site
+
+PASTES = (
+    "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>",
+    "Host-pool retraction does not support Mamba models.",
+    "ConnectionRefusedError: [Errno 111] Connection refused",
+)
+
+
+def timed(label: str, func, *args, **kwargs):
+    start = time.perf_counter()
+    value = func(*args, **kwargs)
+    print(f"{label}: {time.perf_counter() - start:.2f} s")
+    return value
+
+
+def main(out: Path) -> None:
+    result, manifest = timed("load records", load_result, out)
+    print(f"errors: {len(result.errors)}, sites: {len(result.sites)}")
+    dest = Path(tempfile.mkdtemp(prefix="bench-site-"))
+    try:
+        kwargs = {"counts": manifest["counts"], "diffs": load_diffs(out)}
+        stats = timed("site, fresh", write_site, result, dest, **kwargs)
+        print(f"  {stats['written']} files, {stats['bytes'] / 2**20:.1f} MiB")
+        stats = timed("site, unchanged", write_site, result, dest, **kwargs)
+        print(f"  {stats['written']} files rewritten")
+    finally:
+        shutil.rmtree(dest)
+    index = timed("lookup index (LookupIndex.load)", LookupIndex.load, out)
+    timed("lookup index from errors", LookupIndex.from_errors, group_errors(result.sites))
+    for paste in PASTES:
+        matches = timed(f"search {paste[:40]!r}", index.search, paste)
+        print(f"  best: {matches[0].score if matches else None}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1] if len(sys.argv) > 1 else "output"))

@@ -1,0 +1,197 @@
+"""The source of one commit held for analysis: byte search, a name index, cached ``ast`` trees.
+
+The analysis stages read files of the commit beyond the mined sites (the
+arguments class, the environment registry, the callers of a function). They
+share one :class:`SourceIndex` so that a file is parsed at most once and only
+when a cheap byte search says it matters.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import re
+import string
+import warnings
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+
+log = logging.getLogger("miner")
+
+_KEEP = set((string.ascii_letters + string.digits + "_(").encode())
+#: Maps every byte that cannot be part of ``name(`` to a space.
+_TOKEN_TABLE = bytes(b if b in _KEEP else 32 for b in range(256))
+
+
+#: A ``def`` / ``class`` line: (indentation, keyword, name). The search starts
+#: at the keyword (a literal, so it is fast) and checks the line start after.
+_KEYWORD = re.compile(rb"(?:def|class)[ \t]+(\w+)")
+
+
+class _Headers:
+    """``finditer`` over ``def`` / ``class`` header lines, found by keyword."""
+
+    def finditer(self, data: bytes) -> Iterator[_Header]:
+        for m in _KEYWORD.finditer(data):
+            start = data.rfind(b"\n", 0, m.start()) + 1
+            lead = data[start : m.start()]
+            indent = lead.lstrip(b" \t")
+            if indent and indent not in (b"async ", b"async\t"):
+                continue
+            yield _Header(start, lead[: len(lead) - len(indent)], m.group(0).split()[0], m.group(1))
+
+
+@dataclass(frozen=True, slots=True)
+class _Header:
+    start: int
+    """Offset of the line start."""
+    indent: bytes
+    keyword: bytes
+    name: bytes
+
+    def group(self, n: int) -> bytes:
+        return (self.indent, self.keyword, self.name)[n - 1]
+
+
+HEADER = _Headers()
+
+
+class SourceIndex:
+    """The ``.py`` files of one commit (path -> bytes), searched and parsed lazily.
+
+    Never raises on bad input: a file that does not parse has no tree (logged
+    once as ``path: reason``).
+    """
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        self.files = dict(sorted(files.items()))
+        self._trees: dict[str, ast.Module | None] = {}
+        self._tokens: dict[str, frozenset[bytes]] | None = None
+        self._defs: dict[str, list[str]] | None = None
+
+    def grep(self, *needles: bytes) -> list[str]:
+        """Paths (sorted) whose bytes contain any of ``needles``."""
+        return [p for p, data in self.files.items() if any(n in data for n in needles)]
+
+    def tree(self, path: str) -> ast.Module | None:
+        """The parsed module at ``path`` (cached), or None when it does not parse."""
+        if path not in self._trees:
+            data = self.files.get(path)
+            tree = None
+            if data is not None:
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        tree = ast.parse(data, filename=path)
+                except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+                    log.info("%s: not parsed for analysis (%s)", path, type(exc).__name__)
+            self._trees[path] = tree
+        return self._trees[path]
+
+    def _build_tokens(self) -> None:
+        tokens: dict[str, frozenset[bytes]] = {}
+        defs: dict[str, list[str]] = defaultdict(list)
+        for path, data in self.files.items():
+            words = set(data.translate(_TOKEN_TABLE).replace(b"(", b"( ").split())
+            tokens[path] = frozenset(w for w in words if w.endswith(b"("))
+            for m in HEADER.finditer(data):
+                defs[m.group(3).decode("ascii", "replace")].append(path)
+        self._tokens = tokens
+        self._defs = dict(defs)
+
+    def callers_of(self, names: Iterable[str]) -> dict[str, list[str]]:
+        """For each name, the paths (sorted) where ``name(`` occurs (a call or a def)."""
+        if self._tokens is None:
+            self._build_tokens()
+        assert self._tokens is not None
+        wanted = {n.encode() + b"(": n for n in names}
+        found: dict[str, list[str]] = defaultdict(list)
+        for path, words in self._tokens.items():
+            for word in words & wanted.keys():
+                found[wanted[word]].append(path)
+        return found
+
+    def definitions(self, name: str) -> list[str]:
+        """Paths (in path order, one entry per ``def``/``class``) defining ``name``."""
+        if self._defs is None:
+            self._build_tokens()
+        assert self._defs is not None
+        return self._defs.get(name, [])
+
+    def module_name(self, path: str) -> str:
+        """Dotted module of ``path``, from the highest enclosing folder holding an
+        ``__init__.py`` (folders between without one are namespace packages):
+        ``python/sglang/srt/server_args.py`` -> ``sglang.srt.server_args``."""
+        parts = path[:-3].split("/") if path.endswith(".py") else path.split("/")
+        first = len(parts) - 1
+        for depth in range(1, len(parts)):
+            if "/".join(parts[:depth]) + "/__init__.py" in self.files:
+                first = depth - 1
+                break
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        return ".".join(parts[first:]) or path
+
+
+def parse_expr(text: str) -> ast.expr | None:
+    """``text`` parsed as one expression (warnings silenced), or None."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def literal_text(node: ast.AST) -> str | None:
+    """A literal's value as display text: a string as it is, other literals
+    as Python writes them; None for non-literals."""
+    try:
+        value = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, str) else repr(value)
+
+
+def unparse(node: ast.AST | None) -> str | None:
+    """Single-line source text of ``node`` (None stays None)."""
+    if node is None:
+        return None
+    try:
+        return " ".join(ast.unparse(node).split())
+    except (ValueError, RecursionError):  # pragma: no cover - malformed trees only
+        return None
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of names and attributes, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def call_name(node: ast.Call) -> str | None:
+    """The last name of a call's function (``parser.add_argument`` -> ``add_argument``)."""
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
+
+
+def docstring(node: ast.AST) -> str | None:
+    """First paragraph of a docstring, folded to one line, or None."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)):
+        return None
+    text = ast.get_docstring(node)
+    if not text:
+        return None
+    first = text.strip().split("\n\n", 1)[0]
+    return " ".join(first.split()) or None

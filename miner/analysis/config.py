@@ -1,0 +1,1170 @@
+"""The configuration model of one commit: flags, settings, derived settings, environment variables.
+
+How it is found (all with the stdlib ``ast``, parsing only files a byte search
+picks):
+
+* **argparse flags**: every ``<x>.add_argument("--flag", ...)`` call with
+  literal option strings (files containing ``add_argument``): ``dest`` (given, or
+  from the first long flag), ``type``, ``default``, ``choices`` (literals, or a
+  module-level list/tuple named in the same file, ``["auto"] + NAME`` too),
+  ``help``, ``action``; an alias that points to a new flag (``new_flag=``, or help
+  text "Deprecated ... use --x") is recorded as ``deprecated_for``.
+* **arguments dataclasses**: a ``@dataclass`` class that the code turns into
+  flags: one of its methods calls ``add_argument`` or hands the class to a helper
+  (``add_cli_args_from_dataclass(parser, ServerArgs)``), or an ``add_argument``
+  takes ``default=Cls.field``. Every field is a *setting*; it has the flag
+  ``--field-name`` when its annotation carries help (``Annotated[T, "help"]`` or
+  ``Annotated[T, Arg(help=..., choices=...)]``, ``no_cli`` excluded), when its
+  ``field(metadata={"help": ...})`` has help, or when a method loops over
+  ``fields(...)`` calling ``add_argument`` (then every field); an explicit
+  ``add_argument`` whose dest is the field wins. ``Literal[...]`` gives choices.
+* **derived settings**: a method or property of an arguments class whose body
+  returns a boolean expression over fields, directly or through a small
+  predicate function it delegates to (``return f(self)`` -> ``def f(cfg):
+  return cfg.a is False and cfg.b in ("x", "y")``), followed up to
+  :data:`MAX_DEPTH` levels; the result is the conditions that make it true.
+* **environment variables**: ``os.environ[...]``, ``os.environ.get``,
+  ``os.getenv``, ``"X" in os.environ``, ``setdefault``, helper readers (any call
+  named like ``get_*env*`` / ``*_env_var`` with a literal name), and registries of
+  declared variables: class attributes ``NAME = EnvKind(default, ...)`` whose
+  callee's name starts with ``Env`` (SGLang's ``Envs``: ``SGLANG_X = EnvBool(False)``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from miner.analysis.code import SourceIndex, call_name, dotted, literal_text, parse_expr, unparse
+
+#: How many delegation levels a derived setting is followed through.
+MAX_DEPTH = 4
+
+Op = Literal["truthy", "falsy", "==", "!=", "in", "not in", "is None", "is not None", "compare"]
+
+_NEGATE: dict[str, str] = {
+    "truthy": "falsy",
+    "falsy": "truthy",
+    "==": "!=",
+    "!=": "==",
+    "in": "not in",
+    "not in": "in",
+    "is None": "is not None",
+    "is not None": "is None",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """One comparison of a setting (or variable) with values: ``name op values``.
+
+    ``op`` ``compare`` keeps any other comparison as written in ``text``.
+    """
+
+    name: str
+    """The setting's field name or the environment variable's name."""
+    op: str
+    values: tuple[str, ...] = ()
+    """Literal values as display text (strings as they are)."""
+    text: str = ""
+    """The source text this condition was read from."""
+    env: bool = False
+    """True when ``name`` is an environment variable."""
+
+    def negated(self) -> Condition:
+        op = _NEGATE.get(self.op)
+        if op is None:
+            return Condition(self.name, "compare", self.values, f"not ({self.text})", self.env)
+        return Condition(self.name, op, self.values, self.text, self.env)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "op": self.op, "values": list(self.values)}
+        if self.text:
+            out["text"] = self.text
+        if self.env:
+            out["env"] = True
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One setting: an argparse flag, a field of an arguments dataclass, or both."""
+
+    name: str
+    """The attribute the value lands in (argparse ``dest`` / the field name)."""
+    flags: tuple[str, ...]
+    """Option strings, canonical first (``--mamba-radix-cache-strategy``); empty
+    for a field with no command-line flag."""
+    owner: str
+    """The arguments class (``ServerArgs``) or the function holding the
+    ``add_argument`` call (``main``)."""
+    path: str
+    line: int
+    source: Literal["argparse", "dataclass"]
+    type: str | None = None
+    default: str | None = None
+    """Source text of the default (``None``, ``'auto'``, ``False``)."""
+    choices: tuple[str, ...] | None = None
+    help: str | None = None
+    action: str | None = None
+    deprecated_for: str | None = None
+    """For an alias kept for compatibility: the flag that replaces it."""
+    namespace: str | None = None
+    """A namespace marker of the field (SGLang's ``NS("disagg")``), if any."""
+    module: str | None = None
+    """Dotted module of ``path`` (for ``python -m``)."""
+
+    @property
+    def flag(self) -> str | None:
+        return self.flags[0] if self.flags else None
+
+    @property
+    def is_bool(self) -> bool:
+        return (self.action or "").endswith("store_true") or self.type == "bool"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "flags": list(self.flags),
+            "owner": self.owner,
+            "path": self.path,
+            "line": self.line,
+            "source": self.source,
+            "type": self.type,
+            "default": self.default,
+            "choices": None if self.choices is None else list(self.choices),
+            "help": self.help,
+            "action": self.action,
+            "deprecated_for": self.deprecated_for,
+            "namespace": self.namespace,
+            "module": self.module,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    """A derived setting: true exactly when ``conditions`` hold (``mode`` all or any)."""
+
+    name: str
+    owner: str
+    """The arguments class, or ``""`` for a module-level predicate function."""
+    path: str
+    line: int
+    expression: str
+    """The boolean expression it reduces to, as written in the innermost body."""
+    conditions: tuple[Condition, ...]
+    mode: Literal["all", "any"] = "all"
+    via: tuple[str, ...] = ()
+    """The delegation chain, outermost first (``ServerArgs.enable_mamba_extra_buffer``,
+    ``mamba_extra_buffer_of``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "owner": self.owner,
+            "path": self.path,
+            "line": self.line,
+            "expression": self.expression,
+            "mode": self.mode,
+            "conditions": [c.to_json() for c in self.conditions],
+            "via": list(self.via),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class EnvVar:
+    """One environment variable the code reads (or declares in a registry)."""
+
+    name: str
+    kind: str | None = None
+    """``bool``, ``int``, ``str``... from a registry or a typed reader, else None."""
+    default: str | None = None
+    """Source text of the default, when one is given."""
+    path: str = ""
+    line: int = 0
+    """Where it is declared (registry) or first read."""
+    reads: int = 0
+    """How many read sites were found."""
+    deprecated_for: str | None = None
+    """For a deprecated name: the variable that replaces it."""
+    registry: str | None = None
+    """The registry class declaring it (``Envs``), if any."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "default": self.default,
+            "path": self.path,
+            "line": self.line,
+            "reads": self.reads,
+            "deprecated_for": self.deprecated_for,
+            "registry": self.registry,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigModel:
+    """Everything configurable at one commit, with lookups by name."""
+
+    options: tuple[Option, ...] = ()
+    derived: tuple[Derived, ...] = ()
+    env: tuple[EnvVar, ...] = ()
+    classes: tuple[str, ...] = ()
+    """Arguments classes, largest first (``ServerArgs``)."""
+    accessors: tuple[tuple[str, str], ...] = ()
+    """Calls that return the arguments object or one of its namespaces:
+    (call name, namespace) with ``""`` for the whole object."""
+    entry_point: str | None = None
+    """``python -m <module>`` that parses the primary arguments class, if found."""
+    _by_name: dict[str, tuple[Option, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _derived_by_name: dict[str, tuple[Derived, ...]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _env_by_name: dict[str, EnvVar] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        by_name: dict[str, list[Option]] = defaultdict(list)
+        rank = {c: i for i, c in enumerate(self.classes)}
+        for opt in self.options:
+            by_name[opt.name].append(opt)
+        for name, opts in by_name.items():
+            opts.sort(
+                key=lambda o: (
+                    o.deprecated_for is not None,
+                    rank.get(o.owner, len(rank)),
+                    not o.flags,
+                    o.path,
+                    o.line,
+                )
+            )
+            self._by_name[name] = tuple(opts)
+        derived: dict[str, list[Derived]] = defaultdict(list)
+        for d in self.derived:
+            derived[d.name].append(d)
+        for name, ds in derived.items():
+            ds.sort(key=lambda d: (rank.get(d.owner, len(rank)), d.path, d.line))
+            self._derived_by_name[name] = tuple(ds)
+        self._env_by_name.update((e.name, e) for e in self.env)
+
+    @property
+    def primary(self) -> str | None:
+        return self.classes[0] if self.classes else None
+
+    def option(self, name: str) -> Option | None:
+        """The best option storing ``name`` (primary class first, aliases last)."""
+        opts = self._by_name.get(name)
+        return opts[0] if opts else None
+
+    def options_named(self, name: str) -> tuple[Option, ...]:
+        return self._by_name.get(name, ())
+
+    def derived_setting(self, name: str) -> Derived | None:
+        ds = self._derived_by_name.get(name)
+        return ds[0] if ds else None
+
+    def env_var(self, name: str) -> EnvVar | None:
+        return self._env_by_name.get(name)
+
+    def flag_names(self) -> frozenset[str]:
+        return frozenset(f for o in self.options for f in o.flags)
+
+    def aliases_of(self, name: str) -> tuple[str, ...]:
+        """Deprecated alias flags that store into ``name``."""
+        return tuple(f for o in self._by_name.get(name, ()) if o.deprecated_for for f in o.flags)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "classes": list(self.classes),
+            "entry_point": self.entry_point,
+            "accessors": [{"call": c, "namespace": ns} for c, ns in self.accessors],
+            "options": [o.to_json() for o in self.options],
+            "derived": [d.to_json() for d in self.derived],
+            "env": [e.to_json() for e in self.env],
+        }
+
+
+# --------------------------------------------------------------------------- argparse
+
+
+def _kw(call: ast.Call) -> dict[str, ast.expr]:
+    return {k.arg: k.value for k in call.keywords if k.arg}
+
+
+def _text(node: ast.AST | None) -> str | None:
+    """A string literal's value (implicit concatenation and ``(... )`` included),
+    an f-string's source, else None."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return " ".join(node.value.split())
+    if isinstance(node, ast.JoinedStr):
+        return unparse(node)
+    return None
+
+
+def _module_lists(tree: ast.Module) -> dict[str, ast.expr]:
+    """Module-level ``NAME = [...]`` / ``(...)`` / ``{...}`` assignments."""
+    out: dict[str, ast.expr] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, value = stmt.target, stmt.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and isinstance(value, (ast.List, ast.Tuple, ast.Set)):
+            out[target.id] = value
+    return out
+
+
+def _choices(node: ast.AST | None, lists: dict[str, ast.expr]) -> tuple[str, ...] | None:
+    """Literal choices of ``node``: a list/tuple/set literal, a module-level list
+    by name, ``list(NAME)``, or ``+`` of those; None when not literal."""
+    if node is None:
+        return None
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        values = [literal_text(e) for e in node.elts]
+        if any(v is None for v in values):
+            return None
+        return tuple(v for v in values if v is not None)
+    if isinstance(node, ast.Name) and node.id in lists:
+        return _choices(lists[node.id], {})
+    if isinstance(node, ast.Call) and call_name(node) in ("list", "tuple", "set", "sorted"):
+        if len(node.args) == 1:
+            return _choices(node.args[0], lists)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _choices(node.left, lists), _choices(node.right, lists)
+        if left is not None and right is not None:
+            return left + right
+    return None
+
+
+_DEPRECATED_HELP = re.compile(r"deprecat\w*.*?(?:use|alias (?:for|of))\s+`?(--[\w-]+)", re.I | re.S)
+
+
+def _enclosing(tree: ast.Module) -> dict[int, str]:
+    """id(node) -> qualname of the function/class holding it (only calls)."""
+    owners: dict[int, str] = {}
+
+    def walk(node: ast.AST, qual: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                walk(child, f"{qual}.{child.name}" if qual else child.name)
+            else:
+                if isinstance(child, ast.Call):
+                    owners[id(child)] = qual
+                walk(child, qual)
+
+    walk(tree, "")
+    return owners
+
+
+def _argparse_options(path: str, tree: ast.Module) -> list[Option]:
+    lists = _module_lists(tree)
+    owners = _enclosing(tree)
+    out: list[Option] = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and call_name(node) == "add_argument"):
+            continue
+        if not isinstance(node.func, ast.Attribute):
+            continue
+        flags = [
+            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+        ]
+        if not flags or len(flags) != len(node.args) or not flags[0].startswith("-"):
+            continue
+        kw = _kw(node)
+        long_flags = [f for f in flags if f.startswith("--")]
+        dest = literal_text(kw["dest"]) if "dest" in kw else None
+        if dest is None:
+            dest = (long_flags or flags)[0].lstrip("-").replace("-", "_")
+        help_text = _text(kw.get("help"))
+        if help_text == "==SUPPRESS==" or (
+            isinstance(kw.get("help"), ast.Attribute)
+            and unparse(kw.get("help")) == "argparse.SUPPRESS"
+        ):
+            help_text = None
+        new_flag = _text(kw.get("new_flag"))
+        if new_flag is None and help_text:
+            match = _DEPRECATED_HELP.search(help_text)
+            if match and match.group(1) not in flags:
+                new_flag = match.group(1)
+        if new_flag is not None:
+            new_flag = new_flag.split("=", 1)[0]
+        owner = owners.get(id(node), "") or "<module>"
+        out.append(
+            Option(
+                name=dest,
+                flags=tuple(long_flags + [f for f in flags if f not in long_flags]),
+                owner=owner.split(".", 1)[0] if "." in owner else owner,
+                path=path,
+                line=node.lineno,
+                source="argparse",
+                type=unparse(kw.get("type")),
+                default=unparse(kw.get("default")),
+                choices=_choices(kw.get("choices"), lists),
+                help=help_text,
+                action=_literal_or_text(kw.get("action")),
+                deprecated_for=new_flag,
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- dataclasses
+
+
+def _is_dataclass(cls: ast.ClassDef) -> bool:
+    for deco in cls.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        name = dotted(target)
+        if name and name.split(".")[-1] == "dataclass":
+            return True
+    return False
+
+
+def _annotated_aliases(tree: ast.Module) -> set[str]:
+    """Names bound to ``Annotated`` in the module (``A = Annotated``, imports as)."""
+    names = {"Annotated"}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            if isinstance(stmt.targets[0], ast.Name) and dotted(stmt.value) in (
+                "Annotated",
+                "typing.Annotated",
+            ):
+                names.add(stmt.targets[0].id)
+        if isinstance(stmt, ast.ImportFrom):
+            for alias in stmt.names:
+                if alias.name in ("A", "Annotated") and alias.asname is None:
+                    names.add(alias.name)
+                if alias.name == "Annotated" and alias.asname:
+                    names.add(alias.asname)
+    return names
+
+
+@dataclass
+class _Field:
+    name: str
+    line: int
+    type: str | None
+    default: str | None
+    help: str | None = None
+    has_meta: bool = False
+    no_cli: bool = False
+    choices: tuple[str, ...] | None = None
+    flags: tuple[str, ...] = ()
+    action: str | None = None
+    namespace: str | None = None
+
+
+def _inner_type(node: ast.expr) -> tuple[str | None, tuple[str, ...] | None]:
+    """Display type and ``Literal`` choices of a field's inner annotation."""
+    text = unparse(node)
+    target = node
+    if isinstance(target, ast.Subscript) and dotted(target.value) in (
+        "Optional",
+        "typing.Optional",
+    ):
+        target = target.slice
+    if isinstance(target, ast.Subscript) and dotted(target.value) in ("Literal", "typing.Literal"):
+        elts = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+        values = [literal_text(e) for e in elts]
+        if all(v is not None for v in values):
+            return text, tuple(v for v in values if v is not None)
+    return text, None
+
+
+def _dataclass_fields(
+    cls: ast.ClassDef, annotated: set[str], lists: dict[str, ast.expr]
+) -> list[_Field]:
+    out: list[_Field] = []
+    for stmt in cls.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        ann = stmt.annotation
+        if dotted(ann) in ("ClassVar", "typing.ClassVar") or (
+            isinstance(ann, ast.Subscript) and dotted(ann.value) in ("ClassVar", "typing.ClassVar")
+        ):
+            continue
+        value = stmt.value
+        default = unparse(value)
+        meta_help: str | None = None
+        has_meta = False
+        choices: tuple[str, ...] | None = None
+        if isinstance(value, ast.Call) and call_name(value) == "field":
+            kw = _kw(value)
+            default = unparse(kw.get("default"))
+            if default is None and "default_factory" in kw:
+                default = f"{unparse(kw['default_factory'])}()"
+            meta = kw.get("metadata")
+            if isinstance(meta, ast.Dict):
+                for k, v in zip(meta.keys, meta.values, strict=True):
+                    key = literal_text(k) if k is not None else None
+                    if key == "help":
+                        meta_help, has_meta = _text(v), True
+                    elif key == "choices":
+                        choices = _choices(v, lists)
+        f = _Field(stmt.target.id, stmt.lineno, unparse(ann), default, meta_help, has_meta)
+        f.choices = choices
+        if isinstance(ann, ast.Subscript) and dotted(ann.value) in annotated:
+            elts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+            if elts:
+                f.type, literal = _inner_type(elts[0])
+                f.choices = f.choices or literal
+                for meta_node in elts[1:]:
+                    text = _text(meta_node)
+                    if text is not None:
+                        f.help, f.has_meta = text, True
+                    elif isinstance(meta_node, ast.Call):
+                        kw = _kw(meta_node)
+                        name = call_name(meta_node)
+                        if "help" in kw or "choices" in kw or "no_cli" in kw or name == "Arg":
+                            f.has_meta = True
+                            f.help = _text(kw.get("help")) or f.help
+                            f.choices = _choices(kw.get("choices"), lists) or f.choices
+                            f.no_cli = (
+                                literal_text(kw["no_cli"]) == "True" if "no_cli" in kw else False
+                            )
+                            f.action = unparse(kw.get("action"))
+                            cli = _text(kw.get("cli_name"))
+                            aliases = _choices(kw.get("aliases"), lists) or ()
+                            flags = [cli or "--" + f.name.replace("_", "-"), *aliases]
+                            f.flags = tuple(flags)
+                        elif meta_node.args and len(meta_node.args) == 1:
+                            ns = literal_text(meta_node.args[0])
+                            if ns is not None and not kw:
+                                f.namespace = ns
+        else:
+            f.type, literal = _inner_type(ann)
+            f.choices = f.choices or literal
+        out.append(f)
+    return out
+
+
+def _loops_over_fields(cls: ast.ClassDef) -> bool:
+    """A method iterates ``fields(...)`` and calls ``add_argument`` inside the loop."""
+    for node in ast.walk(cls):
+        if isinstance(node, (ast.For, ast.comprehension)):
+            it = node.iter
+            if isinstance(it, ast.Call) and call_name(it) == "fields":
+                body = node.body if isinstance(node, ast.For) else []
+                for sub in body:
+                    for inner in ast.walk(sub):
+                        if isinstance(inner, ast.Call) and call_name(inner) == "add_argument":
+                            return True
+    return False
+
+
+def _makes_flags(cls: ast.ClassDef) -> bool:
+    """The class builds its own flags: a method calls ``add_argument`` or passes
+    the class to a helper (``helper(parser, Cls)``)."""
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Call):
+            if call_name(node) == "add_argument":
+                return True
+            if (
+                any(isinstance(a, ast.Name) and a.id == cls.name for a in node.args)
+                and len(node.args) >= 2
+            ):
+                return True
+    return False
+
+
+# --------------------------------------------------------------------------- derived settings
+
+
+def _self_names(func: ast.FunctionDef | ast.AsyncFunctionDef, selfish: str) -> set[str]:
+    """``selfish`` plus locals bound to a call taking it (``cfg = view(self)``) or to it."""
+    names = {selfish}
+    for stmt in func.body:
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        ):
+            value = stmt.value
+            if (isinstance(value, ast.Name) and value.id in names) or (
+                isinstance(value, ast.Call)
+                and len(value.args) == 1
+                and isinstance(value.args[0], ast.Name)
+                and value.args[0].id in names
+            ):
+                names.add(stmt.targets[0].id)
+    return names
+
+
+def _returned(func: ast.FunctionDef | ast.AsyncFunctionDef) -> ast.expr | None:
+    """The expression of a body that is (docstring, simple assignments,) ``return expr``."""
+    body = [
+        s
+        for s in func.body
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        and not isinstance(s, (ast.Assign, ast.ImportFrom, ast.Import))
+    ]
+    if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+        return body[0].value
+    return None
+
+
+def _is_selfish(node: ast.AST, selfs: set[str]) -> bool:
+    """``self`` / ``cfg`` or a one-argument call wrapping it (``view(self)``)."""
+    if isinstance(node, ast.Name):
+        return node.id in selfs
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        return _is_selfish(node.args[0], selfs)
+    return False
+
+
+def leaf_condition(node: ast.expr, name_of: Any, text_of: Any = unparse) -> Condition | None:
+    """A comparison (or a bare read) as a :class:`Condition`.
+
+    ``name_of(expr) -> (name, env) | None`` says which reads are settings;
+    ``text_of(expr) -> str`` gives source text.
+    """
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = leaf_condition(node.operand, name_of, text_of)
+        return None if inner is None else inner.negated()
+    read = name_of(node)
+    text = text_of(node) or ""
+    if read is not None:
+        return Condition(read[0], "truthy", (), text, read[1])
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+        return None
+    left, op, right = node.left, node.ops[0], node.comparators[0]
+    read = name_of(left)
+    if read is None:
+        read, left, right = name_of(right), right, left
+        if read is None or not isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            return None
+    name, env = read
+    if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant):
+        value = right.value
+        positive = isinstance(op, (ast.Is, ast.Eq))
+        if value is None:
+            return Condition(name, "is None" if positive else "is not None", (), text, env)
+        if isinstance(value, bool):
+            truthy = value == positive
+            return Condition(name, "truthy" if truthy else "falsy", (), text, env)
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        value_text = literal_text(right)
+        if value_text is not None:
+            return Condition(
+                name, "==" if isinstance(op, ast.Eq) else "!=", (value_text,), text, env
+            )
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        values = [literal_text(e) for e in right.elts]
+        if all(v is not None for v in values):
+            return Condition(
+                name,
+                "in" if isinstance(op, ast.In) else "not in",
+                tuple(v for v in values if v is not None),
+                text,
+                env,
+            )
+    return Condition(name, "compare", (), text, env)
+
+
+def _conditions(expr: ast.expr, name_of: Any) -> tuple[list[Condition], str] | None:
+    """A boolean expression as (conditions, mode): one condition, or a flat
+    ``and`` / ``or`` of them; None when any part is not a setting comparison."""
+    if isinstance(expr, ast.BoolOp):
+        parts = []
+        for value in expr.values:
+            cond = leaf_condition(value, name_of)
+            if cond is None:
+                return None
+            parts.append(cond)
+        return parts, "all" if isinstance(expr.op, ast.And) else "any"
+    cond = leaf_condition(expr, name_of)
+    return None if cond is None else ([cond], "all")
+
+
+class _DerivedFinder:
+    """Follows ``return f(self)`` delegations to a boolean expression over fields."""
+
+    def __init__(self, index: SourceIndex, fields: set[str]) -> None:
+        self.index = index
+        self.fields = fields
+
+    def module_function(
+        self, name: str
+    ) -> tuple[str, ast.FunctionDef | ast.AsyncFunctionDef] | None:
+        paths = sorted(set(self.index.definitions(name)))
+        found = []
+        for path in paths:
+            tree = self.index.tree(path)
+            if tree is None:
+                continue
+            for stmt in tree.body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                    found.append((path, stmt))
+        return found[0] if len(found) == 1 else None
+
+    def resolve(
+        self,
+        func: ast.FunctionDef | ast.AsyncFunctionDef,
+        selfish: str,
+        methods: dict[str, ast.FunctionDef | ast.AsyncFunctionDef],
+        depth: int,
+        via: tuple[str, ...],
+        path: str,
+    ) -> tuple[str, int, str, list[Condition], str, tuple[str, ...]] | None:
+        expr = _returned(func)
+        if expr is None or depth > MAX_DEPTH:
+            return None
+        selfs = _self_names(func, selfish)
+
+        def name_of(node: ast.AST) -> tuple[str, bool] | None:
+            if (
+                isinstance(node, ast.Attribute)
+                and _is_selfish(node.value, selfs)
+                and node.attr in self.fields
+            ):
+                return node.attr, False
+            return None
+
+        found = _conditions(expr, name_of)
+        if found is not None and all(c.op != "compare" or c.name for c in found[0]):
+            return path, func.lineno, unparse(expr) or "", found[0], found[1], via
+        if isinstance(expr, ast.Call):
+            # self.other() or helper(self) / helper(view(self))
+            target = expr.func
+            if (
+                isinstance(target, ast.Attribute)
+                and _is_selfish(target.value, selfs)
+                and target.attr in methods
+                and not expr.args
+            ):
+                inner = methods[target.attr]
+                return self.resolve(
+                    inner,
+                    inner.args.args[0].arg if inner.args.args else "self",
+                    methods,
+                    depth + 1,
+                    (*via, target.attr),
+                    path,
+                )
+            if isinstance(target, ast.Name) and expr.args and _is_selfish(expr.args[0], selfs):
+                hit = self.module_function(target.id)
+                if hit is not None:
+                    inner_path, inner = hit
+                    params = inner.args.posonlyargs + inner.args.args
+                    if params:
+                        return self.resolve(
+                            inner, params[0].arg, methods, depth + 1, (*via, target.id), inner_path
+                        )
+        return None
+
+
+def _derived_for_class(
+    cls: ast.ClassDef, path: str, fields: set[str], finder: _DerivedFinder
+) -> list[Derived]:
+    methods = {
+        s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
+    out: list[Derived] = []
+    for name, func in sorted(methods.items()):
+        params = func.args.posonlyargs + func.args.args
+        if name.startswith("__") or len(params) != 1 or func.args.vararg or func.args.kwonlyargs:
+            continue
+        decorators = {dotted(d) for d in func.decorator_list}
+        if decorators - {"property", "functools.cached_property", "cached_property", None}:
+            continue
+        hit = finder.resolve(func, params[0].arg, methods, 0, (f"{cls.name}.{name}",), path)
+        if hit is None:
+            continue
+        inner_path, line, expression, conds, mode, via = hit
+        if not conds or any(c.op == "compare" for c in conds):
+            continue
+        out.append(
+            Derived(
+                name=name,
+                owner=cls.name,
+                path=path,
+                line=func.lineno,
+                expression=expression,
+                conditions=tuple(conds),
+                mode="all" if mode == "all" else "any",
+                via=via,
+            )
+        )
+    return out
+
+
+def predicate_function(index: SourceIndex, name: str, config: ConfigModel) -> Derived | None:
+    """A module-level zero-argument function ``name`` (one definition in the
+    commit) whose body returns a boolean expression over settings read through
+    accessors (``get_memory().disable_radix_cache is False and ...``)."""
+    accessors = dict(config.accessors)
+    zero_arg = re.compile(rb"def " + re.escape(name.encode()) + rb"\(\s*\)")
+    paths = [
+        p
+        for p in sorted(set(index.definitions(name)))
+        if zero_arg.search(index.files[p])
+        and any(f"{a}()".encode() in index.files[p] for a in accessors)
+    ]
+    if len(paths) != 1:
+        return None
+    finder = _DerivedFinder(index, set())
+    hit = finder.module_function(name)
+    if hit is None:
+        return None
+    path, func = hit
+    if func.args.args or func.args.posonlyargs:
+        return None
+    expr = _returned(func)
+    if expr is None:
+        return None
+
+    def name_of(node: ast.AST) -> tuple[str, bool] | None:
+        if isinstance(node, ast.Attribute) and config.option(node.attr) is not None:
+            base = node.value
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Call) and call_name(base) in accessors:
+                return node.attr, False
+        return None
+
+    found = _conditions(expr, name_of)
+    if found is None or any(c.op == "compare" for c in found[0]):
+        return None
+    return Derived(
+        name=name,
+        owner="",
+        path=path,
+        line=func.lineno,
+        expression=unparse(expr) or "",
+        conditions=tuple(found[0]),
+        mode="all" if found[1] == "all" else "any",
+        via=(name,),
+    )
+
+
+# --------------------------------------------------------------------------- environment
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _env_kind(callee: str) -> str | None:
+    name = callee.lower()
+    for kind in ("bool", "int", "float", "str", "json", "tuple", "list"):
+        if kind in name:
+            return kind
+    return None
+
+
+def _env_registry(path: str, tree: ast.Module) -> list[EnvVar]:
+    """Class attributes ``NAME = EnvKind(default, ...)`` of classes holding at least three."""
+    out: list[EnvVar] = []
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        found = []
+        for stmt in cls.body:
+            if not (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Call)
+            ):
+                continue
+            callee = call_name(stmt.value) or ""
+            name = stmt.targets[0].id
+            if not callee.startswith("Env") or not _ENV_NAME.match(name) or name != name.upper():
+                continue
+            kw = _kw(stmt.value)
+            default = unparse(stmt.value.args[0]) if stmt.value.args else unparse(kw.get("default"))
+            kind = callee[3:].replace("WithAlias", "").lower() or None
+            old = _text(kw.get("deprecated_name"))
+            for var, replaced_by in ((name, None), (old, name)):
+                if var:
+                    found.append(
+                        EnvVar(var, kind, default, path, stmt.lineno, 0, replaced_by, cls.name)
+                    )
+        if len(found) >= 3:
+            out.extend(found)
+    return out
+
+
+# --------------------------------------------------------------------------- the model
+
+
+_RETURNS_CLASS = rb"def (get_\w+)\(\)\s*->\s*['\"]?%s['\"]?\s*:"
+_RETURNS_BAG = re.compile(
+    rb"def (get_\w+)\(\)[^:\n]*:\s*\n\s+return [\w.]+\(\s*['\"](\w+)['\"]\s*\)\s*\n"
+)
+
+
+def _accessors(
+    index: SourceIndex, classes: list[str], namespaces: set[str]
+) -> list[tuple[str, str]]:
+    """Zero-argument module functions returning the primary arguments object
+    (``def get_x() -> Primary:``) or one namespace of it (``def get_disagg():
+    return <call>("disagg")`` with ``disagg`` a namespace root), by regular
+    expression over the files that mention them."""
+    if not classes:
+        return []
+    returns_class = re.compile(_RETURNS_CLASS % re.escape(classes[0]).encode())
+    roots = {ns.split(".")[0] for ns in namespaces}
+    out: set[tuple[str, str]] = set()
+    for path in index.grep(b"def get_"):
+        data = index.files[path]
+        out.update((m.group(1).decode(), "") for m in returns_class.finditer(data))
+        for m in _RETURNS_BAG.finditer(data):
+            name, ns = m.group(1).decode(), m.group(2).decode()
+            if ns in roots and name == f"get_{ns}":
+                out.add((name, ns))
+    return sorted(out)
+
+
+def _entry_point(index: SourceIndex, primary: str | None, class_path: str | None) -> str | None:
+    """``python -m <module>`` of the shortest ``__main__`` module that parses the
+    primary arguments class (names it, or a function of its module returning it)."""
+    if primary is None or class_path is None:
+        # plain argparse: the shortest ``__main__`` module that adds arguments
+        mains = [
+            index.module_name(p)
+            for p in index.grep(b"add_argument")
+            if b"__main__" in index.files[p]
+        ]
+        return min(mains, key=lambda m: (m.count("."), len(m), m)) if mains else None
+    tree = index.tree(class_path)
+    makers = {primary}
+    if tree is not None:
+        for stmt in tree.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if (unparse(stmt.returns) or "").strip("'\"") == primary:
+                    makers.add(stmt.name)
+    candidates = []
+    for path in index.grep(b"__main__"):
+        data = index.files[path]
+        if path == class_path or "/test" in path or "bench" in path:
+            continue
+        if any(re.search(rb"\b" + m.encode() + rb"\b", data) for m in makers):
+            module = index.module_name(path)
+            launcher = not any(
+                w in module.rsplit(".", 1)[-1] for w in ("launch", "serve", "main", "cli", "run")
+            )
+            candidates.append((module.count("."), launcher, len(module), module))
+    return min(candidates)[3] if candidates else None
+
+
+def _dataclass_candidates(
+    index: SourceIndex, argparse_paths: list[str], defaults_from: set[str]
+) -> list[str]:
+    """Files that may hold an arguments dataclass: argparse files that mention
+    dataclasses, and the files defining classes that argparse code names
+    (``default=Cls.x``, ``helper(parser, Cls)``, ``HfArgumentParser(Cls)``)."""
+    names = set(defaults_from)
+    for path in argparse_paths:
+        tree = index.tree(path)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and any(
+                isinstance(a, ast.Name) and a.id[:1].isupper() for a in node.args
+            ):
+                func = (call_name(node) or "").lower()
+                if "arg" in func or "pars" in func or "cli" in func:
+                    names.update(
+                        a.id for a in node.args if isinstance(a, ast.Name) and a.id[:1].isupper()
+                    )
+    paths = {p for p in argparse_paths if b"dataclass" in index.files[p]}
+    for name in names:
+        paths.update(p for p in index.definitions(name) if b"dataclass" in index.files[p])
+    return sorted(paths)
+
+
+def mine_config(index: SourceIndex) -> ConfigModel:
+    """The configuration model of the commit held by ``index``."""
+    options: list[Option] = []
+    derived: list[Derived] = []
+    class_sizes: list[tuple[int, str, str]] = []
+    argparse_paths = index.grep(b"add_argument")
+    for path in argparse_paths:
+        tree = index.tree(path)
+        if tree is not None:
+            options.extend(_argparse_options(path, tree))
+    explicit = {(o.name, o.path) for o in options if o.deprecated_for is None}
+    defaults_from = set()
+    for o in options:
+        if o.default and "." in o.default:
+            head = o.default.split(".", 1)[0]
+            if head[:1].isupper():
+                defaults_from.add(head)
+    class_fields: dict[str, set[str]] = {}
+    pending: list[tuple[ast.ClassDef, str]] = []
+    for path in _dataclass_candidates(index, argparse_paths, defaults_from):
+        tree = index.tree(path)
+        if tree is None:
+            continue
+        annotated = _annotated_aliases(tree)
+        lists = _module_lists(tree)
+        for cls in tree.body:
+            if not (isinstance(cls, ast.ClassDef) and _is_dataclass(cls)):
+                continue
+            if not (_makes_flags(cls) or cls.name in defaults_from):
+                continue
+            fields = _dataclass_fields(cls, annotated, lists)
+            if not fields:
+                continue
+            every = _loops_over_fields(cls)
+            class_sizes.append((len(fields), cls.name, path))
+            class_fields[cls.name] = class_fields.get(cls.name, set()) | {f.name for f in fields}
+            pending.append((cls, path))
+            for f in fields:
+                if (f.name, path) in explicit:
+                    continue
+                if f.has_meta and not f.no_cli:
+                    flags = f.flags or ("--" + f.name.replace("_", "-"),)
+                elif every:
+                    flags = ("--" + f.name.replace("_", "-"),)
+                else:
+                    flags = ()
+                options.append(
+                    Option(
+                        name=f.name,
+                        flags=flags,
+                        owner=cls.name,
+                        path=path,
+                        line=f.line,
+                        source="dataclass",
+                        type=f.type,
+                        default=f.default,
+                        choices=f.choices,
+                        help=f.help,
+                        action=f.action or ("store_true" if f.type == "bool" and flags else None),
+                        namespace=f.namespace,
+                    )
+                )
+    class_sizes.sort(key=lambda t: (-t[0], t[1], t[2]))
+    classes = list(dict.fromkeys(name for _, name, _ in class_sizes))
+    # argparse options that store into a dataclass field belong to that class
+    owned: list[Option] = []
+    for o in options:
+        if o.source == "argparse":
+            for _, name, path in class_sizes:
+                if path == o.path and o.name in class_fields.get(name, set()):
+                    o = Option(**{**_asdict(o), "owner": name})
+                    break
+        owned.append(o)
+    options = [Option(**{**_asdict(o), "module": index.module_name(o.path)}) for o in owned]
+    for cls, path in pending:
+        finder = _DerivedFinder(index, class_fields.get(cls.name, set()))
+        derived.extend(_derived_for_class(cls, path, class_fields.get(cls.name, set()), finder))
+    env = _mine_env(index)
+    namespaces = {o.namespace for o in options if o.namespace}
+    accessors = _accessors(index, classes, namespaces)
+    primary_path = class_sizes[0][2] if class_sizes else None
+    options.sort(key=lambda o: (o.owner, o.name, o.path, o.line, o.flags))
+    derived.sort(key=lambda d: (d.owner, d.name, d.path, d.line))
+    return ConfigModel(
+        options=tuple(options),
+        derived=tuple(derived),
+        env=tuple(env),
+        classes=tuple(classes),
+        accessors=tuple(accessors),
+        entry_point=_entry_point(index, classes[0] if classes else None, primary_path),
+    )
+
+
+def _asdict(o: Option) -> dict[str, Any]:
+    return {name: getattr(o, name) for name in Option.__dataclass_fields__}
+
+
+#: Literal environment reads and writes, found by regular expression (no parse):
+#: ``os.environ.get("X", d)``, ``os.getenv("X")``, ``os.environ["X"]``,
+#: ``"X" in os.environ``, ``setdefault`` / ``pop``, and helper readers
+#: ``get_bool_env_var("X", "false")``.
+_ENV_PATTERNS = (
+    re.compile(
+        rb"""(?:environ\.(?:get|setdefault|pop)|\bgetenv)\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]"""
+        rb"""(?:\s*,\s*([^()\n]*?|[\w.]+\([^()\n]*\)))?\s*\)"""
+    ),
+    re.compile(rb"""environ\[\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*\]()"""),
+    re.compile(rb"""['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s+(?:not\s+)?in\s+os\.environ\b()"""),
+)
+_ENV_HELPER = re.compile(
+    rb"""\b(get_\w*env\w*|\w+_env_var|\w*getenv\w*)\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]"""
+    rb"""(?:\s*,\s*(?:default\s*=\s*)?([^()\n]*?))?\s*\)"""
+)
+_REGISTRY_LINE = re.compile(rb"^[ \t]+[A-Z][A-Z0-9_]*[ \t]*=[ \t]*Env\w*\(", re.M)
+
+
+def _normal(text: bytes | None) -> str | None:
+    """Default text as ``ast.unparse`` writes it (``"0"`` -> ``'0'``), else as found."""
+    if not text:
+        return None
+    raw = text.decode("utf-8", "replace").strip()
+    node = parse_expr(raw)
+    return (unparse(node) if node is not None else None) or raw or None
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def _mine_env(index: SourceIndex) -> list[EnvVar]:
+    declared: dict[str, EnvVar] = {}
+    reads: dict[str, list[tuple[str, str | None, str | None, int]]] = defaultdict(list)
+    for path in index.grep(b"environ", b"getenv", b"env_var", b"= Env"):
+        data = index.files[path]
+        if len(_REGISTRY_LINE.findall(data)) >= 3:
+            tree = index.tree(path)
+            if tree is not None:
+                for var in _env_registry(path, tree):
+                    declared.setdefault(var.name, var)
+        for pattern in _ENV_PATTERNS:
+            for m in pattern.finditer(data):
+                name = m.group(1).decode()
+                reads[name].append((path, None, _normal(m.group(2)), _line_of(data, m.start())))
+        for m in _ENV_HELPER.finditer(data):
+            helper = m.group(1).decode()
+            if "set" in helper:
+                continue
+            reads[m.group(2).decode()].append(
+                (path, _env_kind(helper), _normal(m.group(3)), _line_of(data, m.start()))
+            )
+    out: list[EnvVar] = []
+    for name in sorted(set(declared) | set(reads)):
+        found = sorted(reads.get(name, []), key=lambda r: (r[0], r[3]))
+        if name in declared:
+            var = declared[name]
+            out.append(
+                EnvVar(
+                    name=var.name,
+                    kind=var.kind,
+                    default=var.default,
+                    path=var.path,
+                    line=var.line,
+                    reads=len(found),
+                    deprecated_for=var.deprecated_for,
+                    registry=var.registry,
+                )
+            )
+            continue
+        first = found[0]
+        kind = next((r[1] for r in found if r[1]), None)
+        default = next((r[2] for r in found if r[2] is not None), None)
+        out.append(
+            EnvVar(
+                name=name,
+                kind=kind,
+                default=default,
+                path=first[0],
+                line=first[3],
+                reads=len(found),
+            )
+        )
+    return out
+
+
+def _literal_or_text(node: ast.AST | None) -> str | None:
+    """A literal's value (``"store_true"`` -> ``store_true``), else the source text."""
+    if node is None:
+        return None
+    return literal_text(node) if isinstance(node, ast.Constant) else unparse(node)

@@ -1,0 +1,328 @@
+"""Guards linked to settings: which flags, derived settings and environment variables a guard reads.
+
+For each ``if`` / ``while`` / ``assert`` guard of a site, the test is parsed
+with ``ast`` and every read is classified:
+
+* ``<obj>.x`` where ``x`` is a setting of the configuration model. The link is
+  *exact* when ``<obj>`` is the arguments object (``server_args``,
+  ``self.server_args``, ``args``, an accessor such as ``get_server_args()``, or
+  a namespace accessor whose namespace holds ``x``: ``get_disagg().x``), else
+  *by name* (``params.x`` only carries the setting's name).
+* ``<obj>.m()`` / ``<obj>.m`` where ``m`` is a derived setting, and ``f()``
+  where ``f`` is a predicate function over settings: linked through the
+  derived setting's conditions.
+* ``envs.X.get()``, ``get_bool_env_var("X")``, ``os.environ.get("X")``,
+  ``os.getenv("X")``, ``os.environ["X"]``, ``"X" in os.environ``: the variable.
+
+Comparisons (``== "host_pool"``, ``in (...)``, ``is None``, ``not``) and the
+guard's polarity (an earlier ``if`` branch, a failing ``assert``) become
+:class:`~miner.analysis.config.Condition` records that say what makes the
+error happen.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Literal
+
+from miner.analysis.code import call_name, dotted, literal_text, parse_expr, unparse
+from miner.analysis.config import Condition, ConfigModel, Derived, Option, leaf_condition
+from miner.model import Guard, Site
+
+ReadKind = Literal["option", "derived", "env"]
+
+#: Names too generic to link by name alone (``self.device`` is not ``--device``).
+_MIN_BY_NAME = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Read:
+    """One read of a setting in a guard test."""
+
+    text: str
+    """The expression as written (``get_disagg().disaggregation_decode_retraction_backup``)."""
+    kind: ReadKind
+    target: str
+    """Option field name, derived setting name, or environment variable name."""
+    exact: bool
+    """True when the object read is the arguments object (or the variable itself)."""
+    evidence: str
+    """Why the link holds, one line of Markdown."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "kind": self.kind,
+            "target": self.target,
+            "exact": self.exact,
+            "evidence": self.evidence,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One part of a guard that must hold for the error: ``condition`` over ``read``
+    (None when the part reads no setting; ``condition.name`` is then the code text)."""
+
+    condition: Condition
+    read: Read | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "condition": self.condition.to_json(),
+            "read": None if self.read is None else self.read.to_json(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GuardLink:
+    """What one guard requires for the raise to be reached."""
+
+    index: int
+    """Position of the guard in ``Site.guards``."""
+    guard: Guard
+    mode: Literal["all", "any"]
+    clauses: tuple[Clause, ...]
+    """Empty for guards that are not conditions (``try``, ``for``, ``except``...)."""
+
+    @property
+    def linked(self) -> bool:
+        return any(c.read is not None for c in self.clauses)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "guard": self.index,
+            "mode": self.mode,
+            "clauses": [c.to_json() for c in self.clauses],
+        }
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+class Linker:
+    """Links guard tests to one configuration model (and its predicate functions)."""
+
+    def __init__(self, config: ConfigModel, predicates: dict[str, Derived] | None = None) -> None:
+        self.config = config
+        self.predicates = predicates or {}
+        self.accessors = dict(config.accessors)
+        objects = {"args", "self.args", "server_args", "self.server_args"}
+        for cls in config.classes[:1]:
+            snake = _snake(cls)
+            objects |= {snake, f"self.{snake}", f"self._{snake}"}
+        self.objects = objects
+        self._parse = lru_cache(maxsize=65536)(self._parse_test)
+        self._src = b""
+
+    # ----------------------------------------------------------------- reads
+
+    def _object_exact(self, base: ast.expr, option: Option | None, chain: list[str]) -> bool:
+        """Is ``base`` (with ``chain`` of attributes after it) the arguments object?"""
+        text = dotted(base)
+        if text is not None and not chain:
+            return text in self.objects
+        if isinstance(base, ast.Call) and not base.args:
+            name = call_name(base)
+            if name in self.accessors:
+                ns = self.accessors[name]
+                path = ".".join([ns, *chain]) if ns else ".".join(chain)
+                if not ns and not chain:
+                    return True
+                return option is not None and (option.namespace or "") == path
+        return False
+
+    def _split(self, node: ast.Attribute) -> tuple[ast.expr, list[str]]:
+        """``get_exec().mamba.x`` -> (``get_exec()``, ``["mamba"]``)."""
+        chain: list[str] = []
+        base = node.value
+        while isinstance(base, ast.Attribute) and (dotted(base) or "") not in self.objects:
+            chain.append(base.attr)
+            base = base.value
+        return base, list(reversed(chain))
+
+    def _env_name(self, node: ast.AST) -> str | None:
+        """The variable of an environment read, or None."""
+        if isinstance(node, ast.Call):
+            func = dotted(node.func) or ""
+            name = call_name(node) or ""
+            if isinstance(node.func, ast.Attribute) and name in ("get", "is_set", "value"):
+                holder = node.func.value
+                if isinstance(holder, ast.Attribute) and self.config.env_var(holder.attr):
+                    var = self.config.env_var(holder.attr)
+                    if var is not None and var.registry:
+                        return holder.attr
+            if node.args and isinstance(node.args[0], ast.Constant):
+                key = literal_text(node.args[0])
+                if (
+                    key
+                    and self.config.env_var(key)
+                    and (
+                        func.endswith("environ.get")
+                        or func.endswith("getenv")
+                        or re.match(r"^(get_\w*env\w*|\w+_env_var)$", name)
+                    )
+                ):
+                    return key
+        if isinstance(node, ast.Subscript) and (dotted(node.value) or "").endswith("environ"):
+            key = literal_text(node.slice) if isinstance(node.slice, ast.Constant) else None
+            if key and self.config.env_var(key):
+                return key
+        return None
+
+    def text(self, node: ast.AST) -> str:
+        """Source text of a node of the test being linked (as written)."""
+        src = self._src
+        if getattr(node, "lineno", 0) == 1 and getattr(node, "end_lineno", 0) == 1:
+            return src[node.col_offset : node.end_col_offset].decode("utf-8", "replace")  # type: ignore[attr-defined]
+        return unparse(node) or ""
+
+    def classify(self, node: ast.AST) -> Read | None:
+        """The setting read by ``node``, or None."""
+        text = self.text(node)
+        env = self._env_name(node)
+        if env is not None:
+            return Read(text, "env", env, True, f"`{text}` reads the environment variable `{env}`")
+        if isinstance(node, ast.Call) and not node.args and not node.keywords:
+            if isinstance(node.func, ast.Name) and node.func.id in self.predicates:
+                pred = self.predicates[node.func.id]
+                return Read(
+                    text,
+                    "derived",
+                    node.func.id,
+                    True,
+                    f"`{node.func.id}()` (`{pred.path}:{pred.line}`) returns `{pred.expression}`",
+                )
+            if isinstance(node.func, ast.Attribute):
+                derived = self.config.derived_setting(node.func.attr)
+                if derived is not None:
+                    exact = self._object_exact(node.func.value, None, [])
+                    return Read(
+                        text,
+                        "derived",
+                        derived.name,
+                        exact,
+                        self._derived_evidence(text, derived, exact),
+                    )
+        if isinstance(node, ast.Attribute):
+            name = node.attr
+            base, chain = self._split(node)
+            option = self.config.option(name)
+            derived = self.config.derived_setting(name)
+            exact = self._object_exact(base, option, chain)
+            if option is not None and (exact or self._nameable(name)):
+                where = f"`{option.owner}.{name}`"
+                evidence = (
+                    f"`{text}` reads the setting {where}"
+                    if exact
+                    else f"`{text}` has the name of the setting {where}"
+                )
+                return Read(text, "option", name, exact, evidence)
+            if derived is not None and (exact or self._nameable(name)):
+                return Read(
+                    text, "derived", name, exact, self._derived_evidence(text, derived, exact)
+                )
+        if isinstance(node, ast.Name) and self._nameable(node.id):
+            if self.config.option(node.id) is not None:
+                opt = self.config.option(node.id)
+                assert opt is not None
+                return Read(
+                    text,
+                    "option",
+                    node.id,
+                    False,
+                    f"`{text}` has the name of the setting `{opt.owner}.{node.id}`",
+                )
+            derived = self.config.derived_setting(node.id)
+            if derived is not None:
+                return Read(
+                    text, "derived", node.id, False, self._derived_evidence(text, derived, False)
+                )
+        return None
+
+    @staticmethod
+    def _nameable(name: str) -> bool:
+        return "_" in name.strip("_") and len(name) >= _MIN_BY_NAME
+
+    @staticmethod
+    def _derived_evidence(text: str, derived: Derived, exact: bool) -> str:
+        where = f"`{derived.owner}.{derived.name}()`" if derived.owner else f"`{derived.name}()`"
+        chain = " -> ".join(f"`{v}`" for v in derived.via)
+        verb = "calls" if exact else "has the name of"
+        return (
+            f"`{text}` {verb} the derived setting {where} "
+            f"(`{derived.path}:{derived.line}`; {chain}), which returns `{derived.expression}`"
+        )
+
+    # ----------------------------------------------------------------- guards
+
+    def _parse_test(self, test: str) -> ast.expr | None:
+        return parse_expr(test)
+
+    def _clause(self, node: ast.expr, reads: dict[str, Read]) -> Clause:
+        def name_of(expr: ast.AST) -> tuple[str, bool] | None:
+            read = self.classify(expr)
+            if read is None:
+                return None
+            reads[read.text] = read
+            return read.text, read.kind == "env"
+
+        if (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.In, ast.NotIn))
+        ):
+            if (dotted(node.comparators[0]) or "").endswith("environ") and isinstance(
+                node.left, ast.Constant
+            ):
+                key = literal_text(node.left)
+                if key and self.config.env_var(key):
+                    text = self.text(node)
+                    read = Read(text, "env", key, True, f"`{text}` tests whether `{key}` is set")
+                    op = "is not None" if isinstance(node.ops[0], ast.In) else "is None"
+                    return Clause(Condition(text, op, (), text, True), read)
+        cond = leaf_condition(node, name_of, self.text)
+        text = self.text(node)
+        if cond is None or cond.name not in reads:
+            return Clause(Condition(text, "truthy", (), text))
+        return Clause(cond, reads[cond.name])
+
+    def link_guard(self, index: int, guard: Guard) -> GuardLink:
+        """The clauses one guard requires (its polarity applied)."""
+        if guard.kind not in ("if", "while", "assert"):
+            return GuardLink(index, guard, "all", ())
+        expr = self._parse(guard.test)
+        if expr is None:
+            text = guard.test
+            cond = Condition(text, "falsy" if guard.negated else "truthy", (), text)
+            return GuardLink(index, guard, "all", (Clause(cond),))
+        self._src = guard.test.encode("utf-8")
+        reads: dict[str, Read] = {}
+        if isinstance(expr, ast.BoolOp):
+            parts = [self._clause(v, reads) for v in expr.values]
+            mode: Literal["all", "any"] = "all" if isinstance(expr.op, ast.And) else "any"
+        else:
+            parts = [self._clause(expr, reads)]
+            mode = "all"
+        if guard.negated:
+            parts = [Clause(c.condition.negated(), c.read) for c in parts]
+            if len(parts) > 1:
+                mode = "any" if mode == "all" else "all"
+        return GuardLink(index, guard, mode, tuple(parts))
+
+    def link_site(self, site: Site) -> tuple[GuardLink, ...]:
+        return tuple(self.link_guard(i, g) for i, g in enumerate(site.guards))
+
+
+def linked_reads(links: tuple[GuardLink, ...]) -> list[tuple[Clause, Read]]:
+    """Every clause that reads a setting, with its read, in guard order."""
+    return [(c, c.read) for link in links for c in link.clauses if c.read is not None]
+
+
+def settings_of(links: tuple[GuardLink, ...]) -> tuple[str, ...]:
+    """Targets (options, derived settings, variables) the guards read, sorted."""
+    return tuple(sorted({c.read.target for g in links for c in g.clauses if c.read}))

@@ -1,0 +1,472 @@
+"""The standard library's ``ast`` as a second extractor, for what libcst rejects.
+
+libcst 1.9 rejects some valid Python (indentation mixing tabs and spaces
+consistently, a raw f-string continued with a backslash-newline, a line holding
+only a backslash) and cannot finish on some deep input. When the standard
+library parses such a file, this walker mines it with the same rules as the
+libcst visitor (:mod:`miner.extract.rules`), so the records have the same
+fields and values; only ``parser`` says ``ast``.
+
+What ``ast`` does not keep is read back from the source:
+
+* Expression text comes from node positions (UTF-8 byte columns), made
+  single-line by :func:`~miner.extract.text.one_line`. For replacement fields
+  of f-strings the position is checked by re-parsing the text; when it does
+  not match (older Pythons place some of them wrongly), ``ast.unparse`` gives
+  the text instead.
+* The self-documenting ``{expr=}`` form, which ``ast`` rewrites into literal
+  text ``expr=`` and a ``!r`` conversion, is recognised from the source after
+  the expression, and the conversion as written is kept.
+* ``else`` / ``finally`` / ``case`` keyword lines, which ``ast`` does not record,
+  are found by scanning the lines between the neighbouring blocks.
+
+The walk is iterative (an explicit stack), so deep statement nesting such as
+a long ``elif`` chain needs no recursion.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+
+from miner.extract.rules import (
+    OTHER,
+    Arg,
+    Binding,
+    Bindings,
+    Expr,
+    FieldPart,
+    Piece,
+    SiteSink,
+    UnitContext,
+    case_test,
+    for_test,
+    with_item,
+)
+from miner.extract.text import one_line
+from miner.model import Site
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_DEBUG_TAIL = re.compile(r"[\s)]*=\s*(?:!([rsa]))?")
+_TRY_STAR: tuple[type, ...] = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
+
+
+def collect_ast(
+    tree: ast.Module,
+    *,
+    path: str,
+    lines: list[str],
+    context: UnitContext | None = None,
+) -> list[Site]:
+    """The sites of a module parsed by ``ast.parse`` from the text ``lines`` hold.
+
+    Args:
+        tree: the parsed module.
+        path: repository-relative path, stored in each site.
+        lines: the decoded file's lines (``\\n``-split, as parsed).
+        context: the scope enclosing ``tree`` (default: module level).
+
+    Returns:
+        The sites in source order, with ``parser="ast"``.
+    """
+    walker = _Walker(path=path, lines=lines, context=context)
+    walker.walk(tree.body)
+    return walker.sink.sites
+
+
+class _Source:
+    """Source text by ``ast`` positions (1-based lines, UTF-8 byte columns)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self._encoded: dict[int, bytes] = {}
+
+    def _bytes(self, line: int) -> bytes:
+        data = self._encoded.get(line)
+        if data is None:
+            data = self.lines[line - 1].encode("utf-8", "surrogatepass")
+            self._encoded[line] = data
+        return data
+
+    def _cut(self, line: int, start: int | None, end: int | None) -> str:
+        text = self.lines[line - 1]
+        if text.isascii():
+            return text[start:end]
+        return self._bytes(line)[start:end].decode("utf-8", "surrogatepass")
+
+    def between(self, l1: int, c1: int, l2: int, c2: int) -> str:
+        if l1 == l2:
+            return self._cut(l1, c1, c2)
+        middle = self.lines[l1 : l2 - 1]
+        return "\n".join([self._cut(l1, c1, None), *middle, self._cut(l2, None, c2)])
+
+    def segment(self, node: ast.AST) -> str:
+        return self.between(
+            node.lineno,  # type: ignore[attr-defined]
+            node.col_offset,  # type: ignore[attr-defined]
+            node.end_lineno,  # type: ignore[attr-defined]
+            node.end_col_offset,  # type: ignore[attr-defined]
+        )
+
+    def after(self, line: int, col: int, lines: int = 3) -> str:
+        """The text from a position on, through a few following lines."""
+        rest = [self._cut(line, col, None), *self.lines[line : line + lines]]
+        return "\n".join(rest)
+
+    def before(self, line: int, col: int, lines: int = 3) -> str:
+        """The text up to a position, from a few lines earlier."""
+        head = self.lines[max(0, line - 1 - lines) : line - 1]
+        return "\n".join([*head, self._cut(line, None, col)])
+
+
+def _keyword_line(lines: list[str], keyword: str, low: int, high: int) -> int | None:
+    """The last line in ``low .. high`` that starts with ``keyword`` (after
+    indentation), or None."""
+    pattern = re.compile(rf"[ \t\f]*{keyword}(?![\w])")
+    for line in range(min(high, len(lines)), max(low, 1) - 1, -1):
+        if pattern.match(lines[line - 1]):
+            return line
+    return None
+
+
+Action = Callable[[], None]
+
+
+class _Walker:
+    def __init__(self, *, path: str, lines: list[str], context: UnitContext | None) -> None:
+        self.lines = lines
+        self.src = _Source(lines)
+        self.sink = SiteSink(path=path, lines=lines, parser="ast", context=context)
+
+    # -- text --------------------------------------------------------------
+    def code(self, node: ast.AST) -> str:
+        return one_line(self.src.segment(node))
+
+    def expr(self, node: ast.AST) -> Expr:
+        return to_expr(node, self)
+
+    def field_text(self, node: ast.expr) -> tuple[str, bool]:
+        """The source of an f-string field's expression, and whether its
+        position is trustworthy (checked by re-parsing the text)."""
+        text = self.src.segment(node)
+        try:
+            parsed = ast.parse("(" + text + "\n)", mode="eval").body
+            if ast.dump(parsed) == ast.dump(node):
+                return one_line(text), True
+        except (SyntaxError, ValueError, RecursionError):
+            pass
+        return ast.unparse(node), False
+
+    # -- the walk ----------------------------------------------------------
+    def walk(self, body: list[ast.stmt]) -> None:
+        stack: list[ast.stmt | Action] = list(reversed(body))
+        while stack:
+            item = stack.pop()
+            if callable(item):
+                item()
+                continue
+            stack.extend(reversed(list(self._steps(item))))
+
+    def _block(
+        self, enter: Action, body: list[ast.stmt], leave: Action
+    ) -> Iterator[ast.stmt | Action]:
+        yield enter
+        yield from body
+        yield leave
+
+    def _guarded(
+        self,
+        kind: str,
+        test: str,
+        negated: bool,
+        line: int,
+        body: list[ast.stmt],
+        **extra: str | None,
+    ) -> Iterator[ast.stmt | Action]:
+        def enter() -> None:
+            self.sink.push(kind, test, negated, line, **extra)
+
+        return self._block(enter, body, self.sink.pop)
+
+    def _else_line(self, keyword: str, after: ast.AST, block: list[ast.stmt]) -> int:
+        low = (after.end_lineno or after.lineno) + 1  # type: ignore[attr-defined]
+        high = block[0].lineno
+        return _keyword_line(self.lines, keyword, low, high) or high
+
+    def _steps(self, node: ast.stmt) -> Iterator[ast.stmt | Action]:
+        """What to do for one statement, in order: actions and child statements."""
+        if isinstance(node, ast.Raise):
+            self._raise(node)
+        elif isinstance(node, ast.Assert):
+            self._assert(node)
+        elif isinstance(node, ast.If):
+            test = self.code(node.test)
+            yield from self._guarded("if", test, False, node.lineno, node.body)
+            if node.orelse:
+                yield from self._guarded("if", test, True, node.lineno, node.orelse)
+        elif isinstance(node, ast.While):
+            test = self.code(node.test)
+            yield from self._guarded("while", test, False, node.lineno, node.body)
+            if node.orelse:
+                line = self._else_line("else", node.body[-1], node.orelse)
+                yield from self._guarded("while-else", test, False, line, node.orelse)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            test = for_test(self.code(node.target), self.code(node.iter))
+            kind = "async for" if isinstance(node, ast.AsyncFor) else "for"
+            yield from self._guarded(kind, test, False, node.lineno, node.body)
+            if node.orelse:
+                line = self._else_line("else", node.body[-1], node.orelse)
+                yield from self._guarded("for-else", test, False, line, node.orelse)
+        elif isinstance(node, (ast.With, ast.AsyncWith)):
+            items = ", ".join(
+                with_item(
+                    self.code(item.context_expr),
+                    self.code(item.optional_vars) if item.optional_vars is not None else None,
+                )
+                for item in node.items
+            )
+            kind = "async with" if isinstance(node, ast.AsyncWith) else "with"
+            yield from self._guarded(kind, items, False, node.lineno, node.body)
+        elif isinstance(node, (ast.Try, *_TRY_STAR)):
+            yield from self._try(node)  # type: ignore[arg-type]
+        elif isinstance(node, ast.Match):
+            yield from self._match(node)
+        elif isinstance(node, _FUNCTIONS):
+            doc = ast.get_docstring(node, clean=True)
+            yield from self._block(
+                lambda: self.sink.enter_function(node.name, doc, lambda: _bindings(node, self)),
+                node.body,
+                self.sink.leave_scope,
+            )
+        elif isinstance(node, ast.ClassDef):
+            doc = ast.get_docstring(node, clean=True)
+            yield from self._block(
+                lambda: self.sink.enter_class(node.name, doc), node.body, self.sink.leave_scope
+            )
+
+    def _try(self, node: ast.Try) -> Iterator[ast.stmt | Action]:
+        yield from self._guarded("try", "", False, node.lineno, node.body)
+        kind = "except*" if _TRY_STAR and isinstance(node, _TRY_STAR) else "except"
+        for handler in node.handlers:
+            type_expr = self.expr(handler.type) if handler.type is not None else None
+
+            def enter(h: ast.ExceptHandler = handler, t: Expr | None = type_expr) -> None:
+                self.sink.enter_handler(kind, t, h.name, h.lineno)
+
+            yield from self._block(enter, handler.body, self.sink.leave_handler)
+        last: ast.AST = node.handlers[-1] if node.handlers else node.body[-1]
+        if node.orelse:
+            line = self._else_line("else", last, node.orelse)
+            yield from self._guarded("try-else", "", False, line, node.orelse)
+            last = node.orelse[-1]
+        if node.finalbody:
+            line = self._else_line("finally", last, node.finalbody)
+            yield from self._guarded("finally", "", False, line, node.finalbody)
+
+    def _match(self, node: ast.Match) -> Iterator[ast.stmt | Action]:
+        subject = self.code(node.subject)
+        low = (node.subject.end_lineno or node.lineno) + 1
+        for case in node.cases:
+            guard = self.code(case.guard) if case.guard is not None else None
+            test = case_test(self.code(case.pattern), guard)
+            line = _keyword_line(self.lines, "case", low, case.pattern.lineno)
+            yield from self._guarded(
+                "case", test, False, line or case.pattern.lineno, case.body, subject=subject
+            )
+            low = (case.body[-1].end_lineno or case.body[-1].lineno) + 1
+
+    # -- sites -------------------------------------------------------------
+    def _raise(self, node: ast.Raise) -> None:
+        exc = self.expr(node.exc) if node.exc is not None else None
+        cause = self.code(node.cause) if node.cause is not None else None
+        self.sink.raise_site(node.lineno, node.end_lineno or node.lineno, exc, cause)
+
+    def _assert(self, node: ast.Assert) -> None:
+        msg = self.expr(node.msg) if node.msg is not None else None
+        self.sink.assert_site(
+            node.lineno, node.end_lineno or node.lineno, self.code(node.test), msg
+        )
+
+
+# -- expressions -------------------------------------------------------------
+def to_expr(node: ast.AST, walker: _Walker) -> Expr:
+    """Translate an ``ast`` expression into the rules' :class:`Expr`."""
+
+    def text() -> str:
+        return walker.code(node)
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return Expr("strings", text, pieces=(Piece("str", (node.value,)),))
+    if isinstance(node, ast.Constant) and isinstance(node.value, bytes):
+        value = node.value.decode("utf-8", "backslashreplace")
+        return Expr("strings", text, pieces=(Piece("bytes", (value,)),))
+    if isinstance(node, ast.JoinedStr):
+        return Expr("strings", text, pieces=(Piece("f", _fstring_parts(node, walker)),))
+    if isinstance(node, ast.BinOp):
+        op = "%" if isinstance(node.op, ast.Mod) else "+" if isinstance(node.op, ast.Add) else "?"
+        return Expr(
+            "binop", text, op=op, left=to_expr(node.left, walker), right=to_expr(node.right, walker)
+        )
+    if isinstance(node, ast.Call):
+        ordered: list[ast.AST] = [*node.args, *node.keywords]
+        ordered.sort(key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
+        args = []
+        for arg in ordered:
+            if isinstance(arg, ast.Starred):
+                args.append(Arg(to_expr(arg.value, walker), star="*"))
+            elif isinstance(arg, ast.keyword):
+                star = "**" if arg.arg is None else ""
+                args.append(Arg(to_expr(arg.value, walker), keyword=arg.arg, star=star))
+            else:
+                args.append(Arg(to_expr(arg, walker)))
+        return Expr("call", text, func=to_expr(node.func, walker), args=tuple(args))
+    if isinstance(node, ast.Name):
+        return Expr("name", text, name=node.id)
+    if isinstance(node, ast.Attribute):
+        return Expr("attribute", text, value=to_expr(node.value, walker), name=node.attr)
+    if isinstance(node, ast.Tuple):
+        return Expr("tuple", text, elements=tuple(to_expr(el, walker) for el in node.elts))
+    if isinstance(node, ast.Starred):
+        return Expr("starred", lambda: walker.code(node.value))
+    if isinstance(node, ast.Dict):
+        items = tuple(
+            (to_expr(key, walker) if key is not None else None, to_expr(value, walker))
+            for key, value in zip(node.keys, node.values, strict=True)
+        )
+        return Expr("dict", text, items=items)
+    return Expr("other", text)
+
+
+def _fstring_parts(node: ast.JoinedStr, walker: _Walker) -> tuple[str | FieldPart, ...]:
+    parts: list[str | FieldPart] = []
+    for value in node.values:
+        if isinstance(value, ast.Constant):
+            parts.append(str(value.value))
+            continue
+        assert isinstance(value, ast.FormattedValue)
+        expr, exact = walker.field_text(value.value)
+        conversion = chr(value.conversion) if value.conversion != -1 else None
+        spec = _spec_text(value.format_spec, walker) if value.format_spec is not None else None
+        debug = False
+        if exact:
+            found = _debug_text(value.value, walker.src)
+            if found is not None and parts and isinstance(parts[-1], str):
+                shown, written = found
+                if parts[-1].endswith(shown):
+                    debug, conversion = True, written
+                    parts[-1] = parts[-1][: len(parts[-1]) - len(shown)]
+                    if not parts[-1]:
+                        parts.pop()
+        parts.append(FieldPart(expr, conversion, spec, debug=debug))
+    return tuple(parts)
+
+
+def _debug_text(node: ast.expr, src: _Source) -> tuple[str, str | None] | None:
+    """For a ``{expr=}`` field: the literal text ``ast`` put before it (the
+    source from after ``{`` through ``=`` and the white space after it) and the
+    conversion as written; None when the field is not self-documenting."""
+    assert node.end_lineno is not None and node.end_col_offset is not None
+    tail = src.after(node.end_lineno, node.end_col_offset)
+    match = _DEBUG_TAIL.match(tail)
+    if match is None:
+        return None
+    head = src.before(node.lineno, node.col_offset)
+    brace = len(head.rstrip(" \t\n\f(")) - 1
+    if brace < 0 or head[brace] != "{":
+        return None
+    equals = tail.index("=")
+    after_eq = re.match(r"\s*", tail[equals + 1 :])
+    assert after_eq is not None
+    shown = head[brace + 1 :] + src.segment(node) + tail[: equals + 1 + after_eq.end()]
+    return shown, match.group(1)
+
+
+def _spec_text(spec: ast.expr, walker: _Walker) -> str:
+    assert isinstance(spec, ast.JoinedStr)
+    out = []
+    for value in spec.values:
+        if isinstance(value, ast.Constant):
+            out.append(str(value.value))
+        else:
+            assert isinstance(value, ast.FormattedValue)
+            inner = "{" + walker.field_text(value.value)[0]
+            if value.conversion != -1:
+                inner += "!" + chr(value.conversion)
+            if value.format_spec is not None:
+                inner += ":" + _spec_text(value.format_spec, walker)
+            out.append(inner + "}")
+    return "".join(out)
+
+
+# -- bindings ----------------------------------------------------------------
+def _bindings(root: ast.FunctionDef | ast.AsyncFunctionDef, walker: _Walker) -> Bindings:
+    """Every binding of every name in one function's own scope (the same
+    statements the libcst visitor's finder records; see
+    :class:`~miner.extract.rules.Binding`)."""
+    found: dict[str, list[Binding]] = defaultdict(list)
+    other = OTHER
+
+    def bind(target: ast.AST, binding: Binding = other) -> None:
+        if isinstance(target, ast.Name):
+            found[target.id].append(binding)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for el in target.elts:
+                bind(el)
+        elif isinstance(target, ast.Starred):
+            bind(target.value)
+
+    def value(node: ast.expr) -> Binding:
+        return Binding("value", lambda: to_expr(node, walker))
+
+    args = root.args
+    for param in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
+        if param is not None:
+            found[param.arg].append(other)
+    stack: list[ast.AST] = list(reversed(root.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _FUNCTIONS):
+            found[node.name].append(other)
+            continue
+        if isinstance(node, ast.ClassDef):
+            found[node.name].append(Binding("class"))
+            continue
+        if isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
+            continue
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                bind(target, value(node.value) if isinstance(target, ast.Name) else other)
+        elif isinstance(node, ast.AnnAssign):
+            if isinstance(node.target, ast.Name):
+                bind(node.target, value(node.value) if node.value else Binding("value"))
+            else:
+                bind(node.target)
+        elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+            bind(node.target)
+        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+            bind(node.optional_vars)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            found[node.name].append(other)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                found[alias.asname or alias.name.split(".")[0]].append(Binding("class"))
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name != "*":
+                    found[alias.asname or alias.name].append(Binding("class"))
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                found[name].append(other)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                bind(target)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            found[node.name].append(other)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            found[node.rest].append(other)
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return found

@@ -1,0 +1,149 @@
+"""Mined commits kept for reuse, one file per commit under the cache folder.
+
+A diff, a history or a release run mines the same releases again and again.
+Each mined commit's per-file results (the extractor's output, before ids are
+assigned) are kept at ``<cache>/commits/<sha>-<extractor>.jsonl.gz``: gzip'd
+JSON lines, a header line (``schema_version``, ``sha``, ``extractor``) then one
+:class:`~miner.model.FileResult` per line in path order. Ids and errors are
+cheap to recompute (:func:`miner.pipeline.assemble`), so they are not stored,
+and the same file serves any ``--slug`` or ``--link-ref``.
+
+The key is the commit SHA plus an *extractor fingerprint*: the tool version,
+the record schema version (:data:`miner.model.SCHEMA_VERSION`, bumped when the
+record format changes), the parse mode and a hash of the source files of
+:mod:`miner.extract`. Changing the extractor therefore misses the old entries instead
+of serving stale records; nothing needs purging by hand (old files can be
+deleted at any time). A per-file blob cache (if one is configured) sits below
+this one and makes the cold path faster; this store makes the warm path skip
+git and parsing altogether.
+
+A missing, truncated or foreign entry is a miss (logged), never an error.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import zlib
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+
+from miner import __version__, pipeline, render, source
+from miner.model import SCHEMA_VERSION, FileResult
+
+log = logging.getLogger("miner")
+
+#: Source files whose content decides what a mined file looks like.
+_EXTRACTOR_SOURCES = ("extract",)
+
+
+@cache
+def extractor_version() -> str:
+    """``<tool version>-<12 hex>``: the hash covers the record schema version
+    and the source of :mod:`miner.extract`."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256(f"schema {SCHEMA_VERSION}\n".encode())
+    for name in _EXTRACTOR_SOURCES:
+        target = root / name
+        files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
+        for path in files:
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(path.read_bytes())
+    return f"{__version__}-{digest.hexdigest()[:12]}"
+
+
+def entry_path(cache_dir: Path, sha: str, *, partial: bool = True) -> Path:
+    """Where the results of commit ``sha`` are kept."""
+    mode = "" if partial else "-full"
+    return cache_dir / "commits" / f"{sha}-{extractor_version()}{mode}.jsonl.gz"
+
+
+def load_files(cache_dir: Path, sha: str, *, partial: bool = True) -> list[FileResult] | None:
+    """The stored per-file results of ``sha``, or None when there are none
+    (or the entry cannot be read; the reason is logged)."""
+    path = entry_path(cache_dir, sha, partial=partial)
+    try:
+        with gzip.open(path, "rt", encoding="utf-8", errors="surrogateescape") as handle:
+            header = json.loads(handle.readline())
+            if header.get("sha") != sha or header.get("extractor") != extractor_version():
+                log.warning("%s: stored results are for another commit or extractor", path)
+                return None
+            files = [FileResult.from_json(json.loads(line)) for line in handle]
+    except FileNotFoundError:
+        return None
+    except (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError) as exc:
+        log.warning("%s: unreadable stored results (%s); mining again", path, exc)
+        return None
+    if len(files) != header.get("files"):
+        log.warning("%s: truncated stored results; mining again", path)
+        return None
+    return files
+
+
+def save_files(cache_dir: Path, sha: str, files: list[FileResult], *, partial: bool = True) -> Path:
+    """Store the per-file results of ``sha`` atomically; returns the path.
+
+    The bytes are deterministic (gzip header without name or time).
+
+    Raises:
+        OSError: the cache folder cannot be written.
+    """
+    path = entry_path(cache_dir, sha, partial=partial)
+    header = {
+        "schema_version": SCHEMA_VERSION,
+        "sha": sha,
+        "extractor": extractor_version(),
+        "files": len(files),
+    }
+    lines = [json.dumps(header, sort_keys=True)]
+    lines += [json.dumps(f.to_json(), sort_keys=True, ensure_ascii=False) for f in files]
+    text = "\n".join(lines) + "\n"
+    data = gzip.compress(text.encode("utf-8", "surrogateescape"), compresslevel=6, mtime=0)
+    render.write_bytes(path, data)
+    return path
+
+
+def mine_commit(
+    repo_arg: str,
+    rev: str,
+    *,
+    slug: str | None = None,
+    link_ref: str = "",
+    cache_dir: Path | None = None,
+    partial: bool = True,
+    reuse: bool = True,
+    progress: Callable[[FileResult], None] | None = None,
+) -> pipeline.MineResult:
+    """Like :func:`miner.pipeline.mine`, but reuses and fills the store.
+
+    With ``reuse`` False the commit is mined again and the entry replaced.
+    A cache folder that cannot be written only costs the reuse (logged).
+
+    Raises:
+        source.SourceError: the repository or revision cannot be used.
+    """
+    cache_dir = cache_dir or source.default_cache_dir()
+    repo, commit, info = pipeline.pin(
+        repo_arg, rev, slug=slug, link_ref=link_ref, cache_dir=cache_dir
+    )
+    entries = source.python_blobs(repo, commit)
+    files = load_files(cache_dir, commit.hexsha, partial=partial) if reuse else None
+    if files is not None:
+        log.info("%s: reusing mined results of %s", rev, commit.hexsha[:10])
+    else:
+        source.prefetch_blobs(repo, commit, entries)
+        files = pipeline.mine_blobs(
+            repo,
+            entries,
+            partial=partial,
+            progress=progress,
+            options=pipeline.MineOptions(cache_dir=cache_dir),
+        )
+        try:
+            save_files(cache_dir, commit.hexsha, files, partial=partial)
+        except OSError as exc:
+            log.warning("%s: cannot store mined results (%s)", cache_dir, exc)
+    return pipeline.with_facts(repo, entries, pipeline.assemble(info, files))

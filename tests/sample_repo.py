@@ -1,0 +1,111 @@
+"""A small fixture repository laid out like SGLang, shared by the lookup, site
+and browser tests: real-looking templates, a dynamic message, an assert, and
+messages holding HTML and ``</script>`` that must render as text everywhere."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import git
+from conftest import commit_all, write_files
+
+from miner.pipeline import MineResult, mine
+
+REGISTRY = '''\
+import os
+
+
+def _create_unified_radix_cache(ctx, server_args, params):
+    """Initialize a UnifiedRadixCache with proper components."""
+    if get_disagg().disaggregation_decode_retraction_backup == "host_pool":
+        if ctx.is_hybrid_ssm:
+            raise ValueError("Host-pool retraction does not support Mamba models.")
+        if ctx.is_hybrid_swa and ctx.full_tokens_per_layer == 0:
+            raise ValueError("Host-pool retraction does not support pure-SWA models.")
+    return build(ctx)
+'''
+
+AUXILIARY = '''\
+class MlxAuxiliaryStateComponent(MambaComponent):
+    """Unified radix component for MLX native auxiliary-state snapshots."""
+
+    def __init__(self, cache, params):
+        if params.enable_mamba_extra_buffer:
+            raise NotImplementedError(
+                "MLX auxiliary-state radix cache does not support "
+                "enable_mamba_extra_buffer yet."
+            )
+        pool = getattr(cache.req_to_token_pool, "auxiliary_state_pool", None)
+        if not isinstance(pool, MlxAuxiliaryStatePool):
+            raise TypeError(
+                "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, "
+                f"got {type(pool)}"
+            )
+'''
+
+SERVER_ARGS = """\
+def check(args, name, msg):
+    if args.tp_size <= 0:
+        raise ValueError(f"Invalid tp_size {args.tp_size}: must be a positive integer")
+    if args.model_path is None:
+        raise ValueError(f"Model {name!r} not found in {args.model_dir}")
+    assert args.page_size % 16 == 0, f"page_size must be a multiple of 16, got {args.page_size}"
+    if args.dynamic:
+        raise RuntimeError(msg)
+    raise KeyError(f"{name}")
+"""
+
+XSS = """\
+def render_tag(tag):
+    if tag == "script":
+        raise ValueError("Refusing tag <script>alert(1)</script> & \\"quotes\\" 'single'")
+    raise TypeError(f"Cannot render <b>{tag}</b> inside </script><script>alert(2)</script>")
+"""
+
+FILES = {
+    "python/sglang/srt/mem_cache/registry.py": REGISTRY,
+    "python/sglang/srt/hardware_backend/mlx/kv_cache/auxiliary_state.py": AUXILIARY,
+    "python/sglang/srt/server_args.py": SERVER_ARGS,
+    "python/sglang/srt/utils/html_tags.py": XSS,
+}
+
+#: The host-pool error of the fixture, as an installed sglang logs it.
+HOST_POOL_TRACEBACK = """\
+[2026-09-10 12:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/usr/lib/python3.11/site-packages/sglang/srt/managers/scheduler.py", line 3000, in run
+    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank)
+  File "/usr/lib/python3.11/site-packages/sglang/srt/mem_cache/registry.py", line 8, in _create
+    raise ValueError("Host-pool retraction does not support Mamba models.")
+ValueError: Host-pool retraction does not support Mamba models.
+"""
+
+
+#: The literal runtime message of the XSS fixture (what ``str(exc)`` gives).
+XSS_MESSAGE = "Refusing tag <script>alert(1)</script> & \"quotes\" 'single'"
+
+
+def create_sample(root: Path) -> Path:
+    """The fixture repository in ``root`` (a new folder), tagged ``v1``."""
+    root.mkdir(parents=True)
+    repo = git.Repo.init(root, initial_branch="main")
+    with repo.config_writer() as cfg:
+        cfg.set_value("core", "autocrlf", "false")
+        cfg.set_value("commit", "gpgsign", "false")
+    write_files(root, FILES)
+    commit_all(repo, "fixture", "v1")
+    return root
+
+
+def mine_sample(make_repo: Callable[..., Path]) -> tuple[Path, MineResult]:
+    """Build the fixture repository (tag ``v1``) and mine it; -> (repo, result)."""
+    repo = make_repo(FILES, tag="v1", name="sglang")
+    return repo, mine(str(repo), "v1", slug="sgl-project/sglang", link_ref="v1")
+
+
+def error_for(result: MineResult, path_tail: str, line: int) -> str:
+    """The error id of the site at ``...path_tail:line``."""
+    for site in result.sites:
+        if site.path.endswith(path_tail) and site.line == line:
+            return site.error_id
+    raise AssertionError(f"no site at {path_tail}:{line}")

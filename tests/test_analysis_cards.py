@@ -1,0 +1,217 @@
+"""Guard links and card sections on a small repository shaped like SGLang (our own code)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_analysis_config import DATACLASS_REPO
+
+from miner import pipeline, render
+from miner.analysis import analyze
+from miner.analysis.code import SourceIndex
+from miner.analysis.config import mine_config
+from miner.analysis.links import Linker
+from miner.model import Guard
+
+COMPONENT = '''\
+from pkg.context import extra_buffer_enabled, get_disagg
+from pkg.environ import envs
+
+
+class AuxComponent:
+    """Radix component for auxiliary state snapshots."""
+
+    def __init__(self, cache, params):
+        if params.enable_extra_buffer:
+            raise NotImplementedError("aux state does not support enable_extra_buffer yet.")
+        self.cache = cache
+
+
+def build_cache(ctx, params):
+    """Build the unified cache."""
+    if get_disagg().retraction_backup == "host_pool":
+        if ctx.is_hybrid_ssm:
+            raise ValueError("Host-pool retraction does not support hybrid models.")
+    if envs.PKG_DEBUG.get():
+        raise RuntimeError("debug caches are not built")
+    if extra_buffer_enabled():
+        raise NotImplementedError("extra buffer in build_cache")
+    return AuxComponent(ctx, params)
+
+
+def check(batch):
+    assert len(batch) > 0, "empty batch"
+
+
+def start(server_args, ctx, params):
+    return build_cache(ctx, params)
+'''
+
+FILES = {**DATACLASS_REPO, "pkg/component.py": COMPONENT}
+HEADINGS = (
+    "## Error message",
+    "## Source",
+    "## What it means",
+    "## When it happens",
+    "## Solutions",
+    "## Example fix",
+    "## Related errors",
+)
+
+
+def mine_fixture(tmp_path_factory: pytest.TempPathFactory):
+    """Mine :data:`FILES` committed as ``v1`` in a new repository."""
+    import git
+    from conftest import commit_all, write_files
+
+    root = tmp_path_factory.mktemp("sglike")
+    write_files(root, FILES)
+    commit_all(git.Repo.init(root, initial_branch="main"), "fixture", "v1")
+    return pipeline.mine(str(root), "v1", slug="acme/sglike")
+
+
+@pytest.fixture(scope="module")
+def mined(tmp_path_factory: pytest.TempPathFactory):
+    result = mine_fixture(tmp_path_factory)
+    out = tmp_path_factory.mktemp("out")
+    render.write_output(result, out)
+    cards = {p.stem: p.read_text() for p in (out / "errors").glob("*.md")}
+    return result, out, cards
+
+
+def card_for(mined, message_start: str) -> str:
+    result, _, cards = mined
+    error = next(e for e in result.errors if (e.message or "").startswith(message_start))
+    return cards[error.error_id]
+
+
+def section(card: str, heading: str) -> str:
+    start = card.index(heading)
+    nxt = card.find("\n## ", start + 1)
+    return card[start : nxt if nxt != -1 else len(card)]
+
+
+def test_by_name_link_through_derived_setting(mined):
+    card = card_for(mined, "aux state")
+    trigger = section(card, "## When it happens")
+    assert "`params.enable_extra_buffer` is true; it carries the name of the derived setting" in (
+        trigger
+    )
+    assert "`ServerArgs.enable_extra_buffer()`" in trigger
+    assert "`--disable-radix-cache` is off (not given)" in trigger
+    assert "`--cache-strategy` is one of `extra` or `extra_lazy`" in trigger
+    assert "(by name only; guard at line 9)" in trigger
+    solutions = section(card, "## Solutions")
+    assert (
+        "1. If `params.enable_extra_buffer` holds the command-line value: set "
+        "`--cache-strategy` to another of its choices: `auto` or `none`; or drop "
+        "`--cache-strategy` to use its default `auto`" in solutions
+    )
+    assert (
+        "2. If `params.enable_extra_buffer` holds the command-line value: pass "
+        "`--disable-radix-cache`." in solutions
+    )
+    assert "the deprecated alias `--cache-policy` sets the same value" in solutions
+    assert "--enable-extra-buffer" not in card
+
+
+def test_exact_link_through_accessor_with_choices(mined):
+    card = card_for(mined, "Host-pool")
+    trigger = section(card, "## When it happens")
+    assert "- `--retraction-backup` is `host_pool` (line 16)" in trigger
+    assert "- `ctx.is_hybrid_ssm` is true (line 17)" in trigger
+    assert "(exact; guard at line 16)" in trigger
+    solutions = section(card, "## Solutions")
+    assert "Set `--retraction-backup` to another of its choices: `cpu_tensor`" in solutions
+    assert "drop `--retraction-backup` to use its default `None`" in solutions
+    fix = section(card, "## Example fix")
+    assert "python -m pkg.launch_server ... --retraction-backup host_pool" in fix
+    assert "python -m pkg.launch_server ... --retraction-backup cpu_tensor" in fix
+
+
+def test_environment_registry_link(mined):
+    card = card_for(mined, "debug caches")
+    assert "the environment variable `PKG_DEBUG` is set to a true value (default `False`)" in card
+    assert "Unset `PKG_DEBUG` or set it to a false value (`PKG_DEBUG=0`)" in card
+    assert "PKG_DEBUG=1 python -m pkg.launch_server ..." in card
+
+
+def test_predicate_function_link(mined):
+    card = card_for(mined, "extra buffer in build_cache")
+    assert "`extra_buffer_enabled()` is true: the derived setting `extra_buffer_enabled()`" in card
+    assert "`--cache-strategy` is one of `extra` or `extra_lazy`" in card
+
+
+def test_card_without_settings_says_what_the_code_checks(mined):
+    card = card_for(mined, "empty batch")
+    trigger = section(card, "## When it happens")
+    assert "No flag or environment variable is involved: the code checks `len(batch) > 0`" in (
+        trigger
+    )
+    assert "--" not in section(card, "## Solutions")
+    assert "report it as a bug" in section(card, "## Solutions")
+
+
+def test_situations_from_callers(mined):
+    card = card_for(mined, "Host-pool")
+    assert "`start` calls `build_cache` at `pkg/component.py:" in card
+    aux = card_for(mined, "aux state")
+    assert "`build_cache` calls `AuxComponent` at `pkg/component.py:23`" in aux
+    assert "reached from `start`" in aux
+
+
+def test_every_card_has_every_section_and_real_flags(mined):
+    result, out, cards = mined
+    config = result.facts.config
+    flags = config.flag_names()
+    assert len(cards) == len(result.errors) == 5
+    for card in cards.values():
+        for heading in HEADINGS:
+            body = section(card, heading)[len(heading) :].strip()
+            assert body, heading
+        for flag in re.findall(r"(?<![\w-])--[a-z][\w-]*", card):
+            assert flag in flags, flag
+        assert "Analysis generated from the source at " in card
+    assert (out / "config.json").is_file()
+
+
+def test_related_errors_deterministic_and_exclude_self(mined):
+    result, _, _ = mined
+    first = analyze(result)
+    second = analyze(result)
+    assert first == second
+    for eid, analysis in first.items():
+        assert eid not in analysis.related
+        assert 0 < len(analysis.related) <= 5
+    host = next(e for e in result.errors if (e.message or "").startswith("Host-pool"))
+    card = card_for(mined, "Host-pool")
+    related = section(card, "## Related errors")
+    other = first[host.error_id].related[0]
+    title = next(e.title for e in result.errors if e.error_id == other)
+    assert f"- [{title}]({other}.md)" in related
+
+
+def test_negated_guard_flips_the_condition():
+    index = SourceIndex({p: t.encode() for p, t in FILES.items()})
+    linker = Linker(mine_config(index))
+    link = linker.link_guard(0, Guard("if", 'server_args.cache_strategy == "auto"', True, 3))
+    clause = link.clauses[0]
+    assert clause.read is not None and clause.read.exact
+    assert (clause.condition.name, clause.condition.op, clause.condition.values) == (
+        "server_args.cache_strategy",
+        "!=",
+        ("auto",),
+    )
+    both = linker.link_guard(
+        1, Guard("if", "not args.disable_radix_cache and args.cache_strategy in ('x',)", True, 5)
+    )
+    assert both.mode == "any"
+    assert [c.condition.op for c in both.clauses] == ["truthy", "not in"]
+
+
+def test_write_output_is_stable(mined, tmp_path: Path):
+    result, out, _ = mined
+    counts = render.write_output(result, out)
+    assert counts["written"] == 0

@@ -1,0 +1,330 @@
+"""The configuration miner on small repositories: plain argparse, and dataclasses of arguments."""
+
+from __future__ import annotations
+
+from miner.analysis.code import SourceIndex
+from miner.analysis.config import Condition, mine_config, predicate_function
+
+ARGPARSE_CLI = """\
+import argparse
+import os
+
+MODES = ["fast", "safe", "off"]
+
+
+def build_parser():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", choices=MODES, default="fast", help="How to run.")
+    parser.add_argument("--cache-dir", dest="cache_dir", type=str, default=None)
+    parser.add_argument("--verbose", "-v", action="store_true", help="Talk "
+                        "more.")
+    parser.add_argument("--level", type=int, choices=[1, 2, 3], default=2)
+    parser.add_argument("--old-mode", dest="mode", help="Deprecated: use --mode instead.")
+    parser.add_argument("input", help="a positional argument is not a flag")
+    return parser
+
+
+def main():
+    args = build_parser().parse_args()
+    if os.environ.get("APP_STRICT", "0") == "1" and args.cache_dir is None:
+        raise RuntimeError("strict mode needs a cache dir")
+    if os.getenv("APP_HOME") is None:
+        raise RuntimeError("APP_HOME is not set")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def config_of(files: dict[str, str]):
+    index = SourceIndex({p: t.encode() for p, t in files.items()})
+    return index, mine_config(index)
+
+
+def test_plain_argparse_flags_choices_defaults_aliases():
+    _, config = config_of({"app/__init__.py": "", "app/cli.py": ARGPARSE_CLI})
+    mode = config.option("mode")
+    assert mode is not None
+    assert mode.flags == ("--mode",)
+    assert mode.choices == ("fast", "safe", "off")
+    assert mode.default == "'fast'"
+    assert mode.help == "How to run."
+    assert mode.owner == "build_parser"
+    assert (mode.path, mode.line) == ("app/cli.py", 9)
+    assert config.aliases_of("mode") == ("--old-mode",)
+    alias = [o for o in config.options_named("mode") if o.deprecated_for]
+    assert alias[0].deprecated_for == "--mode"
+    verbose = config.option("verbose")
+    assert verbose is not None
+    assert verbose.flags == ("--verbose", "-v")
+    assert verbose.action == "store_true" and verbose.is_bool
+    assert verbose.help == "Talk more."
+    level = config.option("level")
+    assert level is not None and level.choices == ("1", "2", "3") and level.type == "int"
+    cache = config.option("cache_dir")
+    assert cache is not None and cache.default == "None" and cache.flags == ("--cache-dir",)
+    assert config.option("input") is None
+    assert config.entry_point == "app.cli"
+    assert config.classes == ()
+
+
+def test_plain_argparse_environment_reads():
+    _, config = config_of({"app/cli.py": ARGPARSE_CLI})
+    strict = config.env_var("APP_STRICT")
+    assert strict is not None
+    assert (strict.default, strict.path, strict.line, strict.reads) == ("'0'", "app/cli.py", 21, 1)
+    home = config.env_var("APP_HOME")
+    assert home is not None and home.default is None and home.line == 23
+
+
+ARGS_MODULE = """\
+import dataclasses
+from typing import Annotated, Literal, Optional
+
+from pkg.helpers import add_cli_args_from_dataclass, extra_buffer_of, resolving_view
+
+A = Annotated
+
+
+class Arg:
+    def __init__(self, help="", choices=None, no_cli=False, aliases=None):
+        pass
+
+
+class NS:
+    def __init__(self, path):
+        self.path = path
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    model_path: A[str, Arg(help="Path to weights.", aliases=["--model"])] = ""
+    disable_radix_cache: A[bool, "Disable the radix cache.", NS("memory")] = False
+    cache_strategy: A[
+        str,
+        Arg(help="Cache strategy.", choices=["auto", "none", "extra", "extra_lazy"]),
+        NS("exec.cache"),
+    ] = "auto"
+    retraction_backup: A[
+        Optional[str], Arg(help="Backup.", choices=["cpu_tensor", "host_pool"]), NS("disagg")
+    ] = None
+    dtype: A[Literal["auto", "half"], "Data type."] = "auto"
+    internal_only: A[bool, Arg(help="Set by code.", no_cli=True)] = False
+    plain: int = 3
+
+    @staticmethod
+    def add_cli_args(parser):
+        add_cli_args_from_dataclass(parser, ServerArgs)
+        parser.add_argument(
+            "--cache-policy",
+            dest="cache_strategy",
+            new_flag="--cache-strategy",
+            help="Deprecated alias for --cache-strategy.",
+        )
+
+    def enable_extra_buffer(self) -> bool:
+        return extra_buffer_of(resolving_view(self))
+
+    @property
+    def is_half(self) -> bool:
+        cfg = resolving_view(self)
+        return cfg.dtype == "half"
+
+    def describe(self, verbose):
+        return self.model_path
+
+
+def get_server_args() -> ServerArgs:
+    return _ARGS
+"""
+
+HELPERS_MODULE = '''\
+def add_cli_args_from_dataclass(parser, cls):
+    pass
+
+
+def resolving_view(obj):
+    return obj
+
+
+def extra_buffer_of(cfg):
+    """The one definition of the predicate."""
+    return cfg.disable_radix_cache is False and cfg.cache_strategy in (
+        "extra",
+        "extra_lazy",
+    )
+'''
+
+CONTEXT_MODULE = """\
+def get_memory():
+    return _CONTEXT.config_bag("memory")
+
+
+def get_disagg():
+    return _CONTEXT.config_bag("disagg")
+
+
+def extra_buffer_enabled() -> bool:
+    return (
+        get_memory().disable_radix_cache is False
+        and get_exec().cache.cache_strategy in ("extra", "extra_lazy")
+    )
+
+
+def get_exec():
+    return _CONTEXT.config_bag("exec")
+"""
+
+ENV_MODULE = """\
+import os
+
+
+class EnvField:
+    def __init__(self, default, deprecated_name=None):
+        self.default = default
+
+    def get(self):
+        return os.getenv(self.name)
+
+
+class EnvBool(EnvField):
+    pass
+
+
+class EnvInt(EnvField):
+    pass
+
+
+class EnvBoolWithAlias(EnvBool):
+    pass
+
+
+class Envs:
+    PKG_DEBUG = EnvBool(False)
+    PKG_WORKERS = EnvInt(4)
+    PKG_FAST = EnvBoolWithAlias(True, deprecated_name="PKG_QUICK")
+
+
+envs = Envs()
+"""
+
+LAUNCH_MODULE = """\
+from pkg.server_args import ServerArgs
+
+
+def main():
+    ServerArgs()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+DATACLASS_REPO = {
+    "pkg/__init__.py": "",
+    "pkg/server_args.py": ARGS_MODULE,
+    "pkg/helpers.py": HELPERS_MODULE,
+    "pkg/context.py": CONTEXT_MODULE,
+    "pkg/environ.py": ENV_MODULE,
+    "pkg/launch_server.py": LAUNCH_MODULE,
+}
+
+
+def test_dataclass_fields_become_flags():
+    _, config = config_of(DATACLASS_REPO)
+    assert config.classes == ("ServerArgs",)
+    strategy = config.option("cache_strategy")
+    assert strategy is not None
+    assert strategy.flags == ("--cache-strategy",)
+    assert strategy.choices == ("auto", "none", "extra", "extra_lazy")
+    assert strategy.default == "'auto'"
+    assert strategy.namespace == "exec.cache"
+    assert strategy.source == "dataclass"
+    assert config.aliases_of("cache_strategy") == ("--cache-policy",)
+    model = config.option("model_path")
+    assert model is not None and model.flags == ("--model-path", "--model")
+    radix = config.option("disable_radix_cache")
+    assert radix is not None and radix.is_bool and radix.help == "Disable the radix cache."
+    dtype = config.option("dtype")
+    assert dtype is not None and dtype.choices == ("auto", "half")
+    internal = config.option("internal_only")
+    assert internal is not None and internal.flags == ()
+    plain = config.option("plain")
+    assert plain is not None and plain.flags == () and plain.default == "3"
+    backup = config.option("retraction_backup")
+    assert backup is not None and backup.default == "None" and backup.namespace == "disagg"
+    assert config.entry_point == "pkg.launch_server"
+    assert ("get_disagg", "disagg") in config.accessors
+    assert ("get_server_args", "") in config.accessors
+
+
+def test_derived_settings_follow_delegation():
+    _, config = config_of(DATACLASS_REPO)
+    extra = config.derived_setting("enable_extra_buffer")
+    assert extra is not None
+    assert extra.via == ("ServerArgs.enable_extra_buffer", "extra_buffer_of")
+    assert extra.path == "pkg/server_args.py"
+    assert extra.mode == "all"
+    assert [(c.name, c.op, c.values) for c in extra.conditions] == [
+        ("disable_radix_cache", "falsy", ()),
+        ("cache_strategy", "in", ("extra", "extra_lazy")),
+    ]
+    half = config.derived_setting("is_half")
+    assert half is not None
+    assert [(c.name, c.op, c.values) for c in half.conditions] == [("dtype", "==", ("half",))]
+    assert config.derived_setting("describe") is None
+
+
+def test_predicate_function_over_accessors():
+    index, config = config_of(DATACLASS_REPO)
+    found = predicate_function(index, "extra_buffer_enabled", config)
+    assert found is not None
+    assert found.path == "pkg/context.py"
+    assert found.conditions[1] == Condition(
+        "cache_strategy",
+        "in",
+        ("extra", "extra_lazy"),
+        "get_exec().cache.cache_strategy in ('extra', 'extra_lazy')",
+    )
+
+
+def test_environment_registry():
+    _, config = config_of(DATACLASS_REPO)
+    debug = config.env_var("PKG_DEBUG")
+    assert debug is not None
+    assert (debug.kind, debug.default, debug.registry) == ("bool", "False", "Envs")
+    workers = config.env_var("PKG_WORKERS")
+    assert workers is not None and workers.kind == "int" and workers.default == "4"
+    quick = config.env_var("PKG_QUICK")
+    assert quick is not None and quick.deprecated_for == "PKG_FAST"
+
+
+FIELDS_LOOP = """\
+import argparse
+from dataclasses import dataclass, field, fields
+
+
+@dataclass
+class BenchArgs:
+    batch_size: int = 8
+    backend: str = field(
+        default="torch", metadata={"help": "Backend.", "choices": ["torch", "jax"]}
+    )
+
+    @staticmethod
+    def add_cli_args(parser):
+        for f in fields(BenchArgs):
+            parser.add_argument("--" + f.name.replace("_", "-"), default=f.default)
+"""
+
+
+def test_dataclass_turned_into_flags_by_a_loop():
+    _, config = config_of({"bench.py": FIELDS_LOOP})
+    assert config.classes == ("BenchArgs",)
+    batch = config.option("batch_size")
+    assert batch is not None and batch.flags == ("--batch-size",) and batch.default == "8"
+    backend = config.option("backend")
+    assert backend is not None
+    assert backend.choices == ("torch", "jax") and backend.help == "Backend."
+    assert backend.default == "'torch'"

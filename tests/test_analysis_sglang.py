@@ -1,0 +1,158 @@
+"""Card analysis on the real SGLang v0.5.19 release (integration; corpus at $RAISE_MINER_CORPUS).
+
+The release is mined once per session into a temporary folder and shared by
+every test here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from test_analysis_cards import HEADINGS
+
+from miner import pipeline, render
+from miner.analysis import analyze
+
+pytestmark = pytest.mark.integration
+
+CORPUS = os.environ.get("RAISE_MINER_CORPUS", "")
+TAG = "v0.5.19"
+MLX = ("python/sglang/srt/hardware_backend/mlx/kv_cache/auxiliary_state.py", 334)
+HOST_POOL = ("python/sglang/srt/mem_cache/registry.py", 154)
+PROSE = ("## What it means", "## When it happens", "## Solutions", "## Example fix")
+
+
+@pytest.fixture(scope="session")
+def release(tmp_path_factory: pytest.TempPathFactory):
+    if not CORPUS:
+        pytest.skip("RAISE_MINER_CORPUS is not set (make corpus builds the release repository)")
+    if not Path(CORPUS).is_dir():
+        pytest.skip(f"{CORPUS}: no release repository there (run make corpus)")
+    result = pipeline.mine(CORPUS, TAG, slug="sgl-project/sglang", link_ref=TAG)
+    out = tmp_path_factory.mktemp("sglang-v0.5.19")
+    analyses = analyze(result)
+    render.write_output(result, out, analyses)
+    return result, analyses, out
+
+
+def card_at(release, path: str, line: int) -> str:
+    result, _, out = release
+    error = next(e for e in result.errors if (e.primary.path, e.primary.line) == (path, line))
+    return (out / "errors" / f"{error.error_id}.md").read_text()
+
+
+def section(card: str, heading: str) -> str:
+    start = card.index(heading)
+    nxt = card.find("\n## ", start + 1)
+    body = card[start + len(heading) : nxt if nxt != -1 else len(card)]
+    return body.split("\nGuards, outermost first:")[0] + (
+        body.split("\nHow the guards were linked")[1]
+        if "\nHow the guards were linked" in body
+        else ""
+    )
+
+
+def test_mlx_card_names_the_real_settings(release):
+    card = card_at(release, *MLX)
+    trigger, solutions = section(card, "## When it happens"), section(card, "## Solutions")
+    for text in (trigger, solutions):
+        assert "`--mamba-radix-cache-strategy`" in text
+        assert "`--disable-radix-cache`" in text
+    assert "`--mamba-radix-cache-strategy` is one of `extra_buffer` or `extra_buffer_lazy`" in (
+        trigger
+    )
+    assert "`--disable-radix-cache` is off (not given)" in trigger
+    assert "another of its choices: `auto` or `no_buffer`" in solutions
+    assert "by name only" in trigger
+    assert "--enable-mamba-extra-buffer" not in card
+    fix = section(card, "## Example fix")
+    assert "python -m sglang.launch_server ... --mamba-radix-cache-strategy extra_buffer" in fix
+
+
+def test_host_pool_card_names_the_flag_and_its_choices(release):
+    card = card_at(release, *HOST_POOL)
+    trigger, solutions = section(card, "## When it happens"), section(card, "## Solutions")
+    assert "`--disaggregation-decode-retraction-backup` is `host_pool`" in trigger
+    assert "`ctx.is_hybrid_ssm` is true" in trigger
+    assert (
+        "Set `--disaggregation-decode-retraction-backup` to another of its choices: `cpu_tensor`"
+        in solutions
+    )
+    fix = section(card, "## Example fix")
+    assert "--disaggregation-decode-retraction-backup host_pool" in fix
+    assert "--disaggregation-decode-retraction-backup cpu_tensor" in fix
+
+
+def without_quoted_code(prose: str, error) -> str:
+    """``prose`` less the code spans that quote the site's own source (guard
+    tests and the message expression): those are code, not settings we name."""
+    site = error.primary
+    quoted = [q for q in [g.test for g in site.guards] + [site.message_source or ""] if q]
+    for q in quoted:
+        prose = prose.replace(q, " ")
+    return re.sub(
+        r"`([^`]+)`", lambda m: " " if any(m.group(1) in q for q in quoted) else m.group(0), prose
+    )
+
+
+def test_every_flag_and_variable_named_exists(release):
+    result, _, out = release
+    config = result.facts.config
+    flags = config.flag_names()
+    variables = {e.name for e in config.env}
+    named_flags = named_vars = 0
+    for error in result.errors:
+        path = out / "errors" / f"{error.error_id}.md"
+        card = path.read_text()
+        prose = "\n".join(section(card, h) for h in PROSE)
+        prose = without_quoted_code(prose, error)
+        for flag in re.findall(r"(?<![\w-])--[a-z][\w-]*", prose):
+            named_flags += 1
+            assert flag in flags, f"{path.name}: {flag}"
+        for var in re.findall(
+            r"environment variable `([A-Za-z_]\w*)`|(?:Unset|Set|unset) `?([A-Z_][A-Z0-9_]*)`?"
+            r"|^([A-Z_][A-Z0-9_]*)=",
+            prose,
+            flags=re.M,
+        ):
+            name = next(v for v in var if v)
+            named_vars += 1
+            assert name in variables, f"{path.name}: {name}"
+    assert named_flags > 1000 and named_vars > 50
+
+
+def test_every_card_has_every_section(release):
+    result, _, out = release
+    for error in result.errors:
+        card = (out / "errors" / f"{error.error_id}.md").read_text()
+        for heading in HEADINGS:
+            start = card.index(heading) + len(heading)
+            nxt = card.find("\n## ", start)
+            body = card[start : nxt if nxt != -1 else len(card)].strip()
+            assert body, f"{error.error_id}: {heading}"
+            if heading in PROSE:
+                assert len(body) >= 20 and body.upper() not in ("TODO", "TBD", "N/A"), (
+                    error.error_id
+                )
+        trigger = card[card.index("## When it happens") :]
+        if "How the guards were linked" not in trigger:
+            assert "No flag or environment variable is involved" in trigger, error.error_id
+
+
+def test_related_errors_deterministic_and_never_self(release):
+    result, analyses, _ = release
+    again = analyze(result)
+    assert {k: a.related for k, a in again.items()} == {k: a.related for k, a in analyses.items()}
+    for eid, analysis in analyses.items():
+        assert eid not in analysis.related
+        assert 1 <= len(analysis.related) <= 5
+
+
+def test_config_json_written(release):
+    _, _, out = release
+    text = (out / "config.json").read_text()
+    assert '"--disaggregation-decode-retraction-backup"' in text
+    assert '"SGLANG_IS_IN_CI"' in text

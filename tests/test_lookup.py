@@ -1,0 +1,287 @@
+"""`miner lookup`: the paste parser, the template matcher and the ranking, on
+fixture templates (the real release is in test_lookup_release.py)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from sample_repo import HOST_POOL_TRACEBACK, error_for, mine_sample
+
+from miner import cli
+from miner.lookup import (
+    GOOD,
+    Frame,
+    LookupIndex,
+    compile_template,
+    parse_paste,
+    strip_prefixes,
+)
+from miner.model import MessagePart
+from miner.render import write_output
+
+T = MessagePart  # literal: T(text=...), placeholder: T(expr=...)
+
+
+@pytest.mark.parametrize(
+    ("parts", "message", "matches"),
+    [
+        ([T("Model "), T(expr="name"), T(" not found")], "Model llama-3 8B not found", True),
+        ([T("Model "), T(expr="name"), T(" not found")], "Model x not found!", False),
+        ([T("Model "), T(expr="name"), T(" not found")], "Model  x\nnot found", True),
+        ([T("got "), T(expr="type(pool)")], "got <class 'NoneType'>", True),
+        ([T("a "), T(expr="x"), T(expr="y"), T(" b")], "a 12 b", True),
+        ([T("value "), T(expr="v")], "value line one\nline two", True),
+        ([T("need {braces} "), T(expr="v")], "need {braces} 3", True),
+        ([T("cost $5 (max) "), T(expr="v")], "cost $5 (max) 7", True),
+        ([T("cost $5 (max) "), T(expr="v")], "cost 5 max 7", False),
+        ([T("exact")], "exact", True),
+        ([T("exact")], "exactly", False),
+        ([T(expr="a"), T(" != "), T(expr="b")], "3 != 4", True),
+    ],
+)
+def test_compile_template(parts: list[MessagePart], message: str, matches: bool) -> None:
+    assert bool(compile_template(parts).fullmatch(message)) is matches
+
+
+@pytest.mark.parametrize(
+    ("line", "stripped"),
+    [
+        ("[2026-09-10 12:00:00 TP0] Scheduler hit an exception:", "Scheduler hit an exception:"),
+        ("[2026-09-10 12:00:00 DP1 TP3] ValueError: x", "ValueError: x"),
+        ("[TP0] boom", "boom"),
+        ("2026-09-10 12:00:00,123 - ERROR - boom", "- boom"),
+        ("2026-09-10T12:00:00.123Z ERROR: boom", "boom"),
+        ("ERROR:sglang.srt.managers.scheduler:boom", "boom"),
+        ("[ERROR] boom", "boom"),
+        ("ERROR boom", "boom"),
+        ("error: boom", "boom"),
+        ("error in config", "error in config"),
+        ("(Scheduler pid=1234) ValueError: x", "ValueError: x"),
+        ("E0910 12:00:00.123456  1234 scheduler.cc:42] boom", "boom"),
+        ('[2026-09-10 12:00:00 TP0]   File "a.py", line 3, in f', '  File "a.py", line 3, in f'),
+        ("[Errno 2] No such file", "[Errno 2] No such file"),
+        ("Errors happen", "Errors happen"),
+        ("[1, 2] is not a valid shape", "[1, 2] is not a valid shape"),
+    ],
+)
+def test_strip_prefixes(line: str, stripped: str) -> None:
+    assert strip_prefixes(line) == stripped
+
+
+CHAINED = """\
+[2026-09-10 12:00:00 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/opt/venv/lib/python3.11/site-packages/sglang/srt/server_args.py", line 3, in check
+    raise ValueError(f"Invalid tp_size {args.tp_size}: must be a positive integer")
+ValueError: Invalid tp_size 0: must be a positive integer
+
+The above exception was the direct cause of the following exception:
+
+Traceback (most recent call last):
+  File "/opt/venv/lib/python3.11/site-packages/sglang/launch_server.py", line 14, in <module>
+    main()
+    ~~~~^^
+RuntimeError: Initialization failed:
+see the log above
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/opt/venv/lib/python3.11/site-packages/sglang/launch_server.py", line 20, in <module>
+    cleanup()
+KeyError: 'tp_worker'
+"""
+
+
+def test_parse_chained_traceback() -> None:
+    raised = parse_paste(CHAINED)
+    assert [(r.exception, r.role) for r in raised] == [
+        ("KeyError", "final"),
+        ("RuntimeError", "context"),
+        ("ValueError", "cause"),
+    ]
+    assert raised[0].messages == ("'tp_worker'", "tp_worker")
+    assert raised[1].messages[0] == "Initialization failed:\nsee the log above"
+    assert raised[1].messages[-1] == "Initialization failed:"
+    assert raised[2].frames == (
+        Frame("/opt/venv/lib/python3.11/site-packages/sglang/srt/server_args.py", 3, "check"),
+    )
+    assert raised[2].messages == ("Invalid tp_size 0: must be a positive integer",)
+
+
+def test_parse_plain_message_reads_type_prefix_both_ways() -> None:
+    raised = parse_paste("ERROR: ValueError: Model 'x' not found in /models")
+    assert [(r.exception, r.messages[0]) for r in raised] == [
+        (None, "ValueError: Model 'x' not found in /models"),
+        ("ValueError", "Model 'x' not found in /models"),
+    ]
+    assert parse_paste("") == [] and parse_paste("  \n ") == []
+
+
+def test_parse_traceback_with_unindented_source_line() -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        'File "/x/sglang/srt/mem_cache/registry.py", line 8, in f\n'
+        'raise ValueError("Host-pool retraction does not support Mamba models.")\n'
+        "ValueError: Host-pool retraction does not support Mamba models.\n"
+    )
+    (raised,) = parse_paste(text)
+    assert raised.exception == "ValueError"
+    assert raised.messages == ("Host-pool retraction does not support Mamba models.",)
+
+
+@pytest.fixture
+def sample(make_repo):
+    return mine_sample(make_repo)
+
+
+@pytest.fixture
+def index(sample) -> LookupIndex:
+    return LookupIndex.from_errors(sample[1].errors)
+
+
+def test_repo_path_maps_installed_paths(index: LookupIndex) -> None:
+    assert (
+        index.repo_path("/usr/lib/python3.11/site-packages/sglang/srt/mem_cache/registry.py")
+        == "python/sglang/srt/mem_cache/registry.py"
+    )
+    assert index.repo_path("C:\\venv\\Lib\\site-packages\\sglang\\srt\\server_args.py") == (
+        "python/sglang/srt/server_args.py"
+    )
+    assert index.repo_path("/usr/lib/python3.11/json/decoder.py") is None
+    assert index.repo_path("registry.py") is None  # one component pins nothing
+
+
+@pytest.mark.parametrize(
+    ("paste", "path_tail", "line", "low", "high"),
+    [
+        (HOST_POOL_TRACEBACK, "registry.py", 8, 0.99, 1.0),
+        (
+            "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>",
+            "auxiliary_state.py",
+            12,
+            0.8,
+            0.85,
+        ),
+        ("Invalid tp_size -1: must be a positive integer", "server_args.py", 3, 0.85, 0.9),
+        (
+            "ValueError: Invalid tp_size -1: must be a positive integer",
+            "server_args.py",
+            3,
+            0.9,
+            0.92,
+        ),
+        # The type shown disagrees with the one raised there: still found, ranked lower.
+        (
+            "TypeError: Invalid tp_size -1: must be a positive integer",
+            "server_args.py",
+            3,
+            0.7,
+            0.8,
+        ),
+        (
+            "AssertionError: page_size must be a multiple of 16, got 12",
+            "server_args.py",
+            6,
+            0.85,
+            0.92,
+        ),
+        ("does not support Mamba models", "registry.py", 8, 0.6, 0.7),
+        # A dynamic message is found only through its frame.
+        (
+            'Traceback (most recent call last):\n  File "/site-packages/sglang/srt/server_args.py"'
+            ", line 8, in check\n    raise RuntimeError(msg)\nRuntimeError: anything at all\n",
+            "server_args.py",
+            8,
+            0.9,
+            0.9,
+        ),
+        # A multi-line placeholder value.
+        ("Model 'a\nb' not found in /models/dir one", "server_args.py", 5, 0.6, 0.75),
+    ],
+)
+def test_search_finds_the_card(
+    sample, index: LookupIndex, paste: str, path_tail: str, line: int, low: float, high: float
+) -> None:
+    matches = index.search(paste)
+    expected = error_for(sample[1], path_tail, line)
+    assert matches[0].card.error_id == expected
+    assert low <= matches[0].score <= high
+    assert matches[0].good
+
+
+def test_traceback_pins_the_site_and_says_why(sample, index: LookupIndex) -> None:
+    (best, *_) = index.search(HOST_POOL_TRACEBACK)
+    assert (best.site.path, best.site.line) == ("python/sglang/srt/mem_cache/registry.py", 8)
+    assert best.reasons == (
+        "message matches the template (100% literal)",
+        "a traceback frame points at python/sglang/srt/mem_cache/registry.py:8",
+    )
+
+
+def test_chained_traceback_matches_the_cause_when_the_final_is_unknown(
+    sample, index: LookupIndex
+) -> None:
+    matches = index.search(CHAINED)
+    assert matches[0].card.error_id == error_for(sample[1], "server_args.py", 3)
+    assert matches[0].raised == 2  # the third exception of the paste, the cause
+    # Pinned and matched (0.95 + 0.05 x 37/38 literal), then x0.97 for not being the final one.
+    assert matches[0].score == pytest.approx((0.95 + 0.05 * 37 / 38) * 0.97, abs=1e-4)
+
+
+@pytest.mark.parametrize(
+    "paste",
+    [
+        "Connection refused",
+        "CUDA out of memory. Tried to allocate 2.00 GiB",
+        "KeyError: 'tp_worker'",
+        "Model path is required",  # words of a template, not its text
+        "Invalid tp",  # too short to be a fragment
+    ],
+)
+def test_no_good_match(index: LookupIndex, paste: str) -> None:
+    matches = index.search(paste)
+    assert all(m.score < GOOD for m in matches)
+
+
+def test_cli_lookup_text_and_json(sample, tmp_path: Path, capsys, monkeypatch) -> None:
+    repo, result = sample
+    out = tmp_path / "out"
+    write_output(result, out)
+    expected = error_for(result, "auxiliary_state.py", 12)
+    message = "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>"
+    assert cli.main(["lookup", "--out", str(out), message]) == 0
+    text = capsys.readouterr().out.splitlines()
+    assert text == [
+        "1. 0.82  TypeError: MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, "
+        "got {type(pool)}",
+        "   python/sglang/srt/hardware_backend/mlx/kv_cache/auxiliary_state.py:12 in "
+        "MlxAuxiliaryStateComponent.__init__",
+        f"   card: {out / 'errors' / (expected + '.md')}",
+        "   why: message matches the template (78% literal)",
+    ]
+    monkeypatch.setattr("sys.stdin", io.StringIO(HOST_POOL_TRACEBACK))
+    assert cli.main(["lookup", "--data", str(out), "--json", "--base-url", "https://x/y/"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["matched"] is True
+    top = payload["results"][0]
+    assert top["card"] == f"https://x/y/errors/{error_for(result, 'registry.py', 8)}.html"
+    assert (top["path"], top["line"], top["score"]) == (
+        "python/sglang/srt/mem_cache/registry.py",
+        8,
+        1.0,
+    )
+    assert payload["pasted"][0]["frames"][-1]["line"] == 8
+
+
+def test_cli_lookup_no_match_prints_candidates(sample, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "out"
+    write_output(sample[1], out)
+    assert cli.main(["lookup", "--out", str(out), "retraction is not supported here"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "no card matches this well; the closest candidates:"
+    assert "Host-pool retraction does not support" in lines[1]
+    assert cli.main(["lookup", "--out", str(tmp_path / "missing"), "x"]) == 2
+    assert "no sites.jsonl" in capsys.readouterr().err

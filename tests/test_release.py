@@ -1,0 +1,132 @@
+"""``miner diff``, ``miner history`` and ``miner release`` from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import add_commit
+
+from miner.cli import main
+
+OLD = """\
+def check(x):
+    if x < 0:
+        raise ValueError("x must be a positive number")
+    raise KeyError("cache entry vanished")
+"""
+NEW = """\
+import os
+
+
+def check(x):
+    if x < 0:
+        raise ValueError("x must be a positive number")
+    raise TypeError("unsupported dtype given")
+"""
+
+
+@pytest.fixture
+def repo(make_repo):
+    root = make_repo({"pkg/a.py": OLD}, tag="v1")
+    add_commit(root, {"pkg/a.py": NEW}, tag="v2")
+    return root
+
+
+def test_diff_writes_report_and_json(repo, tmp_path, capsys):
+    out = tmp_path / "out"
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    code = main(["diff", "--repo", str(repo), "v1", "v2", "--out", str(out), *cache])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "v1 -> v2: 1 removed, 1 added, 0 changed, 0 moved, 1 unchanged" in printed
+    data = json.loads((out / "v1..v2.json").read_text())
+    assert data["schema_version"] == 1
+    assert data["counts"] == {"removed": 1, "added": 1, "changed": 0, "moved": 0, "unchanged": 1}
+    assert [c["kind"] for c in data["changes"]] == ["removed", "added"]
+    assert data["changes"][0]["old"]["message"] == "cache entry vanished"
+    assert data["changes"][1]["new"]["exception"] == "TypeError"
+    report = (out / "v1..v2.md").read_text()
+    assert report.index("## Error was removed (1)") < report.index("## Error was added (1)")
+    assert "### `pkg.a`" in report
+    assert "| Error is unchanged (counted, not listed) | 1 |" in report
+
+    code = main(["diff", "--repo", str(repo), "v1", "v2", "--out", str(out), "--unchanged", *cache])
+    data = json.loads((out / "v1..v2.json").read_text())
+    (kept,) = [c for c in data["changes"] if c["kind"] == "unchanged"]
+    assert (kept["sites"][0]["old"]["line"], kept["sites"][0]["new"]["line"]) == (3, 6)
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "code"),
+    [("added,removed", 1), ("added", 1), ("changed,moved", 0), ("", 0)],
+)
+def test_fail_on(repo, tmp_path, fail_on, code):
+    argv = ["diff", "--repo", str(repo), "v1", "v2", "--out", str(tmp_path / "o")]
+    argv += ["--cache-dir", str(tmp_path / "cache"), "--fail-on", fail_on]
+    assert main(argv) == code
+
+
+def test_fail_on_unknown_kind(repo, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["diff", "--repo", str(repo), "v1", "v2", "--fail-on", "added,renamed"])
+    assert exc.value.code == 2
+    assert "unknown change kind 'renamed'" in capsys.readouterr().err
+
+
+def test_diff_unknown_revision(repo, tmp_path, capsys):
+    argv = ["diff", "--repo", str(repo), "v1", "v9", "--cache-dir", str(tmp_path / "c")]
+    assert main(argv) == 2
+    assert "v9: unknown revision" in capsys.readouterr().err
+
+
+def test_release_twice_then_a_new_tag(repo, tmp_path, capsys):
+    out = tmp_path / "site"
+    argv = ["release", "--repo", str(repo), "--out", str(out), "--cache-dir", str(tmp_path / "c")]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    assert "documented 2 releases (v1 .. v2)" in first
+    assert json.loads((out / "releases.json").read_text())["releases"][1]["tag"] == "v2"
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*")}
+
+    assert main(argv) == 0
+    second = capsys.readouterr().out
+    assert (
+        second == f"nothing new: v2, the newest tag matching 'v*', is already documented in {out}\n"
+    )
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before
+
+    add_commit(repo, {"pkg/a.py": NEW.replace("dtype", "device")}, tag="v3")
+    assert main(argv) == 0
+    third = capsys.readouterr().out
+    assert "documented 3 releases (v1 .. v3)" in third
+    assert (out / "diffs" / "v2..v3.md").is_file()
+    tags = [r["tag"] for r in json.loads((out / "releases.json").read_text())["releases"]]
+    assert tags == ["v1", "v2", "v3"]
+
+
+def test_release_of_an_empty_site_starts_before_the_newest(repo, tmp_path, capsys):
+    add_commit(repo, {"pkg/a.py": NEW + "\n"}, tag="v3")
+    out = tmp_path / "site"
+    argv = ["release", "--repo", str(repo), "--out", str(out), "--cache-dir", str(tmp_path / "c")]
+    assert main(argv) == 0
+    assert "documented 2 releases (v2 .. v3)" in capsys.readouterr().out
+    assert main([*argv[:-4], "--out", str(tmp_path / "s2"), "--since", "v1", *argv[-2:]]) == 0
+    assert "documented 3 releases (v1 .. v3)" in capsys.readouterr().out
+
+
+def test_release_bad_input(repo, tmp_path, capsys):
+    argv = ["release", "--repo", str(repo), "--out", str(tmp_path / "s"), "--tags", "x*"]
+    assert main(argv) == 2
+    assert "no tag of the repository matches x*" in capsys.readouterr().err
+    assert main(["release", "--repo", str(tmp_path / "nope"), "--out", str(tmp_path / "s")]) == 2
+    assert "no such folder" in capsys.readouterr().err
+
+
+def test_history_range(repo, tmp_path, capsys):
+    add_commit(repo, {"pkg/a.py": OLD}, tag="v3")
+    out = tmp_path / "site"
+    argv = ["history", "--repo", str(repo), "--from", "v2", "--to", "v3", "--out", str(out)]
+    assert main([*argv, "--cache-dir", str(tmp_path / "c")]) == 0
+    assert "documented 2 releases (v2 .. v3)" in capsys.readouterr().out
+    assert sorted(p.name for p in (out / "diffs").iterdir()) == ["v2..v3.json", "v2..v3.md"]
