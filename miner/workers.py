@@ -187,6 +187,11 @@ def _worker_main(
                     if repo is None:
                         repo = git.Repo(git_dir)
                     data = repo.odb.stream(bytes.fromhex(task.blob)).read()
+            except Exception as exc:  # noqa: BLE001 - one unreadable blob fails alone
+                reason = f"cannot read blob: {type(exc).__name__}: {exc}"
+                conn.send((task.index, _failed(task, reason), False))
+                continue
+            try:
                 if test_hooks:
                     _test_hook(data)
                 result = extract_file(task.path, task.blob, data, partial=partial)
@@ -195,9 +200,9 @@ def _worker_main(
             except MemoryError:
                 data = None
                 conn.send((task.index, _failed(task, out_of_memory(memory_mb)), False))
-                sys.exit(EXIT_RESTART)
-            except Exception as exc:  # noqa: BLE001 - reading the blob failed
-                reason = f"cannot read blob: {type(exc).__name__}: {exc}"
+                sys.exit(EXIT_RESTART)  # a fresh process rather than a doubtful one
+            except Exception as exc:  # noqa: BLE001 - extract_file should never raise
+                reason = f"{type(exc).__name__} while mining: {exc}"
                 conn.send((task.index, _failed(task, reason), False))
                 continue
             conn.send((task.index, result, True))
