@@ -14,7 +14,7 @@ import os
 import re
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -250,6 +250,18 @@ def _retired_files(
     return files
 
 
+def remove_stale(folders: Iterable[tuple[Path, str]], wanted: Container[Path]) -> int:
+    """Delete files matching each ``(folder, glob)`` that are not in ``wanted``
+    (what a previous run wrote for errors that are gone); returns how many."""
+    removed = 0
+    for folder, pattern in folders:
+        for stale in sorted(folder.glob(pattern)):
+            if stale not in wanted:
+                stale.unlink()
+                removed += 1
+    return removed
+
+
 def write_output(
     result: MineResult,
     out: Path,
@@ -309,12 +321,9 @@ def write_output(
     try:
         for path, text in files.items():
             counts["written" if write_text(path, text) else "unchanged"] += 1
-        for folder, suffix in ((out / "errors", ".md"), (out / "api" / "errors", ".json")):
-            if folder.is_dir():
-                for stale in folder.glob(f"*{suffix}"):
-                    if stale not in files:
-                        stale.unlink()
-                        counts["removed"] += 1
+        counts["removed"] += remove_stale(
+            ((out / "errors", "*.md"), (out / "api" / "errors", "*.json")), files
+        )
     except OSError as exc:
         raise OutputError(
             f"{out}: cannot write ({exc}); check permissions and free space"

@@ -52,7 +52,15 @@ from miner.analysis import analyze
 from miner.lookup import PREFIX_PATTERNS
 from miner.model import SCHEMA_VERSION, Analysis, CommitInfo, Error, Site
 from miner.pipeline import MineResult, group_errors
-from miner.render import TEMPLATES_DIR, OutputError, dumps, environment, error_json, write_text
+from miner.render import (
+    TEMPLATES_DIR,
+    OutputError,
+    dumps,
+    environment,
+    error_json,
+    remove_stale,
+    write_text,
+)
 
 log = logging.getLogger("miner")
 
@@ -476,16 +484,9 @@ def write_site(
             wanted.add(path)
             stats["written" if write_text(path, text) else "unchanged"] += 1
             stats["bytes"] += len(text.encode("utf-8", "surrogateescape"))
-        for folder, pattern in (
-            ("errors", "*.html"),
-            ("api/errors", "*.json"),
-            ("diffs", "*.html"),
-            ("api/diffs", "*.json"),
-        ):
-            for stale in sorted((dest / folder).glob(pattern)):
-                if stale not in wanted:
-                    stale.unlink()
-                    stats["removed"] += 1
+        stale = [("errors", "*.html"), ("api/errors", "*.json"), ("diffs", "*.html")]
+        stale.append(("api/diffs", "*.json"))
+        stats["removed"] += remove_stale(((dest / f, p) for f, p in stale), wanted)
     except OSError as exc:
         raise OutputError(
             f"{dest}: cannot write the site ({exc}); check permissions and free space"
