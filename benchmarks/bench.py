@@ -243,7 +243,7 @@ def new_blobs(corpus: str, tag: str, before: list[str]) -> tuple[int, int, int, 
     """(new blobs, distinct blobs, new bytes, all bytes) of ``tag`` against ``before``."""
     import git
 
-    from miner import source
+    from miner.mining import source
 
     repo = git.Repo(corpus)
     seen: set[str] = set()

@@ -12,9 +12,10 @@ import sys
 import time
 from dataclasses import replace
 
-from miner import pipeline, source
+from miner import pipeline
 from miner.analysis import analyze
 from miner.analysis.facts import collect
+from miner.mining import source
 
 
 def main(argv: list[str]) -> int:

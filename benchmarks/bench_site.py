@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from miner.lookup import LookupIndex
-from miner.pipeline import group_errors
-from miner.site import load_diffs, load_result, write_site
+from miner.model import group_errors
+from miner.publish.html import load_diffs, load_result, write_site
 
 PASTES = (
     "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>",

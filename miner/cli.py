@@ -1,8 +1,12 @@
 """The ``miner`` command: ``main(argv) -> exit code``, subcommands as plain functions.
 
-Exit codes: 0 success; 1 the run finished but some files were skipped or
-failed (``mine``); 2 bad input (unknown revision, not a repository, an
-output folder that cannot be written), with one line on stderr naming it.
+Exit codes, decided here and nowhere else: 0 success; 1 the run finished but
+some files were skipped or failed (``mine``), a diff found a change named by
+``--fail-on``, or a lookup found no good match; 2 bad input (any
+:class:`~miner.errors.MinerError`: unknown revision, not a repository, an
+output folder that cannot be written, missing records), with one line on
+stderr naming it; 130 interrupted (Ctrl-C); 141 the reader of the output went
+away (``miner lookup ... | head``).
 """
 
 from __future__ import annotations
@@ -16,27 +20,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from miner import __version__
+from miner.errors import MinerError, UsageError
 
 if TYPE_CHECKING:
-    from miner.extraction import RunStats
+    from miner.analysis.llm import LLMSettings
+    from miner.model import MineResult, RunStats
 
 DEFAULT_REPO = "https://github.com/sgl-project/sglang.git"
 log = logging.getLogger("miner")
 
 
-def _fail(message: str) -> int:
-    print(f"miner: error: {message}", file=sys.stderr)
-    return 2
-
-
 def cmd_mine(args: argparse.Namespace) -> int:
-    from miner import pipeline, render
-    from miner.extraction import MineOptions
-    from miner.source import SourceError
-    from miner.workers import Limits, WorkerStartError
+    from miner import pipeline
+    from miner.mining.extraction import MineOptions
+    from miner.mining.pool import Limits
+    from miner.publish.cards import check_writable
+    from miner.publish.records import manifest_json
 
     if args.jobs is not None and args.jobs < 0:
-        return _fail(f"--jobs {args.jobs}: give 1 or more worker processes (0: no workers)")
+        raise UsageError(f"--jobs {args.jobs}: give 1 or more worker processes (0: no workers)")
+    llm = _llm_settings(args)
+    check_writable(args.out)  # before the work, not after it
     options = MineOptions(
         jobs=args.jobs,
         cache=not args.no_cache,
@@ -44,67 +48,63 @@ def cmd_mine(args: argparse.Namespace) -> int:
         limits=Limits(file_timeout=args.file_timeout, memory_mb=args.memory_limit or None),
         progress_bar=not args.quiet and sys.stderr.isatty(),
     )
-    if args.analyst == "llm" and not (args.llm_base_url and args.llm_model):
-        return _fail("--analyst llm needs --llm-base-url URL and --llm-model NAME")
-    try:
-        result = pipeline.mine(
-            args.repo,
-            args.commit,
-            slug=args.slug,
-            link_ref=args.link_ref or "",
-            cache_dir=args.cache_dir,
-            partial=not args.full_parse,
-            options=options,
-        )
-    except (SourceError, WorkerStartError) as exc:
-        return _fail(str(exc))
-    from miner.analysis import analyze
-
-    llm = None
-    if args.analyst == "llm":
-        from miner.analysis.llm import LLMSettings
-        from miner.source import default_cache_dir
-
-        llm = LLMSettings(
-            base_url=args.llm_base_url,
-            model=args.llm_model,
-            cache_dir=args.llm_cache or default_cache_dir() / "llm",
-            api_key=os.environ.get(args.llm_api_key_env) or None,
-            concurrency=args.llm_concurrency,
-            timeout=args.llm_timeout,
-        )
-    analyses = analyze(result, llm=llm)
-    try:
-        counts = render.write_output(result, args.out, analyses)
-    except render.OutputError as exc:
-        return _fail(str(exc))
-    manifest = render.manifest_json(result)["counts"]
+    mined = pipeline.mine_and_analyze(
+        args.repo,
+        args.commit,
+        slug=args.slug,
+        link_ref=args.link_ref or "",
+        cache_dir=args.cache_dir,
+        partial=not args.full_parse,
+        options=options,
+        llm=llm,
+    )
+    result = mined.result
+    counts = pipeline.publish(mined, args.out, site=args.site)
+    output = counts["output"]
+    manifest = manifest_json(result)["counts"]
     print(
         f"mined {result.commit.slug}@{result.commit.short_sha} ({args.commit}): "
         f"{manifest['files']} files, {manifest['raise_sites']} raise and "
         f"{manifest['assert_sites']} assert sites, {manifest['errors']} errors; "
-        f"{counts['written']} files written, {counts['unchanged']} unchanged, "
-        f"{counts['removed']} removed"
+        f"{output['written']} files written, {output['unchanged']} unchanged, "
+        f"{output['removed']} removed"
     )
     print(f"cards: {args.out / 'errors'}  index: {args.out / 'index.md'}")
     if result.stats is not None:
         print(describe_stats(result.stats))
-    if args.site:
-        from miner import site
-
-        try:
-            stats = site.write_site(result, args.out / "site", analyses=analyses)
-        except render.OutputError as exc:
-            return _fail(str(exc))
-        print(f"site: {args.out / 'site' / 'index.html'} ({stats['written']} files written)")
-    problems = result.problems
-    if problems:
+    if counts["site"] is not None:
+        written = counts["site"]["written"]
+        print(f"site: {args.out / 'site' / 'index.html'} ({written} files written)")
+    if result.problems:
         print(
-            f"{len(problems)} files not mined (reasons in {args.out / 'manifest.json'})",
+            f"{len(result.problems)} files not mined (reasons in {args.out / 'manifest.json'})",
             file=sys.stderr,
         )
         return 1
     return 0
+
+
+def _llm_settings(args: argparse.Namespace) -> LLMSettings | None:
+    """The LLM writer's settings, or None for the rule writer.
+
+    Raises:
+        UsageError: ``--analyst llm`` without an endpoint and a model.
+    """
+    if args.analyst != "llm":
+        return None
+    if not (args.llm_base_url and args.llm_model):
+        raise UsageError("--analyst llm needs --llm-base-url URL and --llm-model NAME")
+    from miner.analysis.llm import LLMSettings
+    from miner.mining.source import default_cache_dir
+
+    return LLMSettings(
+        base_url=args.llm_base_url,
+        model=args.llm_model,
+        cache_dir=args.llm_cache or default_cache_dir() / "llm",
+        api_key=os.environ.get(args.llm_api_key_env) or None,
+        concurrency=args.llm_concurrency,
+        timeout=args.llm_timeout,
+    )
 
 
 def describe_stats(stats: RunStats) -> str:
@@ -120,26 +120,23 @@ def describe_stats(stats: RunStats) -> str:
 
 
 def cmd_corpus(args: argparse.Namespace) -> int:
-    from miner import corpus
+    from miner.corpus import build as corpus
 
     versions = [v.strip() for v in args.versions.replace(",", " ").split() if v.strip()]
-    try:
-        built = corpus.build_corpus(
-            args.dest,
-            versions,
-            index_url=args.index_url,
-            cache_dir=args.cache_dir,
-            log=None if args.quiet else (lambda line: print(line, file=sys.stderr)),
-        )
-    except corpus.CorpusError as exc:
-        return _fail(str(exc))
+    built = corpus.build_corpus(
+        args.dest,
+        versions,
+        index_url=args.index_url,
+        cache_dir=args.cache_dir,
+        log=None if args.quiet else (lambda line: print(line, file=sys.stderr)),
+    )
     state = "reused" if built.reused else "built"
     print(f"{state} {built.path}: tags {', '.join(built.tags)}")
     return 0
 
 
 def _kinds(text: str) -> list[str]:
-    from miner.diff import ChangeKind
+    from miner.releases.diff import ChangeKind
 
     known = [k.key for k in ChangeKind]
     kinds = [k.strip() for k in text.split(",") if k.strip()]
@@ -152,38 +149,25 @@ def _kinds(text: str) -> list[str]:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from miner import diff, render, report, store
-    from miner.source import SourceError
+    from miner import pipeline
+    from miner.publish import releases as pages
 
-    sides = []
-    try:
-        for rev in (args.old, args.new):
-            sides.append(
-                store.mine_commit(
-                    args.repo,
-                    rev,
-                    slug=args.slug,
-                    link_ref=rev,
-                    cache_dir=args.cache_dir,
-                    reuse=not args.fresh,
-                )
-            )
-    except SourceError as exc:
-        return _fail(str(exc))
-    old, new = sides
-    changes = diff.diff(old.commit, old.errors, new.commit, new.errors)
-    stem = report.diff_stem(changes)
-    try:
-        md, js = report.write_diff(
-            changes,
-            args.out,
-            stem,
-            old_cards=args.old_cards,
-            new_cards=args.new_cards,
-            unchanged=args.unchanged,
-        )
-    except render.OutputError as exc:
-        return _fail(str(exc))
+    changes = pipeline.diff_commits(
+        args.repo,
+        args.old,
+        args.new,
+        slug=args.slug,
+        cache_dir=args.cache_dir,
+        reuse=not args.fresh,
+    )
+    md, js = pages.write_diff(
+        changes,
+        args.out,
+        pages.diff_stem(changes),
+        old_cards=args.old_cards,
+        new_cards=args.new_cards,
+        unchanged=args.unchanged,
+    )
     counts = changes.counts()
     summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     print(f"{args.old} -> {args.new}: {summary}")
@@ -195,26 +179,22 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_release(tag: str, result: object) -> None:
-    errors = getattr(result, "errors", ())
-    print(f"{tag}: {len(errors)} errors", file=sys.stderr)
+def _print_release(tag: str, result: MineResult) -> None:
+    print(f"{tag}: {len(result.errors)} errors", file=sys.stderr)
 
 
 def _document(args: argparse.Namespace, tags: list[str]) -> int:
-    """Run :func:`miner.release.run_history` over ``tags`` and print what it did."""
-    from miner import release, render, source
+    """Run :func:`miner.pipeline.document_releases` over ``tags`` and print what it did."""
+    from miner import pipeline
 
-    try:
-        run = release.run_history(
-            args.repo,
-            tags,
-            args.out,
-            slug=args.slug,
-            cache_dir=args.cache_dir,
-            on_release=_print_release,
-        )
-    except (source.SourceError, render.OutputError, ValueError) as exc:
-        return _fail(str(exc))
+    run = pipeline.document_releases(
+        args.repo,
+        tags,
+        args.out,
+        slug=args.slug,
+        cache_dir=args.cache_dir,
+        on_release=_print_release,
+    )
     out = args.out
     print(
         f"documented {len(run.releases)} releases ({run.releases[0]} .. {run.releases[-1]}): "
@@ -227,32 +207,32 @@ def _document(args: argparse.Namespace, tags: list[str]) -> int:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
-    from miner import history, source
+    from miner.errors import ReleaseError
+    from miner.mining import source
+    from miner.releases.versions import select_tags
 
-    try:
-        repo = source.open_repo(args.repo, args.to or "HEAD", args.cache_dir)
-        tags = history.select_tags(repo, args.tags, start=args.from_tag, end=args.to)
-        if not tags:
-            return _fail(f"no tag of {args.repo} matches {args.tags!r}; check --tags")
-    except (source.SourceError, ValueError) as exc:
-        return _fail(str(exc))
+    repo = source.open_repo(args.repo, args.to or "HEAD", args.cache_dir)
+    tags = select_tags(repo, args.tags, start=args.from_tag, end=args.to)
+    if not tags:
+        raise ReleaseError(f"no tag of {args.repo} matches {args.tags!r}; check --tags")
     return _document(args, tags)
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from miner import release, source
+    from miner import pipeline
+    from miner.mining import source
+    from miner.releases.versions import release_tags, select_tags
 
-    try:
-        repo = release.open_for_release(args.repo, args.cache_dir)
-        tags, newest = release.release_tags(repo, args.out, args.tags, args.since)
-        if not tags:
-            print(
-                f"nothing new: {newest}, the newest tag matching {args.tags!r}, "
-                f"is already documented in {args.out}"
-            )
-            return 0
-    except (source.SourceError, ValueError) as exc:
-        return _fail(str(exc))
+    repo = source.open_with_tags(args.repo, args.cache_dir)
+    tags, newest = release_tags(
+        select_tags(repo, args.tags), pipeline.documented_releases(args.out), args.since, args.tags
+    )
+    if not tags:
+        print(
+            f"nothing new: {newest}, the newest tag matching {args.tags!r}, "
+            f"is already documented in {args.out}"
+        )
+        return 0
     return _document(args, tags)
 
 
@@ -315,22 +295,12 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_site(args: argparse.Namespace) -> int:
-    from miner import render, site
+    from miner import pipeline
 
     dest = args.dest or args.out / "site"
-    try:
-        result, manifest = site.load_result(args.out)
-        stats = site.write_site(
-            result,
-            dest,
-            counts=manifest["counts"],
-            diffs=site.load_diffs(args.out),
-            jobs=args.jobs,
-        )
-    except render.OutputError as exc:
-        return _fail(str(exc))
+    errors, stats = pipeline.republish_site(args.out, dest, jobs=args.jobs)
     print(
-        f"site: {dest / 'index.html'}: {len(result.errors)} error pages; {stats['written']} "
+        f"site: {dest / 'index.html'}: {errors} error pages; {stats['written']} "
         f"files written, {stats['unchanged']} unchanged, {stats['removed']} removed; "
         f"{stats['bytes'] / 2**20:.1f} MiB"
     )
@@ -342,13 +312,8 @@ def cmd_lookup(args: argparse.Namespace) -> int:
 
     text = sys.stdin.read() if args.text == "-" else args.text
     if not text.strip():
-        return _fail("nothing to look up: pass the message or pipe it on standard input")
-    try:
-        index = lookup.LookupIndex.load(args.out)
-    except FileNotFoundError:
-        return _fail(f"{args.out}: no sites.jsonl; pass --out with a folder `miner mine` wrote")
-    except (OSError, ValueError) as exc:
-        return _fail(str(exc))
+        raise UsageError("nothing to look up: pass the message or pipe it on standard input")
+    index = lookup.LookupIndex.load(args.out)
     matches = index.search(text, limit=args.limit)
     report = lookup.report_json if args.json else lookup.report_text
     print(report(text, matches, args.out, args.base_url))
@@ -363,7 +328,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every skipped file")
     sub = parser.add_subparsers(dest="command", required=True)
+    _add_mine_command(sub)
+    _add_output_commands(sub)
+    _add_history_commands(sub)
+    return parser
 
+
+def _add_mine_command(sub: argparse._SubParsersAction) -> None:
+    """``mine``."""
     mine = sub.add_parser("mine", help="mine one commit into records and cards")
     mine.add_argument(
         "--repo", default=DEFAULT_REPO, help="git URL or local path (default: %(default)s)"
@@ -381,6 +353,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         help="folder for clones and the blob cache (default: $XDG_CACHE_HOME/raise-miner)",
     )
+    mine.add_argument(
+        "--site", action="store_true", help="also write the HTML site into OUT/site (miner site)"
+    )
+    mine.set_defaults(func=cmd_mine)
+    _add_mine_limits(mine)
+    _add_llm_options(mine)
+
+
+def _add_mine_limits(mine: argparse.ArgumentParser) -> None:
+    """``mine``'s workers, cache and per-file limits."""
     mine.add_argument(
         "-j",
         "--jobs",
@@ -414,9 +396,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="parse whole modules with libcst instead of only the units holding sites",
     )
-    mine.add_argument(
-        "--site", action="store_true", help="also write the HTML site into OUT/site (miner site)"
-    )
+
+
+def _add_llm_options(mine: argparse.ArgumentParser) -> None:
+    """``mine``'s optional LLM writer."""
     mine.add_argument(
         "--analyst",
         choices=["rules", "llm"],
@@ -438,8 +421,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mine.add_argument("--llm-concurrency", type=int, default=4, help="parallel requests")
     mine.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per request")
-    mine.set_defaults(func=cmd_mine)
 
+
+def _add_output_commands(sub: argparse._SubParsersAction) -> None:
+    """``corpus``, ``site`` and ``lookup``."""
     corpus = sub.add_parser("corpus", help="build the SGLang release repository from PyPI wheels")
     corpus.add_argument("--dest", type=Path, default=Path(".corpus/sglang"))
     corpus.add_argument(
@@ -467,11 +452,10 @@ def build_parser() -> argparse.ArgumentParser:
     lookup.add_argument("--base-url", help="print card URLs under this site URL")
     lookup.add_argument("--json", action="store_true", help="print JSON for tools")
     lookup.set_defaults(func=cmd_lookup)
-    _add_history_commands(sub)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one subcommand; returns its exit code (see the module docstring)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -479,7 +463,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(message)s",
         stream=sys.stderr,
     )
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except MinerError as exc:
+        print(f"miner: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("miner: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``| head``): no traceback, and no second error
+        # when Python flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

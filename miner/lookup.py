@@ -20,7 +20,7 @@ the site's ``path:line`` scores 0.9 and more, a fragment found inside a literal
 part 0.5 to 0.8, and a mere word overlap stays below 0.45.
 
 The prefix patterns are plain regular expressions that mean the same in Python
-and JavaScript; the HTML site ships them to its search (:mod:`miner.site`).
+and JavaScript; the HTML site ships them to its search (:mod:`miner.publish.html`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from miner.model import Error, MessagePart, Site
+from miner.model import Error, MessagePart, group_errors
+from miner.publish.patterns import PREFIX_PATTERNS
+from miner.publish.records import MANIFEST, SITES, read_json, read_sites
 
 #: Scores at or above this are matches; below it, only the closest candidates.
 GOOD = 0.5
@@ -49,27 +51,6 @@ MIN_FRAGMENT = 12
 #: Longest message tried against the templates (characters).
 MAX_MESSAGE = 4000
 
-#: Log-line prefixes, stripped from the start of each line again and again
-#: (JavaScript-compatible syntax: the site's search uses the same list).
-PREFIX_PATTERNS: tuple[str, ...] = (
-    # [2026-09-10 12:00:00 TP0], [2026-09-10 12:00:00 DP1 TP3], [TP0], [12:00:00]
-    r"^\[[^\]\n]*(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|\b(?:TP|DP|PP|EP|CP|RANK)\d+\b)[^\]\n]*\] ?",
-    # 2026-09-10 12:00:00,123 - / 2026-09-10T12:00:00.123Z |
-    r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?: ?[-|:])? ?",
-    # 09-10 12:00:00 and a bare 12:00:00.123
-    r"^(?:\d\d-\d\d )?\d\d:\d\d:\d\d(?:[.,]\d+)? ?",
-    # ERROR:sglang.srt.managers.scheduler: (logging's default format)
-    r"^(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG):[\w.]*: ?",
-    # [ERROR] / ERROR: / ERROR / error:
-    r"^(?:\[(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)\]"
-    r"|(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)(?::|\b)|(?:critical|error|warning):) ?",
-    # [scheduler.py:123] (a source location tag)
-    r"^\[[\w./-]+\.py:\d+\] ?",
-    # (Scheduler pid=123) / (TP0 pid=7, ip=10.0.0.1)
-    r"^\([^()\n]*pid=\d+[^()\n]*\) ?",
-    # glog: E0910 12:00:00.123456 1234 file.cc:12]
-    r"^[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\n]+\] ?",
-)
 _PREFIXES = tuple(re.compile(p) for p in PREFIX_PATTERNS)
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"
@@ -416,29 +397,17 @@ class LookupIndex:
         a release).
 
         Raises:
-            FileNotFoundError: ``out`` holds no ``sites.jsonl``.
-            ValueError: a record cannot be read.
+            RecordsError: ``out`` holds no readable records.
         """
-        from miner.pipeline import group_errors
-
+        manifest = read_json(out / MANIFEST)
         published = out / "site" / "api" / "index.json"
         try:
-            sha = json.loads((out / "manifest.json").read_text("utf-8"))["commit"]["sha"]
             data = json.loads(published.read_text("utf-8"))
-            if data["commit"]["sha"] == sha:
+            if data["commit"]["sha"] == manifest["commit"]["sha"]:
                 return cls(Card.from_index(entry) for entry in data["errors"])
         except (OSError, ValueError, KeyError, TypeError):
             pass
-        sites = []
-        with (out / "sites.jsonl").open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                try:
-                    sites.append(Site.from_json(json.loads(line)))
-                except (ValueError, KeyError, TypeError) as exc:
-                    raise ValueError(
-                        f"{out / 'sites.jsonl'}:{number}: not a site record ({exc}); mine again"
-                    ) from None
-        return cls.from_errors(group_errors(sites))
+        return cls.from_errors(group_errors(read_sites(out / SITES)))
 
     def _pattern(self, index: int) -> re.Pattern[str]:
         pattern = self._patterns.get(index)

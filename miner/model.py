@@ -15,6 +15,8 @@ Conventions, stated once for every record here:
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -159,7 +161,7 @@ class Site:
     """One ``raise`` or ``assert`` statement at one commit.
 
     Built complete by the extractor; ``error_id`` and ``site_id`` are
-    fingerprints (see :mod:`miner.fingerprint`) that leave out line numbers and
+    fingerprints (see :mod:`miner.mining.ids`) that leave out line numbers and
     the commit, so they survive code moving.
     """
 
@@ -434,6 +436,22 @@ class Analysis:
             "evidence": list(self.evidence),
         }
 
+    @classmethod
+    def from_json(cls, error_id: str, data: dict[str, Any]) -> Analysis:
+        """The inverse of :meth:`to_json` (which leaves the id to its container)."""
+        fix = data.get("example_fix")
+        return cls(
+            error_id=error_id,
+            trigger=data["trigger"],
+            what_it_means=data.get("what_it_means"),
+            situations=tuple(data.get("situations", ())),
+            solutions=tuple(data.get("solutions", ())),
+            example_fix=None if fix is None else ExampleFix(**fix),
+            related=tuple(data.get("related", ())),
+            author=data.get("author", ""),
+            evidence=tuple(data.get("evidence", ())),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class HistoryEvent:
@@ -445,7 +463,7 @@ class HistoryEvent:
     """``added`` (first seen, or seen again after an absence), ``changed``,
     ``moved`` (file or scope only) or ``removed`` (no longer raised)."""
     aspects: tuple[str, ...] = ()
-    """What changed, as :class:`miner.diff.Aspect` keys: ``message``,
+    """What changed, as :class:`miner.releases.diff.Aspect` keys: ``message``,
     ``exception``, ``guards``, ``sites``, ``file``, ``scope``."""
     error_id: str = ""
     """The error's id in ``release`` (the last id it had, for ``removed``)."""
@@ -473,7 +491,7 @@ class History:
     """The life of one error over the releases mined in order.
 
     An error keeps one history when it is reworded, changes type or guards, or
-    moves: the releases are paired by :mod:`miner.diff`, so ``ids`` may hold
+    moves: the releases are paired by :mod:`miner.releases.diff`, so ``ids`` may hold
     several error ids, oldest first.
     """
 
@@ -529,3 +547,80 @@ class History:
             seen=tuple(data["seen"]),
             events=tuple(HistoryEvent.from_json(e) for e in data["events"]),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class RunStats:
+    """What one extraction did; printed by the CLI, never written to the output."""
+
+    files: int = 0
+    """``.py`` entries of the tree."""
+    skipped: int = 0
+    """Entries not read (symbolic links, submodules)."""
+    blobs: int = 0
+    """Distinct blobs among the entries read."""
+    cache_hits: int = 0
+    """Blobs served from the cache."""
+    parsed: int = 0
+    """Blobs mined by the extractor this run (cache misses)."""
+    failed: int = 0
+    """Files the pool gave up on (crash, time or memory limit, unreadable blob)."""
+    workers_lost: int = 0
+    """Worker processes that died or were stopped and replaced."""
+    jobs: int = 0
+    """Worker processes used at most (0: mined in this process)."""
+    cache: str = "off"
+    """The cache's state: ``used``, ``rebuilt``, ``read-only`` or ``off``."""
+    seconds: float = 0.0
+    """Wall-clock time of the extraction (for the summary line; never written)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MineResult:
+    """Everything mined from one commit: its files, sites and errors."""
+
+    commit: CommitInfo
+    files: tuple[FileResult, ...]
+    """One result per ``.py`` entry of the tree, in path order (empty when the
+    result was read back from a mined folder: the manifest stands for it)."""
+    sites: tuple[Site, ...]
+    """Every site, in (path, line) order, with ids assigned."""
+    errors: tuple[Error, ...]
+    """Sites grouped into errors, in error-id order (re-raises excluded)."""
+    stats: RunStats | None = field(default=None, compare=False)
+    """What the extraction did (cache hits, blobs parsed, workers lost); not
+    part of the output, which depends on the commit alone."""
+
+    @property
+    def problems(self) -> tuple[FileResult, ...]:
+        """Files that were skipped or failed."""
+        return tuple(f for f in self.files if f.status != "mined")
+
+
+def group_errors(sites: Iterable[Site]) -> list[Error]:
+    """Sites grouped by ``error_id`` (primary site first: path, then line), in
+    error-id order.
+
+    Re-raises (a bare ``raise``, or ``raise err`` of the caught exception)
+    raise nothing new and are left out.
+    """
+    groups: dict[str, list[Site]] = defaultdict(list)
+    for site in sites:
+        if site.reraise or (site.kind == "raise" and site.exception is None):
+            continue
+        groups[site.error_id].append(site)
+    errors = []
+    for error_id in sorted(groups):
+        members = sorted(groups[error_id], key=lambda s: (s.path, s.line))
+        first = members[0]
+        errors.append(
+            Error(
+                error_id=error_id,
+                exception=first.exception,
+                message=first.message,
+                message_parts=first.message_parts,
+                message_kind=first.message_kind,
+                sites=tuple(members),
+            )
+        )
+    return errors

@@ -1,51 +1,69 @@
-"""The pipeline, in order: pin the commit, mine its blobs, name and group the sites.
+"""The pipeline: the only module that knows the order of the stages.
 
-This is the only module that knows the order of the stages; each stage is a
-function from data to data (:mod:`miner.source`, :mod:`miner.extract`,
-:mod:`miner.fingerprint`), and writing is left to :mod:`miner.render`.
+One commit::
+
+    pin (source) -> list blobs -> extract (store or worker pool + blob cache)
+        -> ids and errors (mining.ids, model.group_errors)
+        -> facts (analysis.facts) -> analyses (analysis.analyze)
+        -> publish (records, cards, site)
+
+Several releases: the same per commit, then histories and diffs
+(:mod:`miner.releases`) and the release site. Each stage is a function from
+data to data; reading git and writing files happen only at the two ends.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import git
 
-from miner import source
+from miner.analysis import analyze
 from miner.analysis.facts import RepoFacts, collect
-from miner.extraction import Extraction, MineOptions, RunStats, extract_blobs
-from miner.fingerprint import assign_ids
-from miner.model import CommitInfo, Error, FileResult, Site
+from miner.errors import ReleaseError
+from miner.mining import source, store
+from miner.mining.extraction import Extraction, MineOptions, extract_blobs
+from miner.mining.ids import assign_ids
+from miner.model import Analysis, CommitInfo, Error, FileResult, MineResult, group_errors
+from miner.publish import cards, html, records
+from miner.publish import releases as release_pages
+from miner.releases.diff import Diff, diff
+from miner.releases.history import HistoryBook, HistoryBuilder
+
+if TYPE_CHECKING:
+    from miner.analysis.llm import LLMSettings
 
 log = logging.getLogger("miner")
 
 
+@dataclass(frozen=True)
+class Mined:
+    """One commit mined and analysed: everything the writers render."""
+
+    result: MineResult
+    facts: RepoFacts
+    analyses: dict[str, Analysis] = field(repr=False)
+    """Error id -> analysis, for every error of ``result``."""
+
+
 @dataclass(frozen=True, slots=True)
-class MineResult:
-    """Everything mined from one commit."""
+class ReleaseRun:
+    """What a history or release run did."""
 
-    commit: CommitInfo
-    files: tuple[FileResult, ...]
-    """One result per ``.py`` entry of the tree, in path order."""
-    sites: tuple[Site, ...]
-    """Every site, in (path, line) order, with ids assigned."""
-    errors: tuple[Error, ...]
-    """Sites grouped into errors, in error-id order (re-raises excluded)."""
-    stats: RunStats | None = field(default=None, compare=False)
-    """What the extraction did (cache hits, blobs parsed, workers lost); not
-    part of the output, which depends on the commit alone."""
-    facts: RepoFacts | None = None
-    """What the analysis knows of the commit beyond its sites (configuration
-    model, callers, exception classes); None when not gathered."""
-
-    @property
-    def problems(self) -> tuple[FileResult, ...]:
-        """Files that were skipped or failed."""
-        return tuple(f for f in self.files if f.status != "mined")
+    releases: tuple[str, ...]
+    """The releases documented, oldest first."""
+    diffs: tuple[str, ...]
+    """Stems of the diffs under ``diffs/`` (``v0.5.18..v0.5.19``)."""
+    counts: dict[str, int]
+    """Files ``written``, ``unchanged`` and ``removed`` (cards and records)."""
+    errors: int
+    """Errors the newest release raises."""
+    retired: int
+    """Error ids of older releases that the newest does not raise."""
 
 
 def pin(
@@ -59,7 +77,7 @@ def pin(
     """Open the repository and resolve ``rev``.
 
     Raises:
-        source.SourceError: the repository or revision cannot be used.
+        SourceError: the repository or revision cannot be used.
     """
     repo = source.open_repo(repo_arg, rev, cache_dir)
     commit = source.resolve_commit(repo, rev)
@@ -76,23 +94,7 @@ def skip_reason(entry: source.BlobRef) -> str | None:
     return None
 
 
-def mine_blobs(
-    repo: git.Repo,
-    entries: Iterable[source.BlobRef],
-    *,
-    partial: bool = True,
-    progress: Callable[[FileResult], None] | None = None,
-    options: MineOptions | None = None,
-) -> list[FileResult]:
-    """Mine each entry; one result per entry, in entry order.
-
-    Blobs come from the cache or the worker pool (``options``; see
-    :mod:`miner.extraction`); ``progress`` sees each result as it is known.
-    """
-    return extract_entries(repo, entries, partial=partial, progress=progress, options=options).files
-
-
-def extract_entries(
+def extract(
     repo: git.Repo,
     entries: Iterable[source.BlobRef],
     *,
@@ -100,55 +102,69 @@ def extract_entries(
     progress: Callable[[FileResult], None] | None = None,
     options: MineOptions | None = None,
 ) -> Extraction:
-    """:func:`mine_blobs` with the run's statistics."""
+    """Mine each entry (one result per entry, in entry order) with the run's
+    statistics: blobs come from the blob cache or the worker pool
+    (``options``; see :mod:`miner.mining.extraction`); ``progress`` sees each
+    result as it is known."""
     return extract_blobs(
         repo, list(entries), skip=skip_reason, partial=partial, options=options, progress=progress
     )
 
 
-def group_errors(sites: Iterable[Site]) -> list[Error]:
-    """Sites grouped by ``error_id`` (primary site first: path, then line).
-
-    Re-raises (a bare ``raise``, or ``raise err`` of the caught exception)
-    raise nothing new and are left out.
-    """
-    groups: dict[str, list[Site]] = defaultdict(list)
-    for site in sites:
-        if site.reraise or (site.kind == "raise" and site.exception is None):
-            continue
-        groups[site.error_id].append(site)
-    errors = []
-    for error_id in sorted(groups):
-        members = sorted(groups[error_id], key=lambda s: (s.path, s.line))
-        first = members[0]
-        errors.append(
-            Error(
-                error_id=error_id,
-                exception=first.exception,
-                message=first.message,
-                message_parts=first.message_parts,
-                message_kind=first.message_kind,
-                sites=tuple(members),
-            )
-        )
-    return errors
-
-
-def assemble(
-    info: CommitInfo, files: list[FileResult], stats: RunStats | None = None
-) -> MineResult:
+def assemble(info: CommitInfo, files: Sequence[FileResult], stats: Any = None) -> MineResult:
     """Name the sites of mined files and group them into errors."""
-    files = sorted(files, key=lambda f: f.path)
-    raw = [site for f in files for site in f.sites]
-    raw.sort(key=lambda s: (s.path, s.line))
-    sites = assign_ids(info.slug, raw)
+    ordered = sorted(files, key=lambda f: f.path)
+    raw = sorted((site for f in ordered for site in f.sites), key=lambda s: (s.path, s.line))
+    sites = assign_ids(raw)
     return MineResult(
         commit=info,
-        files=tuple(files),
+        files=tuple(ordered),
         sites=tuple(sites),
         errors=tuple(group_errors(sites)),
         stats=stats,
     )
+
+
+def gather_facts(
+    repo: git.Repo, entries: Iterable[source.BlobRef], result: MineResult
+) -> RepoFacts:
+    """The facts the analysis needs beyond the sites (the configuration model,
+    callers, exception classes), read from the blobs of ``entries``."""
+    sources = {e.path: source.read_blob(repo, e.blob) for e in entries if skip_reason(e) is None}
+    return collect(sources, result.sites)
+
+
+def _mine_commit(
+    repo_arg: str,
+    rev: str,
+    *,
+    slug: str | None,
+    link_ref: str,
+    cache_dir: Path | None,
+    partial: bool,
+    progress: Callable[[FileResult], None] | None,
+    options: MineOptions | None,
+    reuse: bool,
+) -> tuple[git.Repo, list[source.BlobRef], MineResult]:
+    """Pin ``rev``, list its blobs and mine them (through the commit store
+    with ``reuse``); the repository and entries are kept for the facts."""
+    cache_dir = cache_dir or (options.cache_dir if options else None)
+    repo, commit, info = pin(repo_arg, rev, slug=slug, link_ref=link_ref, cache_dir=cache_dir)
+    entries = source.python_blobs(repo, commit)
+    store_dir = cache_dir or source.default_cache_dir()
+    files = store.load_files(store_dir, commit.hexsha, partial=partial) if reuse else None
+    if files is not None:
+        log.info("%s: reusing mined results of %s", rev, commit.hexsha[:10])
+        return repo, entries, assemble(info, files)
+    source.prefetch_blobs(repo, commit, entries)
+    options = options or MineOptions(cache_dir=cache_dir)
+    extraction = extract(repo, entries, partial=partial, progress=progress, options=options)
+    if reuse:
+        try:
+            store.save_files(store_dir, commit.hexsha, extraction.files, partial=partial)
+        except OSError as exc:
+            log.warning("%s: cannot store mined results (%s)", store_dir, exc)
+    return repo, entries, assemble(info, extraction.files, extraction.stats)
 
 
 def mine(
@@ -161,28 +177,224 @@ def mine(
     partial: bool = True,
     progress: Callable[[FileResult], None] | None = None,
     options: MineOptions | None = None,
+    reuse: bool = False,
 ) -> MineResult:
-    """Mine every ``.py`` file of ``repo_arg`` at ``rev``.
+    """The sites and errors of every ``.py`` file of ``repo_arg`` at ``rev``
+    (no facts, no analysis: what a diff compares).
 
     ``options`` sets the workers, the blob cache and the per-file limits
-    (default :class:`~miner.extraction.MineOptions`: all cores, the cache in
-    ``cache_dir``).
+    (default :class:`~miner.mining.extraction.MineOptions`: all cores, the
+    cache in ``cache_dir``). With ``reuse``, the per-file results of a commit
+    mined before are taken from the commit store (:mod:`miner.mining.store`)
+    and a new commit's are kept there.
 
     Raises:
-        source.SourceError: the repository or revision cannot be used.
-        miner.workers.WorkerStartError: worker processes cannot start.
+        SourceError: the repository or revision cannot be used.
+        WorkerStartError: worker processes cannot start.
     """
-    repo, commit, info = pin(repo_arg, rev, slug=slug, link_ref=link_ref, cache_dir=cache_dir)
-    if options is None:
-        options = MineOptions(cache_dir=cache_dir)
-    entries = source.python_blobs(repo, commit)
-    source.prefetch_blobs(repo, commit, entries)
-    extraction = extract_entries(repo, entries, partial=partial, progress=progress, options=options)
-    return with_facts(repo, entries, assemble(info, extraction.files, extraction.stats))
+    return _mine_commit(
+        repo_arg,
+        rev,
+        slug=slug,
+        link_ref=link_ref,
+        cache_dir=cache_dir,
+        partial=partial,
+        progress=progress,
+        options=options,
+        reuse=reuse,
+    )[2]
 
 
-def with_facts(repo: git.Repo, entries: Iterable[source.BlobRef], result: MineResult) -> MineResult:
-    """``result`` with the facts the analysis needs beyond the sites (the
-    configuration model, callers, exception classes), read from the same blobs."""
-    sources = {e.path: source.read_blob(repo, e.blob) for e in entries if skip_reason(e) is None}
-    return replace(result, facts=collect(sources, result.sites))
+def mine_and_analyze(
+    repo_arg: str,
+    rev: str,
+    *,
+    slug: str | None = None,
+    link_ref: str = "",
+    cache_dir: Path | None = None,
+    partial: bool = True,
+    progress: Callable[[FileResult], None] | None = None,
+    options: MineOptions | None = None,
+    reuse: bool = False,
+    llm: LLMSettings | None = None,
+) -> Mined:
+    """:func:`mine`, then the commit's facts and every error's analysis
+    (``llm`` rewrites the prose sections: :mod:`miner.analysis.llm`).
+
+    Raises:
+        SourceError: the repository or revision cannot be used.
+        WorkerStartError: worker processes cannot start.
+    """
+    repo, entries, result = _mine_commit(
+        repo_arg,
+        rev,
+        slug=slug,
+        link_ref=link_ref,
+        cache_dir=cache_dir,
+        partial=partial,
+        progress=progress,
+        options=options,
+        reuse=reuse,
+    )
+    facts = gather_facts(repo, entries, result)
+    return Mined(result=result, facts=facts, analyses=analyze(result, facts, llm=llm))
+
+
+def publish(mined: Mined, out: Path, *, site: bool = False, jobs: int | None = None) -> dict:
+    """Write the records and cards of ``mined`` under ``out`` and, with
+    ``site``, the HTML site under ``out / "site"``.
+
+    Returns the writers' counts: ``{"output": {...}, "site": {...} | None}``.
+
+    Raises:
+        OutputError: a folder cannot be written.
+    """
+    output = cards.write_output(mined.result, out, mined.analyses, config=mined.facts.to_json())
+    pages = None
+    if site:
+        counts = records.manifest_json(mined.result)["counts"]
+        pages = html.write_site(
+            mined.result,
+            out / "site",
+            mined.analyses,
+            counts,
+            diffs=html.load_diffs(out),
+            jobs=jobs,
+        )
+    return {"output": output, "site": pages}
+
+
+def republish_site(out: Path, dest: Path, *, jobs: int | None = None) -> tuple[int, dict]:
+    """Render the site of the mined folder ``out`` into ``dest`` from its
+    records alone (no mining, no analysis): the same bytes as ``publish``
+    with ``site``. Returns the number of errors and the site's counts.
+
+    Raises:
+        RecordsError: ``out`` lacks its records.
+        OutputError: ``dest`` cannot be written.
+    """
+    published = records.read_mined(out)
+    stats = html.write_site(
+        published.result,
+        dest,
+        published.analyses,
+        published.manifest["counts"],
+        diffs=html.load_diffs(out),
+        jobs=jobs,
+    )
+    return len(published.result.errors), stats
+
+
+def diff_commits(
+    repo_arg: str,
+    old: str,
+    new: str,
+    *,
+    slug: str | None = None,
+    cache_dir: Path | None = None,
+    reuse: bool = True,
+) -> Diff:
+    """The errors added, removed, changed and moved from ``old`` to ``new``
+    (each mined once and kept in the commit store).
+
+    Raises:
+        SourceError: the repository or a revision cannot be used.
+    """
+    sides = [
+        mine(repo_arg, rev, slug=slug, link_ref=rev, cache_dir=cache_dir, reuse=reuse)
+        for rev in (old, new)
+    ]
+    return diff(sides[0].commit, sides[0].errors, sides[1].commit, sides[1].errors)
+
+
+def document_releases(
+    repo_arg: str,
+    tags: Sequence[str],
+    out: Path,
+    *,
+    slug: str | None = None,
+    cache_dir: Path | None = None,
+    partial: bool = True,
+    on_release: Callable[[str, MineResult], None] | None = None,
+) -> ReleaseRun:
+    """Mine ``tags`` in the order given and write the release site under ``out``:
+    the newest release's records and cards, a card for every error an older
+    release raised, each error's history, and the diff of each consecutive pair.
+
+    Raises:
+        SourceError: the repository or a tag cannot be used.
+        OutputError: ``out`` cannot be written.
+        ReleaseError: ``tags`` is empty.
+    """
+    if not tags:
+        raise ReleaseError("no releases to document; check --tags")
+    cards.check_writable(out)
+    builder = HistoryBuilder()
+    commits: list[CommitInfo] = []
+    stems: list[str] = []
+    newest: Mined | None = None
+    for tag in tags:
+        mined = mine_and_analyze(
+            repo_arg,
+            tag,
+            slug=slug,
+            link_ref=tag,
+            cache_dir=cache_dir,
+            partial=partial,
+            reuse=True,
+        )
+        if on_release is not None:
+            on_release(tag, mined.result)
+        changes = builder.add(tag, mined.result)
+        if changes is not None:
+            stem = release_pages.diff_stem(changes)
+            release_pages.write_diff(
+                changes, out / "diffs", stem, old_cards="../errors/", new_cards="../errors/"
+            )
+            stems.append(stem)
+        commits.append(mined.result.commit)
+        newest = mined
+    assert newest is not None
+    release_pages.remove_stale_diffs(out / "diffs", stems)
+    book = builder.finish()
+    retired = retired_analyses(book)
+    counts = release_pages.write_release_site(
+        out,
+        book,
+        newest.result,
+        newest.analyses,
+        retired,
+        commits,
+        stems,
+        config=newest.facts.to_json(),
+    )
+    return ReleaseRun(
+        releases=book.releases,
+        diffs=tuple(stems),
+        counts=counts,
+        errors=len(newest.result.errors),
+        retired=len(book.retired),
+    )
+
+
+def retired_analyses(book: HistoryBook) -> list[tuple[Error, CommitInfo, Analysis]]:
+    """Every retired error with the last commit that raised it and its analysis,
+    written from its sites alone (the old commit's configuration model is not
+    kept, so the card names no setting it cannot prove existed there)."""
+    by_commit: dict[str, list[Error]] = {}
+    commits: dict[str, CommitInfo] = {}
+    for entry in book.retired:
+        by_commit.setdefault(entry.commit.sha, []).append(entry.error)
+        commits[entry.commit.sha] = entry.commit
+    out: list[tuple[Error, CommitInfo, Analysis]] = []
+    for sha, errors in sorted(by_commit.items()):
+        sites = tuple(s for e in errors for s in e.sites)
+        old = MineResult(commit=commits[sha], files=(), sites=sites, errors=tuple(errors))
+        analyses = analyze(old, RepoFacts())
+        out.extend((e, commits[sha], analyses[e.error_id]) for e in errors)
+    return out
+
+
+def documented_releases(out: Path) -> list[str]:
+    """The tags the release site at ``out`` documents already (oldest first)."""
+    return [str(r.get("tag")) for r in release_pages.read_releases(out)]

@@ -110,16 +110,19 @@ def corpus() -> Path:
 @pytest.fixture(scope="session")
 def mined_release(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
     """``mined_release("v0.5.19")`` -> (MineResult, output folder), mined once per session."""
-    from miner import pipeline, render
+    from miner import pipeline
+    from miner.model import MineResult
 
-    done: dict[str, tuple[pipeline.MineResult, Path]] = {}
+    done: dict[str, tuple[MineResult, Path]] = {}
 
-    def get(tag: str) -> tuple[pipeline.MineResult, Path]:
+    def get(tag: str) -> tuple[MineResult, Path]:
         if tag not in done:
-            result = pipeline.mine(str(corpus), tag, slug="sgl-project/sglang", link_ref=tag)
+            mined = pipeline.mine_and_analyze(
+                str(corpus), tag, slug="sgl-project/sglang", link_ref=tag
+            )
             out = tmp_path_factory.mktemp(f"out-{tag}")
-            render.write_output(result, out)
-            done[tag] = (result, out)
+            pipeline.publish(mined, out)
+            done[tag] = (mined.result, out)
         return done[tag]
 
     return get

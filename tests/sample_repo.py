@@ -6,11 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import git
 from conftest import commit_all, write_files
 
-from miner.pipeline import MineResult, mine
+from miner.model import MineResult
+from miner.pipeline import Mined, mine_and_analyze
+from miner.publish.html import write_site
+from miner.publish.records import manifest_json
 
 REGISTRY = '''\
 import os
@@ -97,10 +101,20 @@ def create_sample(root: Path) -> Path:
     return root
 
 
-def mine_sample(make_repo: Callable[..., Path]) -> tuple[Path, MineResult]:
-    """Build the fixture repository (tag ``v1``) and mine it; -> (repo, result)."""
+def mine_sample(make_repo: Callable[..., Path]) -> tuple[Path, Mined]:
+    """Build the fixture repository (tag ``v1``) and mine it; -> (repo, mined)."""
     repo = make_repo(FILES, tag="v1", name="sglang")
-    return repo, mine(str(repo), "v1", slug="sgl-project/sglang", link_ref="v1")
+    return repo, mine_and_analyze(str(repo), "v1", slug="sgl-project/sglang", link_ref="v1")
+
+
+def publish_site(
+    mined: Mined, dest: Path, *, analyses: Any = None, jobs: int | None = None
+) -> dict[str, int]:
+    """The HTML site of ``mined`` in ``dest`` (its own analyses unless given)."""
+    counts = manifest_json(mined.result)["counts"]
+    return write_site(
+        mined.result, dest, mined.analyses if analyses is None else analyses, counts, jobs=jobs
+    )
 
 
 def error_for(result: MineResult, path_tail: str, line: int) -> str:

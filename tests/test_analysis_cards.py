@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from test_analysis_config import DATACLASS_REPO
 
-from miner import pipeline, render
+from miner import pipeline
 from miner.analysis import analyze
 from miner.analysis.code import SourceIndex
 from miner.analysis.config import mine_config
@@ -69,20 +69,20 @@ def mine_fixture(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("sglike")
     write_files(root, FILES)
     commit_all(git.Repo.init(root, initial_branch="main"), "fixture", "v1")
-    return pipeline.mine(str(root), "v1", slug="acme/sglike")
+    return pipeline.mine_and_analyze(str(root), "v1", slug="acme/sglike")
 
 
 @pytest.fixture(scope="module")
 def mined(tmp_path_factory: pytest.TempPathFactory):
-    result = mine_fixture(tmp_path_factory)
+    done = mine_fixture(tmp_path_factory)
     out = tmp_path_factory.mktemp("out")
-    render.write_output(result, out)
+    pipeline.publish(done, out)
     cards = {p.stem: p.read_text() for p in (out / "errors").glob("*.md")}
-    return result, out, cards
+    return done, out, cards
 
 
 def card_for(mined, message_start: str) -> str:
-    result, _, cards = mined
+    result, _, cards = mined[0].result, mined[1], mined[2]
     error = next(e for e in result.errors if (e.message or "").startswith(message_start))
     return cards[error.error_id]
 
@@ -163,8 +163,8 @@ def test_situations_from_callers(mined):
 
 
 def test_every_card_has_every_section_and_real_flags(mined):
-    result, out, cards = mined
-    config = result.facts.config
+    done, out, cards = mined
+    result, config = done.result, done.facts.config
     flags = config.flag_names()
     assert len(cards) == len(result.errors) == 5
     for card in cards.values():
@@ -178,9 +178,10 @@ def test_every_card_has_every_section_and_real_flags(mined):
 
 
 def test_related_errors_deterministic_and_exclude_self(mined):
-    result, _, _ = mined
-    first = analyze(result)
-    second = analyze(result)
+    done, _, _ = mined
+    result = done.result
+    first = analyze(result, done.facts)
+    second = analyze(result, done.facts)
     assert first == second
     for eid, analysis in first.items():
         assert eid not in analysis.related
@@ -212,6 +213,6 @@ def test_negated_guard_flips_the_condition():
 
 
 def test_write_output_is_stable(mined, tmp_path: Path):
-    result, out, _ = mined
-    counts = render.write_output(result, out)
+    done, out, _ = mined
+    counts = pipeline.publish(done, out)["output"]
     assert counts["written"] == 0

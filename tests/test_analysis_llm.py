@@ -66,8 +66,18 @@ def endpoint() -> Iterator[FakeEndpoint]:
 
 
 @pytest.fixture(scope="module")
-def result(tmp_path_factory: pytest.TempPathFactory):
+def mined(tmp_path_factory: pytest.TempPathFactory):
     return mine_fixture(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def result(mined):
+    return mined.result
+
+
+@pytest.fixture(scope="module")
+def facts(mined):
+    return mined.facts
 
 
 GOOD = {
@@ -94,10 +104,10 @@ def by_message(result, start: str) -> str:
     return next(e.error_id for e in result.errors if (e.message or "").startswith(start))
 
 
-def test_valid_answer_used_made_up_flag_rejected_and_cached(result, endpoint, tmp_path):
+def test_valid_answer_used_made_up_flag_rejected_and_cached(result, facts, endpoint, tmp_path):
     endpoint.answers = {"Host-pool": GOOD, "aux state": MADE_UP}
-    rules = analyze(result)
-    first = analyze(result, llm=settings(endpoint, tmp_path / "cache"))
+    rules = analyze(result, facts)
+    first = analyze(result, facts, llm=settings(endpoint, tmp_path / "cache"))
     host, aux = by_message(result, "Host-pool"), by_message(result, "aux state")
     assert first[host].what_it_means == GOOD["what_it_means"]
     assert first[host].solutions == ("Set `--retraction-backup` to `cpu_tensor`.",)
@@ -115,23 +125,23 @@ def test_valid_answer_used_made_up_flag_rejected_and_cached(result, endpoint, tm
     assert request["body"]["model"] == "tiny-test"
     assert request["body"]["response_format"]["type"] == "json_schema"
     # second run: answers (valid and rejected) come from the cache, failures are asked again
-    second = analyze(result, llm=settings(endpoint, tmp_path / "cache"))
+    second = analyze(result, facts, llm=settings(endpoint, tmp_path / "cache"))
     assert second == first
     assert len(endpoint.requests) == asked + len(result.errors) - 2
 
 
-def test_endpoint_down_never_fails_the_run(result, tmp_path):
+def test_endpoint_down_never_fails_the_run(result, facts, tmp_path):
     down = LLMSettings(
         base_url="http://127.0.0.1:9/v1", model="m", cache_dir=tmp_path, timeout=1, retries=1
     )
-    assert analyze(result, llm=down) == analyze(result)
+    assert analyze(result, facts, llm=down) == analyze(result, facts)
 
 
-def test_bad_json_answer_falls_back(result, endpoint, tmp_path):
+def test_bad_json_answer_falls_back(result, facts, endpoint, tmp_path):
     endpoint.answers = {"Host-pool": "not json at all"}
-    out = analyze(result, llm=settings(endpoint, tmp_path))
+    out = analyze(result, facts, llm=settings(endpoint, tmp_path))
     host = by_message(result, "Host-pool")
-    assert out[host] == analyze(result)[host]
+    assert out[host] == analyze(result, facts)[host]
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from test_analysis_cards import HEADINGS
 
-from miner import pipeline, render
+from miner import pipeline
 from miner.analysis import analyze
 
 pytestmark = pytest.mark.integration
@@ -31,15 +31,14 @@ def release(tmp_path_factory: pytest.TempPathFactory):
         pytest.skip("RAISE_MINER_CORPUS is not set (make corpus builds the release repository)")
     if not Path(CORPUS).is_dir():
         pytest.skip(f"{CORPUS}: no release repository there (run make corpus)")
-    result = pipeline.mine(CORPUS, TAG, slug="sgl-project/sglang", link_ref=TAG)
+    mined = pipeline.mine_and_analyze(CORPUS, TAG, slug="sgl-project/sglang", link_ref=TAG)
     out = tmp_path_factory.mktemp("sglang-v0.5.19")
-    analyses = analyze(result)
-    render.write_output(result, out, analyses)
-    return result, analyses, out
+    pipeline.publish(mined, out)
+    return mined, mined.analyses, out
 
 
 def card_at(release, path: str, line: int) -> str:
-    result, _, out = release
+    result, out = release[0].result, release[2]
     error = next(e for e in result.errors if (e.primary.path, e.primary.line) == (path, line))
     return (out / "errors" / f"{error.error_id}.md").read_text()
 
@@ -99,8 +98,8 @@ def without_quoted_code(prose: str, error) -> str:
 
 
 def test_every_flag_and_variable_named_exists(release):
-    result, _, out = release
-    config = result.facts.config
+    result, out = release[0].result, release[2]
+    config = release[0].facts.config
     flags = config.flag_names()
     variables = {e.name for e in config.env}
     named_flags = named_vars = 0
@@ -125,7 +124,7 @@ def test_every_flag_and_variable_named_exists(release):
 
 
 def test_every_card_has_every_section(release):
-    result, _, out = release
+    result, out = release[0].result, release[2]
     for error in result.errors:
         card = (out / "errors" / f"{error.error_id}.md").read_text()
         for heading in HEADINGS:
@@ -143,8 +142,9 @@ def test_every_card_has_every_section(release):
 
 
 def test_related_errors_deterministic_and_never_self(release):
-    result, analyses, _ = release
-    again = analyze(result)
+    mined, analyses, _ = release
+    result = mined.result
+    again = analyze(result, mined.facts)
     assert {k: a.related for k, a in again.items()} == {k: a.related for k, a in analyses.items()}
     for eid, analysis in analyses.items():
         assert eid not in analysis.related

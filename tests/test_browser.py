@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from browser import Watched, artifacts, chromium
 from sample_repo import HOST_POOL_TRACEBACK as TRACEBACK
-from sample_repo import XSS_MESSAGE, create_sample, error_for
+from sample_repo import XSS_MESSAGE, create_sample, error_for, publish_site
 
-from miner.pipeline import MineResult, mine
-from miner.site import write_site
+from miner.model import MineResult
+from miner.pipeline import mine_and_analyze
 
 MLX = "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>"
 
@@ -22,9 +22,9 @@ MLX = "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'No
 def built(tmp_path_factory) -> tuple[MineResult, Path]:
     root = tmp_path_factory.mktemp("browser")
     repo = create_sample(root / "sglang")
-    result = mine(str(repo), "v1", slug="sgl-project/sglang", link_ref="v1")
-    write_site(result, root / "site")
-    return result, root / "site"
+    mined = mine_and_analyze(str(repo), "v1", slug="sgl-project/sglang", link_ref="v1")
+    publish_site(mined, root / "site")
+    return mined.result, root / "site"
 
 
 @pytest.fixture(scope="module")

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from conftest import add_commit
 
-from miner import cache as cache_mod
 from miner import pipeline
-from miner.cache import FILENAME, BlobCache, extractor_version, repath
 from miner.cli import main
-from miner.extraction import MineOptions
-from miner.model import FileResult
+from miner.mining import cache as cache_mod
+from miner.mining.cache import FILENAME, BlobCache, extractor_version, repath
+from miner.mining.extraction import MineOptions
+from miner.model import FileResult, MineResult
 
 FILES = {
     "pkg/a.py": "def f(x):\n    if not x:\n        raise ValueError(f'bad {x!r}')\n",
@@ -28,7 +28,7 @@ FILES = {
 }
 
 
-def mine(root: Path, rev: str, cache_dir: Path | None, **kw) -> pipeline.MineResult:
+def mine(root: Path, rev: str, cache_dir: Path | None, **kw) -> MineResult:
     options = MineOptions(jobs=1, cache=cache_dir is not None, cache_dir=cache_dir, **kw)
     return pipeline.mine(str(root), rev, options=options)
 
@@ -174,7 +174,7 @@ def test_old_versions_are_pruned(tmp_path: Path) -> None:
 
 
 def test_version_follows_the_extractor_source(tmp_path: Path, monkeypatch) -> None:
-    package = Path(cache_mod.__file__).resolve().parent
+    package = Path(cache_mod.__file__).resolve().parent.parent
     copy = tmp_path / "miner"
     shutil.copytree(package / "extract", copy / "extract")
     shutil.copy(package / "model.py", copy / "model.py")

@@ -11,8 +11,8 @@ import git
 import pytest
 from conftest import add_commit
 
-from miner import source
 from miner.cli import main
+from miner.mining import source
 
 SOURCE = '''\
 class MlxAuxiliaryStateComponent:

@@ -21,8 +21,8 @@ from pathlib import Path
 import git
 import pytest
 
-from miner import corpus
-from miner.corpus import (
+from miner.corpus import build as corpus
+from miner.corpus.build import (
     DEFAULT_VERSIONS,
     CorpusBuild,
     CorpusError,

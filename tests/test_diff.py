@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import add_commit
 
-from miner import diff, store
-from miner.diff import Aspect, ChangeKind, MatchRule
+from miner import pipeline
+from miner.releases import diff
+from miner.releases.diff import Aspect, ChangeKind, MatchRule
 
 F_POSITIVE = """\
 def check(x):
@@ -161,8 +162,8 @@ def mine_two(make_repo: Callable[..., Path], tmp_path: Path, old: dict, new: dic
     removed = tuple(path for path in old if path not in new)
     add_commit(root, new, tag="v2", remove=removed)
     cache = tmp_path / "cache"
-    before = store.mine_commit(str(root), "v1", cache_dir=cache)
-    after = store.mine_commit(str(root), "v2", cache_dir=cache)
+    before = pipeline.mine(str(root), "v1", cache_dir=cache, reuse=True)
+    after = pipeline.mine(str(root), "v2", cache_dir=cache, reuse=True)
     return before, after
 
 

@@ -9,8 +9,11 @@ import jsonschema
 import pytest
 from conftest import add_commit
 
-from miner import history, render, store
-from miner.release import run_history
+from miner import pipeline
+from miner.errors import ReleaseError
+from miner.publish import records
+from miner.publish.html import SITE_TEMPLATES
+from miner.releases import history, versions
 
 KEEP = 'def keep(x):\n    if x is None:\n        raise ValueError("x is required here")\n'
 WORDY = 'def wordy(n):\n    raise RuntimeError("worker pool has crashed badly")\n'
@@ -34,7 +37,7 @@ def releases(make_repo, tmp_path):
     for tag in tags[1:]:
         add_commit(root, {"pkg/m.py": RELEASES[tag]}, tag=tag)
     cache = tmp_path / "cache"
-    return root, [(tag, store.mine_commit(str(root), tag, cache_dir=cache)) for tag in tags]
+    return root, [(tag, pipeline.mine(str(root), tag, cache_dir=cache, reuse=True)) for tag in tags]
 
 
 def by_message(results):
@@ -49,16 +52,16 @@ def by_message(results):
 def test_select_tags_in_version_order(releases):
     root, _ = releases
     repo = git.Repo(root)
-    assert history.select_tags(repo) == ["v1.0", "v1.1", "v1.2", "v1.10"]
-    assert history.select_tags(repo, "v1.1*") == ["v1.1", "v1.10"]
-    assert history.select_tags(repo, start="v1.1", end="v1.2") == ["v1.1", "v1.2"]
-    with pytest.raises(ValueError, match="v9: not a tag"):
-        history.select_tags(repo, start="v9")
+    assert versions.select_tags(repo) == ["v1.0", "v1.1", "v1.2", "v1.10"]
+    assert versions.select_tags(repo, "v1.1*") == ["v1.1", "v1.10"]
+    assert versions.select_tags(repo, start="v1.1", end="v1.2") == ["v1.1", "v1.2"]
+    with pytest.raises(ReleaseError, match="v9: not a tag"):
+        versions.select_tags(repo, start="v9")
 
 
 def test_version_key():
     tags = ["v0.5.10", "nightly-2", "v0.5.9", "v0.5.9rc1", "nightly-10", "v0.4"]
-    assert sorted(tags, key=history.version_key) == [
+    assert sorted(tags, key=versions.version_key) == [
         "v0.4",
         "v0.5.9rc1",
         "v0.5.9",
@@ -119,7 +122,7 @@ def test_adding_a_release_twice_is_refused(releases):
     _, results = releases
     builder = history.HistoryBuilder()
     builder.add(*results[0])
-    with pytest.raises(ValueError, match="v1.0: release added twice"):
+    with pytest.raises(ReleaseError, match="v1.0: release added twice"):
         builder.add(*results[0])
 
 
@@ -127,7 +130,7 @@ def test_site_cards_carry_history(releases, tmp_path):
     root, results = releases
     ids = by_message(results)
     out = tmp_path / "site"
-    run = run_history(str(root), list(RELEASES), out, cache_dir=tmp_path / "cache")
+    run = pipeline.document_releases(str(root), list(RELEASES), out, cache_dir=tmp_path / "cache")
     assert run.releases == ("v1.0", "v1.1", "v1.2", "v1.10")
     assert run.diffs == ("v1.0..v1.1", "v1.1..v1.2", "v1.2..v1.10")
     assert (run.errors, run.retired) == (3, 2)
@@ -155,7 +158,7 @@ def test_site_cards_carry_history(releases, tmp_path):
     assert expected in back
 
     record = json.loads((out / "api" / "errors" / f"{brief_id}.json").read_text())
-    schema = json.loads((render.TEMPLATES_DIR / "site" / "schema" / "error-v1.json").read_text())
+    schema = json.loads((SITE_TEMPLATES / "schema" / "error-v1.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(record)
     assert record["history"]["present"] is False
     assert record["history"]["last_seen"] == "v1.2"
@@ -176,7 +179,7 @@ def test_site_cards_carry_history(releases, tmp_path):
 
     # the same releases give the same bytes, and nothing is rewritten
     before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    again = run_history(str(root), list(RELEASES), out, cache_dir=tmp_path / "cache")
+    again = pipeline.document_releases(str(root), list(RELEASES), out, cache_dir=tmp_path / "cache")
     assert again.counts["written"] == 0
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
@@ -185,14 +188,14 @@ def test_history_round_trips_json(releases):
     _, results = releases
     book, _ = history.build_history(results)
     for h in book.lineages():
-        assert type(h).from_json(json.loads(render.dumps(h.to_json()))) == h
+        assert type(h).from_json(json.loads(records.dumps(h.to_json()))) == h
 
 
 def test_card_of_an_error_new_in_the_newest_release(releases, tmp_path):
     root, results = releases
     brief_id = by_message(results)["short lived error message"]
     out = tmp_path / "site"
-    run_history(str(root), ["v1.0", "v1.1"], out, cache_dir=tmp_path / "cache")
+    pipeline.document_releases(str(root), ["v1.0", "v1.1"], out, cache_dir=tmp_path / "cache")
     card = (out / "errors" / f"{brief_id}.md").read_text()
     assert "## History\n\nNew in v1.1.\n" in card
     keep_id = by_message(results)["x is required here"]

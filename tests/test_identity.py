@@ -23,9 +23,10 @@ import git
 import pytest
 from conftest import CASES_DIR
 
-from miner import pipeline, source
+from miner import pipeline
 from miner.extract.runner import extract_file
-from miner.extraction import MineOptions
+from miner.mining import source
+from miner.mining.extraction import MineOptions
 from miner.model import FileResult
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -61,13 +62,13 @@ def check_all_paths(root: Path, rev: str, tmp_path: Path, jobs: int = 2) -> dict
     }
     counts = {"files": 0, "sites": 0, "not compared": 0}
     for name, options in paths.items():
-        got = pipeline.mine_blobs(repo, entries, options=options)
+        got = pipeline.extract(repo, entries, options=options).files
         assert [g.path for g in got] == [e.path for e in entries], name
         for want, have in zip(expected, got, strict=True):
             if comparable(want):
                 assert have == want, f"{name}: {want.path} differs from the full parse"
         if name == "warm cache":
-            stats = pipeline.extract_entries(repo, entries, options=options).stats
+            stats = pipeline.extract(repo, entries, options=options).stats
             assert stats.parsed == 0 and stats.cache_hits == stats.blobs
     compared = [w for w in expected if comparable(w)]
     counts["files"] = len(compared)
@@ -83,7 +84,7 @@ def test_project_source_all_paths_match_the_full_parse(make_repo, tmp_path: Path
         for p in sorted((PROJECT / folder).rglob("*.py"))
     }
     # The same content at a second path: served from the cache, re-pathed.
-    files["copies/cache.py"] = files["miner/cache.py"]
+    files["copies/cache.py"] = files["miner/mining/cache.py"]
     root = make_repo(files)
     counts = check_all_paths(root, "v1", tmp_path)
     assert counts["files"] == len(files)
@@ -116,7 +117,7 @@ def test_release_sample_all_paths_match_the_full_parse(corpus: Path, tmp_path: P
         MineOptions(cache_dir=cache_dir),  # warm cache
         MineOptions(cache=False),  # parallel, partial, no cache
     ):
-        extraction = pipeline.extract_entries(repo, sample, options=options)
+        extraction = pipeline.extract(repo, sample, options=options)
         differing = [
             want.path
             for want, have in zip(expected, extraction.files, strict=True)

@@ -20,7 +20,7 @@ from miner.lookup import (
     strip_prefixes,
 )
 from miner.model import MessagePart
-from miner.render import write_output
+from miner.pipeline import publish
 
 T = MessagePart  # literal: T(text=...), placeholder: T(expr=...)
 
@@ -139,7 +139,7 @@ def sample(make_repo):
 
 @pytest.fixture
 def index(sample) -> LookupIndex:
-    return LookupIndex.from_errors(sample[1].errors)
+    return LookupIndex.from_errors(sample[1].result.errors)
 
 
 def test_repo_path_maps_installed_paths(index: LookupIndex) -> None:
@@ -206,7 +206,7 @@ def test_search_finds_the_card(
     sample, index: LookupIndex, paste: str, path_tail: str, line: int, low: float, high: float
 ) -> None:
     matches = index.search(paste)
-    expected = error_for(sample[1], path_tail, line)
+    expected = error_for(sample[1].result, path_tail, line)
     assert matches[0].card.error_id == expected
     assert low <= matches[0].score <= high
     assert matches[0].good
@@ -225,7 +225,7 @@ def test_chained_traceback_matches_the_cause_when_the_final_is_unknown(
     sample, index: LookupIndex
 ) -> None:
     matches = index.search(CHAINED)
-    assert matches[0].card.error_id == error_for(sample[1], "server_args.py", 3)
+    assert matches[0].card.error_id == error_for(sample[1].result, "server_args.py", 3)
     assert matches[0].raised == 2  # the third exception of the paste, the cause
     # Pinned and matched (0.95 + 0.05 x 37/38 literal), then x0.97 for not being the final one.
     assert matches[0].score == pytest.approx((0.95 + 0.05 * 37 / 38) * 0.97, abs=1e-4)
@@ -247,9 +247,10 @@ def test_no_good_match(index: LookupIndex, paste: str) -> None:
 
 
 def test_cli_lookup_text_and_json(sample, tmp_path: Path, capsys, monkeypatch) -> None:
-    repo, result = sample
+    repo, mined = sample
+    result = mined.result
     out = tmp_path / "out"
-    write_output(result, out)
+    publish(mined, out)
     expected = error_for(result, "auxiliary_state.py", 12)
     message = "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>"
     assert cli.main(["lookup", "--out", str(out), message]) == 0
@@ -278,10 +279,10 @@ def test_cli_lookup_text_and_json(sample, tmp_path: Path, capsys, monkeypatch) -
 
 def test_cli_lookup_no_match_prints_candidates(sample, tmp_path: Path, capsys) -> None:
     out = tmp_path / "out"
-    write_output(sample[1], out)
+    publish(sample[1], out)
     assert cli.main(["lookup", "--out", str(out), "retraction is not supported here"]) == 1
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "no card matches this well; the closest candidates:"
     assert "Host-pool retraction does not support" in lines[1]
     assert cli.main(["lookup", "--out", str(tmp_path / "missing"), "x"]) == 2
-    assert "no sites.jsonl" in capsys.readouterr().err
+    assert "no mined records here (manifest.json missing)" in capsys.readouterr().err

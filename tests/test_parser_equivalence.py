@@ -17,11 +17,11 @@ import libcst as cst
 import pytest
 from conftest import CASES_DIR
 
-from miner import source as git_source
 from miner.extract.ast_fallback import collect_ast
 from miner.extract.limits import call_with_deep_stack
 from miner.extract.runner import collect, extract_file
 from miner.extract.text import decode_source
+from miner.mining import source as git_source
 from miner.model import Site
 
 #: Differences that remain between the two extractors, as (path, line, field).

@@ -19,9 +19,8 @@ from browser import Watched, artifacts, chromium
 
 from miner import cli
 from miner.lookup import GOOD, LookupIndex
-from miner.pipeline import MineResult, mine
-from miner.render import write_output
-from miner.site import write_site
+from miner.model import MineResult
+from miner.pipeline import mine_and_analyze, publish
 
 pytestmark = pytest.mark.integration
 
@@ -217,10 +216,9 @@ def release(tmp_path_factory) -> tuple[MineResult, Path]:
     if not corpus or not Path(corpus).is_dir():
         pytest.skip("RAISE_MINER_CORPUS is unset or missing: `make corpus` builds it")
     out = tmp_path_factory.mktemp("release") / "out"
-    result = mine(corpus, TAG, slug="sgl-project/sglang", link_ref=TAG)
-    write_output(result, out)
-    write_site(result, out / "site")
-    return result, out
+    mined = mine_and_analyze(corpus, TAG, slug="sgl-project/sglang", link_ref=TAG)
+    publish(mined, out, site=True)
+    return mined.result, out
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from miner import diff, history, store
+from miner import pipeline
 from miner.cli import main
-from miner.diff import ChangeKind, MatchRule
+from miner.releases import diff, history
+from miner.releases.diff import ChangeKind, MatchRule
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +57,7 @@ def mined(corpus):
 
     def get(tag: str):
         if tag not in cache:
-            cache[tag] = store.mine_commit(corpus, tag, slug=SLUG, link_ref=tag)
+            cache[tag] = pipeline.mine(corpus, tag, slug=SLUG, link_ref=tag, reuse=True)
         return cache[tag]
 
     return get

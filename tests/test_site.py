@@ -12,12 +12,12 @@ import jsonschema
 import pytest
 from conftest import add_commit
 from referencing import Registry, Resource
-from sample_repo import FILES, XSS_MESSAGE, error_for, mine_sample
+from sample_repo import FILES, XSS_MESSAGE, error_for, mine_sample, publish_site
 
 from miner import cli
 from miner.model import SCHEMA_VERSION, Analysis, ExampleFix
-from miner.pipeline import mine
-from miner.site import SCHEMA_DIR, script_json, write_site
+from miner.pipeline import mine_and_analyze
+from miner.publish.html import SITE_TEMPLATES, script_json
 
 LINK = re.compile(r'(?:href|src)="([^"]*)"')
 
@@ -33,10 +33,10 @@ def sample(make_repo):
 
 @pytest.fixture
 def built(sample, tmp_path: Path):
-    repo, result = sample
+    repo, mined = sample
     dest = tmp_path / "site"
-    stats = write_site(result, dest)
-    return result, dest, stats
+    stats = publish_site(mined, dest)
+    return mined.result, dest, stats
 
 
 def test_files_and_relative_links(built) -> None:
@@ -151,20 +151,20 @@ def test_script_json_cannot_close_a_script() -> None:
 
 def _validator(name: str) -> jsonschema.Draft202012Validator:
     resources = {}
-    for path in SCHEMA_DIR.glob("*.json"):
+    for path in (SITE_TEMPLATES / "schema").glob("*.json"):
         schema = json.loads(path.read_text())
         resources[schema["$id"]] = Resource.from_contents(schema)
     registry = Registry().with_resources(resources.items())
-    schema = json.loads((SCHEMA_DIR / name).read_text())
+    schema = json.loads(((SITE_TEMPLATES / "schema") / name).read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema, registry=registry)
 
 
 def test_api_matches_the_published_schema(built) -> None:
     result, dest, _ = built
-    assert json.loads((SCHEMA_DIR / f"error-v{SCHEMA_VERSION}.json").read_text())["properties"][
-        "schema_version"
-    ] == {"const": SCHEMA_VERSION}
+    schema = SITE_TEMPLATES / "schema" / f"error-v{SCHEMA_VERSION}.json"
+    properties = json.loads(schema.read_text())["properties"]
+    assert properties["schema_version"] == {"const": SCHEMA_VERSION}
     errors = _validator(f"error-v{SCHEMA_VERSION}.json")
     index = _validator(f"index-v{SCHEMA_VERSION}.json")
     published = json.loads((dest / "api" / "index.json").read_text())
@@ -186,7 +186,8 @@ def test_api_matches_the_published_schema(built) -> None:
 
 
 def test_analysis_sections_render(sample, tmp_path: Path) -> None:
-    repo, result = sample
+    repo, mined = sample
+    result = mined.result
     error_id = error_for(result, "registry.py", 8)
     related = error_for(result, "registry.py", 10)
 
@@ -205,7 +206,7 @@ def test_analysis_sections_render(sample, tmp_path: Path) -> None:
         author="Analysis generated from the source at v1",
         history=("Added in v0.5.18", "Message changed in v0.5.19"),
     )
-    write_site(result, tmp_path / "site", analyses={error_id: analysis})
+    publish_site(mined, tmp_path / "site", analyses={error_id: analysis})
     page = (tmp_path / "site" / "errors" / f"{error_id}.html").read_text()
     assert (
         "<p>Hybrid SSM models &lt;em&gt;cannot&lt;/em&gt; use <strong>host_pool</strong>.</p>"
@@ -226,16 +227,17 @@ def test_analysis_sections_render(sample, tmp_path: Path) -> None:
 
 
 def test_deterministic_incremental_and_stale_pages(make_repo, tmp_path: Path) -> None:
-    repo, result = mine_sample(make_repo)
-    first = write_site(result, tmp_path / "a")
-    write_site(result, tmp_path / "b")
+    repo, mined = mine_sample(make_repo)
+    result = mined.result
+    first = publish_site(mined, tmp_path / "a")
+    publish_site(mined, tmp_path / "b")
     assert tree(tmp_path / "a") == tree(tmp_path / "b")
-    again = write_site(result, tmp_path / "a")
+    again = publish_site(mined, tmp_path / "a")
     assert again["written"] == 0 and again["unchanged"] == first["written"]
     gone = error_for(result, "html_tags.py", 3)
     add_commit(repo, {}, tag="v2", remove=("python/sglang/srt/utils/html_tags.py",))
-    later = mine(str(repo), "v2", slug="sgl-project/sglang")
-    stats = write_site(later, tmp_path / "a")
+    later = mine_and_analyze(str(repo), "v2", slug="sgl-project/sglang")
+    stats = publish_site(later, tmp_path / "a")
     assert stats["removed"] == 4  # two errors: their pages and JSON
     assert not (tmp_path / "a" / "errors" / f"{gone}.html").exists()
     assert len(list((tmp_path / "a" / "errors").glob("*.html"))) == 9
@@ -258,7 +260,8 @@ def test_cli_site_from_records_equals_mine_site(make_repo, tmp_path: Path, capsy
 
 
 def test_release_diff_pages(sample, tmp_path: Path) -> None:
-    repo, result = sample
+    repo, mined = sample
+    result = mined.result
     out = tmp_path / "out"
     args = ["mine", "--repo", str(repo), "--commit", "v1", "--slug", "sgl-project/sglang"]
     assert cli.main([*args, "--out", str(out)]) == 0
@@ -289,8 +292,8 @@ def test_release_diff_pages(sample, tmp_path: Path) -> None:
 
 
 def test_cards_rendered_by_worker_processes_are_the_same(sample, tmp_path: Path, monkeypatch):
-    repo, result = sample
-    write_site(result, tmp_path / "one", jobs=1)
-    monkeypatch.setattr("miner.site.PARALLEL_MIN", 0)
-    write_site(result, tmp_path / "two", jobs=2)
+    repo, mined = sample
+    publish_site(mined, tmp_path / "one", jobs=1)
+    monkeypatch.setattr("miner.publish.html.PARALLEL_MIN", 0)
+    publish_site(mined, tmp_path / "two", jobs=2)
     assert tree(tmp_path / "one") == tree(tmp_path / "two")

@@ -18,11 +18,13 @@ import git
 import pytest
 from conftest import CASES_DIR
 
-from miner import pipeline, source
+from miner import pipeline
 from miner.cli import main
 from miner.extract.runner import extract_file
-from miner.extraction import MineOptions
-from miner.workers import Limits, Task, extract_parallel, make_batches
+from miner.mining import source
+from miner.mining.extraction import MineOptions
+from miner.mining.pool import Limits, Task, extract_parallel, make_batches
+from miner.model import MineResult
 
 ORDINARY = "def check_{n}(x):\n    if x < {n}:\n        raise ValueError(f'x={{x}} is below {n}')\n"
 
@@ -37,13 +39,13 @@ def hooks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RAISE_MINER_TEST_HOOKS", "1")
 
 
-def mine_files(make_repo, files: dict[str, str], tmp_path: Path, **limits) -> pipeline.MineResult:
+def mine_files(make_repo, files: dict[str, str], tmp_path: Path, **limits) -> MineResult:
     root = make_repo(files)
     options = MineOptions(jobs=2, cache=False, limits=Limits(**limits))
     return pipeline.mine(str(root), "v1", options=options)
 
 
-def statuses(result: pipeline.MineResult) -> dict[str, tuple[str, str | None]]:
+def statuses(result: MineResult) -> dict[str, tuple[str, str | None]]:
     return {f.path: (f.status, f.reason) for f in result.files if f.status != "mined"}
 
 
@@ -137,7 +139,7 @@ def test_parallel_results_equal_in_process_results_in_entry_order(make_repo) -> 
     root = make_repo(files)
     repo = git.Repo(root)
     entries = source.python_blobs(repo, repo.commit("v1"))
-    parallel = pipeline.mine_blobs(repo, entries, options=MineOptions(jobs=2, cache=False))
+    parallel = pipeline.extract(repo, entries, options=MineOptions(jobs=2, cache=False)).files
     serial = [extract_file(e.path, e.blob, source.read_blob(repo, e.blob)) for e in entries]
     assert parallel == serial
     assert [f.path for f in parallel] == sorted(files)
@@ -148,10 +150,10 @@ def test_parent_sent_bytes_give_the_same_results(make_repo) -> None:
     root = make_repo(files)
     repo = git.Repo(root)
     entries = source.python_blobs(repo, repo.commit("v1"))
-    read = pipeline.mine_blobs(repo, entries, options=MineOptions(jobs=2, cache=False))
-    sent = pipeline.mine_blobs(
+    read = pipeline.extract(repo, entries, options=MineOptions(jobs=2, cache=False)).files
+    sent = pipeline.extract(
         repo, entries, options=MineOptions(jobs=2, cache=False, send_bytes=True)
-    )
+    ).files
     assert read == sent
 
 
@@ -202,11 +204,11 @@ def test_workers_that_cannot_start_stop_the_run_with_a_clear_error(make_repo, tm
     script = tmp_path / "unguarded.py"
     script.write_text(
         "from miner import pipeline\n"
-        "from miner.extraction import MineOptions\n"
+        "from miner.mining.extraction import MineOptions\n"
         f"pipeline.mine({str(root)!r}, 'v1', options=MineOptions(jobs=2, cache=False))\n"
     )
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 1
     last = run.stderr.strip().splitlines()[-1]
-    assert last.startswith("miner.workers.WorkerStartError: a worker process exited with code 1")
+    assert last.startswith("miner.errors.WorkerStartError: a worker process exited with code 1")
     assert "if __name__ == '__main__':" in last

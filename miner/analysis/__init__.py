@@ -21,11 +21,10 @@ from miner.analysis.facts import RepoFacts
 from miner.analysis.links import GuardLink, Linker, settings_of
 from miner.analysis.related import related_errors
 from miner.analysis.sections import Writer
-from miner.model import Analysis
+from miner.model import Analysis, MineResult
 
 if TYPE_CHECKING:
     from miner.analysis.llm import LLMSettings
-    from miner.pipeline import MineResult
 
 
 def evidence(links: tuple[GuardLink, ...]) -> tuple[str, ...]:
@@ -43,14 +42,16 @@ def rule_author(short_sha: str) -> str:
     return f"Analysis generated from the source at {short_sha}"
 
 
-def analyze(result: MineResult, llm: LLMSettings | None = None) -> dict[str, Analysis]:
+def analyze(
+    result: MineResult, facts: RepoFacts, llm: LLMSettings | None = None
+) -> dict[str, Analysis]:
     """One :class:`Analysis` per error id of ``result``.
 
-    Uses ``result.facts`` (gathered by :func:`miner.pipeline.mine`); without
-    them the sections are written from the sites alone. With ``llm``, the four
-    prose sections are rewritten by the model where its answer validates.
+    ``facts`` are the commit's facts (:func:`miner.analysis.facts.collect`);
+    with empty ones (``RepoFacts()``) the sections are written from the sites
+    alone. With ``llm``, the four prose sections are rewritten by the model
+    where its answer validates.
     """
-    facts = result.facts or RepoFacts()
     linker = Linker(facts.config, dict(facts.predicates))
     writer = Writer(facts, result.commit.short_sha)
     links = {e.error_id: linker.link_site(e.primary) for e in result.errors}
@@ -74,5 +75,5 @@ def analyze(result: MineResult, llm: LLMSettings | None = None) -> dict[str, Ana
     if llm is not None:
         from miner.analysis.llm import rewrite
 
-        out = rewrite(result, out, links, llm)
+        out = rewrite(result, facts, out, links, llm)
     return out

@@ -28,13 +28,11 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from miner.analysis.facts import RepoFacts
 from miner.analysis.links import GuardLink, linked_reads
-from miner.model import Analysis, Error
-
-if TYPE_CHECKING:
-    from miner.pipeline import MineResult
+from miner.model import Analysis, Error, MineResult
 
 log = logging.getLogger("miner")
 
@@ -257,15 +255,14 @@ def _write_cache(path: Path, answer: Any) -> None:
 
 def rewrite(
     result: MineResult,
+    repo_facts: RepoFacts,
     analyses: dict[str, Analysis],
     links: dict[str, tuple[GuardLink, ...]],
     settings: LLMSettings,
 ) -> dict[str, Analysis]:
     """``analyses`` with the prose of each card rewritten where the model's
     answer validates; every other card keeps its rule text."""
-    from miner.analysis.facts import RepoFacts
-
-    config = (result.facts or RepoFacts()).config
+    config = repo_facts.config
     jobs: list[tuple[Error, dict[str, Any], Path]] = []
     for error in result.errors:
         facts = card_facts(error, analyses[error.error_id], links[error.error_id], config)

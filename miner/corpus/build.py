@@ -51,6 +51,9 @@ from pathlib import Path
 from typing import IO, Any
 
 import git
+from packaging.version import InvalidVersion, Version
+
+from miner.errors import CorpusError
 
 __all__ = [
     "DEFAULT_INDEX_URL",
@@ -115,10 +118,6 @@ _LOCAL_CONFIG = (
     ("commit.gpgSign", "false"),
     ("gc.auto", "0"),
 )
-
-
-class CorpusError(Exception):
-    """The corpus cannot be built; the message is one line naming the input and what to do."""
 
 
 @dataclass(frozen=True)
@@ -297,71 +296,40 @@ def build_corpus(
 
 # ----------------------------------------------------------------------------- versions
 
-_VERSION_RE = re.compile(
-    r"""^\s*v?
-    (?:(?P<epoch>\d+)!)?
-    (?P<release>\d+(?:\.\d+)*)
-    (?:[-_.]?(?P<pre_l>alpha|beta|preview|pre|rc|a|b|c)[-_.]?(?P<pre_n>\d+)?)?
-    (?:-(?P<post_n1>\d+)|[-_.]?(?P<post_l>post|rev|r)[-_.]?(?P<post_n2>\d+)?)?
-    (?:[-_.]?(?P<dev_l>dev)[-_.]?(?P<dev_n>\d+)?)?
-    (?:\+(?P<local>[a-z0-9]+(?:[-_.][a-z0-9]+)*))?
-    \s*$""",
-    re.VERBOSE | re.IGNORECASE,
-)
-_PRE_RANK = {"a": 0, "b": 1, "rc": 2}
-_PRE_ALIAS = {"alpha": "a", "beta": "b", "c": "rc", "pre": "rc", "preview": "rc"}
-
-VersionKey = tuple[Any, ...]
-
-
-def _parse_version(version: str) -> re.Match[str] | None:
-    return _VERSION_RE.match(version)
-
-
 def _canonical_version(version: str) -> str:
-    """PEP 440 normal form of ``version`` (``0.5.2-RC1`` -> ``0.5.2rc1``); raises CorpusError."""
-    m = _parse_version(version) if isinstance(version, str) else None
-    if m is None:
-        raise CorpusError(f"invalid version {version!r}: expected a PEP 440 version such as 0.5.19")
-    out = ""
-    if m["epoch"]:
-        out += f"{int(m['epoch'])}!"
-    out += ".".join(str(int(p)) for p in m["release"].split("."))
-    if m["pre_l"]:
-        label = m["pre_l"].lower()
-        out += _PRE_ALIAS.get(label, label) + str(int(m["pre_n"] or 0))
-    if m["post_n1"] is not None:
-        out += f".post{int(m['post_n1'])}"
-    elif m["post_l"]:
-        out += f".post{int(m['post_n2'] or 0)}"
-    if m["dev_l"]:
-        out += f".dev{int(m['dev_n'] or 0)}"
-    if m["local"]:
-        out += "+" + re.sub(r"[-_]", ".", m["local"].lower())
-    return out
+    """PEP 440 normal form of ``version`` (``0.5.2-RC1`` -> ``0.5.2rc1``), by
+    :mod:`packaging.version`.
+
+    Raises:
+        CorpusError: ``version`` is not a PEP 440 version.
+    """
+    return str(_parsed(version))
 
 
-def _version_key(version: str) -> VersionKey:
-    """A sort key following PEP 440 order: 1.0.dev0 < 1.0a1 < 1.0rc1 < 1.0 < 1.0.post1."""
-    m = _parse_version(version)
-    if m is None:
-        raise CorpusError(f"invalid version {version!r}: expected a PEP 440 version such as 0.5.19")
-    release = [int(p) for p in m["release"].split(".")]
-    while len(release) > 1 and release[-1] == 0:
-        release.pop()
-    has_post = m["post_n1"] is not None or m["post_l"] is not None
-    pre: tuple[int, ...]
-    if m["pre_l"]:
-        label = m["pre_l"].lower()
-        pre = (1, _PRE_RANK[_PRE_ALIAS.get(label, label)], int(m["pre_n"] or 0))
-    elif m["dev_l"] and not has_post:
-        pre = (0,)  # 1.0.dev0 sorts before 1.0a0
-    else:
-        pre = (2,)
-    post = (1, int(m["post_n1"] or m["post_n2"] or 0)) if has_post else (0,)
-    dev = (0, int(m["dev_n"] or 0)) if m["dev_l"] else (1,)
-    local = m["local"].lower() if m["local"] else ""
-    return (int(m["epoch"] or 0), tuple(release), pre, post, dev, local)
+def _version_key(version: str) -> Version:
+    """A sort key following PEP 440 order: 1.0.dev0 < 1.0a1 < 1.0rc1 < 1.0 < 1.0.post1.
+
+    Raises:
+        CorpusError: ``version`` is not a PEP 440 version.
+    """
+    return _parsed(version)
+
+
+def _valid_version(text: str) -> str | None:
+    """The canonical form of ``text``, or None when it is not a PEP 440 version."""
+    try:
+        return str(Version(text))
+    except InvalidVersion:
+        return None
+
+
+def _parsed(version: str) -> Version:
+    try:
+        return Version(version)
+    except (InvalidVersion, TypeError):
+        raise CorpusError(
+            f"invalid version {version!r}: expected a PEP 440 version such as 0.5.19"
+        ) from None
 
 
 def _requested_versions(versions: Sequence[str]) -> list[str]:
@@ -519,16 +487,14 @@ def _wheel_version(filename: str, project: str) -> str | None:
     parts = filename[: -len(".whl")].split("-")
     if len(parts) not in (5, 6) or _normalize_project(parts[0]) != project:
         return None
-    if _parse_version(parts[1]) is None:
-        return None
-    return _canonical_version(parts[1])
+    return _valid_version(parts[1])
 
 
 def _sdist_version(filename: str, project: str) -> str | None:
     m = re.match(r"^(.+)-([^-]+)\.(?:tar\.gz|zip|tar\.bz2|tgz)$", filename)
-    if not m or _normalize_project(m[1]) != project or _parse_version(m[2]) is None:
+    if not m or _normalize_project(m[1]) != project:
         return None
-    return _canonical_version(m[2])
+    return _valid_version(m[2])
 
 
 def _release_wheel(entry: dict[str, Any], version: str, page_url: str) -> ReleaseWheel:

@@ -1,7 +1,7 @@
 """Histories: the life of every error over releases mined in order.
 
 Releases are fed oldest first to a :class:`HistoryBuilder`. Each new release is
-diffed against the one before (:mod:`miner.diff`), and every pair continues
+diffed against the one before (:mod:`miner.releases.diff`), and every pair continues
 one *lineage*: an error that is reworded, changes type or guards, or moves
 keeps one history with all the ids it had. An error that is removed closes its
 lineage; if a later release raises the same error id again, the lineage
@@ -15,59 +15,12 @@ newest release no longer raises (for retired cards).
 
 from __future__ import annotations
 
-import fnmatch
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
-import git
-
-from miner.corpus import CorpusError
-from miner.corpus import _version_key as _pep440_key
-from miner.diff import ChangeKind, Diff, diff
-from miner.model import CommitInfo, Error, History, HistoryEvent
-from miner.pipeline import MineResult
-
-
-def version_key(tag: str) -> tuple[Any, ...]:
-    """Sort key of a release tag: PEP 440 order for ``v<version>`` tags
-    (``v0.5.9rc1`` < ``v0.5.9`` < ``v0.5.10``, as :mod:`miner.corpus` orders
-    releases), after them other tags in natural order (digit runs as numbers)."""
-    try:
-        return (0, _pep440_key(tag[1:] if tag[:1] in "vV" else tag))
-    except CorpusError:
-        natural = tuple(
-            (1, int(chunk)) if chunk.isdigit() else (0, chunk)
-            for chunk in re.split(r"(\d+)", tag)
-            if chunk
-        )
-        return (1, natural)
-
-
-def select_tags(
-    repo: git.Repo,
-    pattern: str | None = None,
-    *,
-    start: str | None = None,
-    end: str | None = None,
-) -> list[str]:
-    """Tags of ``repo`` matching the glob ``pattern`` (all tags when None), in
-    version order (:func:`version_key`), cut to ``start`` .. ``end`` inclusive.
-
-    Raises:
-        ValueError: ``start`` or ``end`` is not one of the matching tags.
-    """
-    tags = sorted(
-        (t.name for t in repo.tags if pattern is None or fnmatch.fnmatchcase(t.name, pattern)),
-        key=version_key,
-    )
-    for bound in (start, end):
-        if bound is not None and bound not in tags:
-            raise ValueError(f"{bound}: not a tag of the repository matching {pattern or '*'}")
-    lo = tags.index(start) if start else 0
-    hi = tags.index(end) + 1 if end else len(tags)
-    return tags[lo:hi]
+from miner.errors import ReleaseError
+from miner.model import CommitInfo, Error, History, HistoryEvent, MineResult
+from miner.releases.diff import ChangeKind, Diff, diff
 
 
 @dataclass
@@ -127,10 +80,10 @@ class HistoryBuilder:
         (None for the first).
 
         Raises:
-            ValueError: ``tag`` was already added.
+            ReleaseError: ``tag`` was already added.
         """
         if tag in self._releases:
-            raise ValueError(f"{tag}: release added twice")
+            raise ReleaseError(f"{tag}: release added twice; give each tag once")
         self._releases.append(tag)
         previous, self._previous = self._previous, result
         for error in result.errors:
@@ -185,10 +138,10 @@ class HistoryBuilder:
         """The histories of every lineage so far.
 
         Raises:
-            ValueError: no release was added.
+            ReleaseError: no release was added.
         """
         if not self._releases:
-            raise ValueError("no release added")
+            raise ReleaseError("no release to document; check --tags")
         oldest, newest = self._releases[0], self._releases[-1]
         histories: dict[str, History] = {}
         for lineage in self._lineages:

@@ -5,7 +5,7 @@ Each mined commit's per-file results (the extractor's output, before ids are
 assigned) are kept at ``<cache>/commits/<sha>-<extractor>.jsonl.gz``: gzip'd
 JSON lines, a header line (``schema_version``, ``sha``, ``extractor``) then one
 :class:`~miner.model.FileResult` per line in path order. Ids and errors are
-cheap to recompute (:func:`miner.pipeline.assemble`), so they are not stored,
+cheap to recompute (:func:`miner.mining.ids.assign_ids`), so they are not stored,
 and the same file serves any ``--slug`` or ``--link-ref``.
 
 The key is the commit SHA plus an *extractor fingerprint*: the tool version,
@@ -23,42 +23,21 @@ A missing, truncated or foreign entry is a miss (logged), never an error.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import logging
 import zlib
-from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 
-from miner import __version__, pipeline, render, source
+from miner.files import write_bytes
+from miner.mining.cache import extractor_version
 from miner.model import SCHEMA_VERSION, FileResult
 
 log = logging.getLogger("miner")
 
-#: Source files whose content decides what a mined file looks like.
-_EXTRACTOR_SOURCES = ("extract",)
-
-
-@cache
-def extractor_version() -> str:
-    """``<tool version>-<12 hex>``: the hash covers the record schema version
-    and the source of :mod:`miner.extract`."""
-    root = Path(__file__).resolve().parent
-    digest = hashlib.sha256(f"schema {SCHEMA_VERSION}\n".encode())
-    for name in _EXTRACTOR_SOURCES:
-        target = root / name
-        files = sorted(target.rglob("*.py")) if target.is_dir() else [target]
-        for path in files:
-            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes())
-    return f"{__version__}-{digest.hexdigest()[:12]}"
-
-
 def entry_path(cache_dir: Path, sha: str, *, partial: bool = True) -> Path:
     """Where the results of commit ``sha`` are kept."""
     mode = "" if partial else "-full"
-    return cache_dir / "commits" / f"{sha}-{extractor_version()}{mode}.jsonl.gz"
+    return cache_dir / "commits" / f"{sha}-{extractor_version()[:16]}{mode}.jsonl.gz"
 
 
 def load_files(cache_dir: Path, sha: str, *, partial: bool = True) -> list[FileResult] | None:
@@ -102,48 +81,5 @@ def save_files(cache_dir: Path, sha: str, files: list[FileResult], *, partial: b
     lines += [json.dumps(f.to_json(), sort_keys=True, ensure_ascii=False) for f in files]
     text = "\n".join(lines) + "\n"
     data = gzip.compress(text.encode("utf-8", "surrogateescape"), compresslevel=6, mtime=0)
-    render.write_bytes(path, data)
+    write_bytes(path, data)
     return path
-
-
-def mine_commit(
-    repo_arg: str,
-    rev: str,
-    *,
-    slug: str | None = None,
-    link_ref: str = "",
-    cache_dir: Path | None = None,
-    partial: bool = True,
-    reuse: bool = True,
-    progress: Callable[[FileResult], None] | None = None,
-) -> pipeline.MineResult:
-    """Like :func:`miner.pipeline.mine`, but reuses and fills the store.
-
-    With ``reuse`` False the commit is mined again and the entry replaced.
-    A cache folder that cannot be written only costs the reuse (logged).
-
-    Raises:
-        source.SourceError: the repository or revision cannot be used.
-    """
-    cache_dir = cache_dir or source.default_cache_dir()
-    repo, commit, info = pipeline.pin(
-        repo_arg, rev, slug=slug, link_ref=link_ref, cache_dir=cache_dir
-    )
-    entries = source.python_blobs(repo, commit)
-    files = load_files(cache_dir, commit.hexsha, partial=partial) if reuse else None
-    if files is not None:
-        log.info("%s: reusing mined results of %s", rev, commit.hexsha[:10])
-    else:
-        source.prefetch_blobs(repo, commit, entries)
-        files = pipeline.mine_blobs(
-            repo,
-            entries,
-            partial=partial,
-            progress=progress,
-            options=pipeline.MineOptions(cache_dir=cache_dir),
-        )
-        try:
-            save_files(cache_dir, commit.hexsha, files, partial=partial)
-        except OSError as exc:
-            log.warning("%s: cannot store mined results (%s)", cache_dir, exc)
-    return pipeline.with_facts(repo, entries, pipeline.assemble(info, files))

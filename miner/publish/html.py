@@ -29,6 +29,7 @@ stage: it writes its JSON there and the site picks it up.
 from __future__ import annotations
 
 import dataclasses
+import importlib.resources
 import json
 import logging
 import os
@@ -36,6 +37,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
@@ -48,25 +50,17 @@ from pygments.lexers import PythonLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from miner import __version__
-from miner.analysis import analyze
-from miner.lookup import PREFIX_PATTERNS
-from miner.model import SCHEMA_VERSION, Analysis, CommitInfo, Error, Site
-from miner.pipeline import MineResult, group_errors
-from miner.render import (
-    TEMPLATES_DIR,
-    OutputError,
-    dumps,
-    environment,
-    error_json,
-    remove_stale,
-    write_text,
-)
+from miner.errors import OutputError
+from miner.files import remove_stale, write_text
+from miner.model import SCHEMA_VERSION, Analysis, Error, MineResult, Site
+from miner.publish.cards import environment
+from miner.publish.patterns import PREFIX_PATTERNS
+from miner.publish.records import dumps, error_json
 
 log = logging.getLogger("miner")
 
-SITE_TEMPLATES = TEMPLATES_DIR / "site"
-STATIC_DIR = SITE_TEMPLATES / "static"
-SCHEMA_DIR = SITE_TEMPLATES / "schema"
+#: The site's templates, static files and JSON Schemas, as package data.
+SITE_TEMPLATES = importlib.resources.files("miner.publish") / "templates" / "site"
 #: Analysis fields the card lays out itself; any other field gets a generic section.
 CARD_FIELDS = (
     "error_id",
@@ -315,15 +309,24 @@ def diff_tables(data: Mapping[str, Any]) -> tuple[list[tuple[str, Any]], list[di
     return scalars, tables
 
 
+def _walk(folder: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
+    """Files under a package-data folder, relative path -> resource, sorted."""
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.is_dir():
+            yield from _walk(entry, f"{prefix}{entry.name}/")
+        elif entry.is_file():
+            yield f"{prefix}{entry.name}", entry
+
+
 def static_files() -> Iterator[tuple[str, str]]:
     """The static assets, site-relative path -> text (CSS, JS, the vendored
-    MiniSearch and its license, Pygments' style sheet)."""
-    for path in sorted(STATIC_DIR.rglob("*")):
-        if path.is_file():
-            yield f"static/{path.relative_to(STATIC_DIR).as_posix()}", path.read_text("utf-8")
+    MiniSearch and its license, Pygments' style sheet), and the JSON Schemas."""
+    for rel, entry in _walk(SITE_TEMPLATES / "static"):
+        yield f"static/{rel}", entry.read_text("utf-8")
     yield "static/pygments.css", HtmlFormatter(style="default").get_style_defs(".highlight") + "\n"
-    for path in sorted(SCHEMA_DIR.glob("*.json")):
-        yield f"api/schema/{path.name}", path.read_text("utf-8")
+    for rel, entry in _walk(SITE_TEMPLATES / "schema"):
+        if rel.endswith(".json"):
+            yield f"api/schema/{rel}", entry.read_text("utf-8")
 
 
 def site_files(
@@ -417,7 +420,7 @@ def render_card(context: CardContext, error: Error) -> tuple[str, str]:
             titles=context.titles,
         )
     )
-    return dumps(error_json(error, context.result, analysis)), page
+    return dumps(error_json(error, context.result.commit, analysis)), page
 
 
 def _render_at(position: int) -> tuple[str, str]:
@@ -451,31 +454,23 @@ def card_files(context: CardContext, jobs: int = 1) -> Iterator[tuple[str, str]]
 def write_site(
     result: MineResult,
     dest: Path,
+    analyses: Mapping[str, Analysis],
+    counts: Mapping[str, Any],
     *,
-    analyses: Mapping[str, Analysis] | None = None,
-    counts: Mapping[str, Any] | None = None,
     diffs: Sequence[tuple[str, dict[str, Any]]] = (),
     jobs: int | None = None,
 ) -> dict[str, int]:
     """Write the site of ``result`` into ``dest``.
 
-    ``jobs`` is the number of processes rendering cards (default: one per CPU).
-
-    ``analyses`` defaults to :func:`miner.analysis.analyze` of ``result``;
-    ``counts`` (the manifest's counts shown on the index) to those of
-    :func:`miner.render.manifest_json`. Returns counts of files ``written``,
-    ``unchanged`` and ``removed`` (pages and JSON of errors that are gone),
-    and the site's total ``bytes``.
+    ``analyses`` maps every error id to its analysis; ``counts`` are the
+    manifest's counts shown on the index; ``jobs`` is the number of processes
+    rendering cards (default: one per CPU). Returns counts of files
+    ``written``, ``unchanged`` and ``removed`` (pages and JSON of errors that
+    are gone), and the site's total ``bytes``.
 
     Raises:
         OutputError: ``dest`` cannot be created or written.
     """
-    from miner.render import manifest_json
-
-    if analyses is None:
-        analyses = analyze(result)
-    if counts is None:
-        counts = manifest_json(result)["counts"]
     stats = {"written": 0, "unchanged": 0, "removed": 0, "bytes": 0}
     wanted: set[Path] = set()
     try:
@@ -489,32 +484,7 @@ def write_site(
         stats["removed"] += remove_stale(((dest / f, p) for f, p in stale), wanted)
     except OSError as exc:
         raise OutputError(
-            f"{dest}: cannot write the site ({exc}); check permissions and free space"
+            f"{dest}: cannot write the site ({exc.strerror or exc}); "
+            "check permissions and free space"
         ) from None
     return stats
-
-
-def load_result(out: Path) -> tuple[MineResult, dict[str, Any]]:
-    """The mine result and manifest recorded in a mined output folder
-    (``sites.jsonl`` and ``manifest.json``), to render again without mining.
-
-    The records hold sites, not every file: ``files`` of the result is empty
-    and the manifest's counts stand for it.
-
-    Raises:
-        OutputError: ``out`` lacks the records or they cannot be read.
-    """
-    try:
-        manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-        with (out / "sites.jsonl").open(encoding="utf-8") as handle:
-            sites = tuple(Site.from_json(json.loads(line)) for line in handle if line.strip())
-        commit = CommitInfo(**manifest["commit"])
-    except FileNotFoundError as exc:
-        raise OutputError(
-            f"{out}: no mined records here ({Path(exc.filename).name} missing); "
-            "run `miner mine --out` first"
-        ) from None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise OutputError(f"{out}: cannot read the mined records ({exc}); mine again") from None
-    result = MineResult(commit=commit, files=(), sites=sites, errors=tuple(group_errors(sites)))
-    return result, manifest

@@ -1,8 +1,10 @@
 """Identity of errors and sites: fingerprints that leave out lines and commits.
 
-``error_id`` names an error as users see it: the repository, the exception as
-written and the message template. The same error raised from several places is
-one error; code that moves keeps its id. Errors without a renderable message
+``error_id`` names an error as users see it: the exception as written and the
+message template. It does not depend on how the repository is named (``--slug``,
+a URL or a local path): the same commit mined under two names gives the same
+ids. The same error raised from several places is one error; code that moves
+keeps its id. Errors without a renderable message
 (no message, or one computed at run time) cannot be told apart by what users
 see, so each such site is its own error, named by its file, scope and
 expression (and an ordinal among identical ones), still without line numbers.
@@ -31,13 +33,12 @@ def is_shared_message(site: Site) -> bool:
     return site.message_kind in ("literal", "template")
 
 
-def error_key(slug: str, site: Site) -> tuple[str, ...]:
+def error_key(site: Site) -> tuple[str, ...]:
     """The fields an error id hashes (before the ordinal for per-site errors)."""
     if is_shared_message(site):
-        return (slug, "message", site.exception or "", site.message or "")
+        return ("message", site.exception or "", site.message or "")
     guard_tail = site.guards[-1].test if site.kind == "assert" and site.guards else ""
     return (
-        slug,
         "site",
         site.exception or "",
         site.message_kind,
@@ -47,7 +48,7 @@ def error_key(slug: str, site: Site) -> tuple[str, ...]:
     )
 
 
-def assign_ids(slug: str, sites: list[Site]) -> list[Site]:
+def assign_ids(sites: list[Site]) -> list[Site]:
     """Sites with ``error_id`` and ``site_id`` set (same order as given).
 
     ``sites`` must be in (path, line) order so that ordinals are stable.
@@ -56,7 +57,7 @@ def assign_ids(slug: str, sites: list[Site]) -> list[Site]:
     site_ordinals: Counter[tuple[str, str]] = Counter()
     out = []
     for site in sites:
-        key = error_key(slug, site)
+        key = error_key(site)
         if is_shared_message(site):
             error_id = _digest(*key)
         else:

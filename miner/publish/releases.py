@@ -1,6 +1,6 @@
 """Writers for diffs and release sites: Markdown from ``templates/``, deterministic JSON.
 
-Everything goes through :mod:`miner.render` (one Jinja2 environment, atomic
+Everything goes through :mod:`miner.publish.cards` (one Jinja2 environment, atomic
 writes that leave unchanged files alone).
 
 A release site (``miner history`` / ``miner release``) is one folder::
@@ -20,15 +20,17 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from miner import render
-from miner.diff import KIND_ORDER, MIN_TEXT, THRESHOLD, ChangeKind, Diff
-from miner.history import HistoryBook
-from miner.model import SCHEMA_VERSION, CommitInfo
-from miner.pipeline import MineResult
+from miner.errors import OutputError
+from miner.files import write_text
+from miner.model import SCHEMA_VERSION, Analysis, CommitInfo, Error, MineResult
+from miner.publish.cards import environment, write_output
+from miner.publish.records import dumps
+from miner.releases.diff import KIND_ORDER, MIN_TEXT, THRESHOLD, ChangeKind, Diff
+from miner.releases.history import HistoryBook
 
 #: Version of ``releases.json`` and ``history.json``.
 SITE_SCHEMA_VERSION = 1
@@ -55,7 +57,7 @@ def render_diff(
             for module, changes in itertools.groupby(listed, key=lambda c: c.module)
         ]
     return (
-        render.environment()
+        environment()
         .get_template("diff.md.j2")
         .render(
             old=diff.old,
@@ -93,15 +95,15 @@ def write_diff(
     """Write ``<stem>.md`` and ``<stem>.json`` under ``folder``; returns both paths.
 
     Raises:
-        render.OutputError: the folder cannot be written.
+        OutputError: the folder cannot be written.
     """
     md, js = folder / f"{stem}.md", folder / f"{stem}.json"
     try:
         text = render_diff(diff, old_cards=old_cards, new_cards=new_cards, unchanged=unchanged)
-        render.write_text(md, text)
-        render.write_text(js, render.dumps(diff.to_json(unchanged=unchanged)))
+        write_text(md, text)
+        write_text(js, dumps(diff.to_json(unchanged=unchanged)))
     except OSError as exc:
-        raise render.OutputError(
+        raise OutputError(
             f"{folder}: cannot write the diff ({exc.strerror or exc}); pass a writable --out"
         ) from None
     return md, js
@@ -117,24 +119,31 @@ def read_releases(out: Path) -> list[dict[str, Any]]:
         return []
 
 
-def write_site(
+def write_release_site(
     out: Path,
     book: HistoryBook,
     newest: MineResult,
+    analyses: Mapping[str, Analysis],
+    retired: Sequence[tuple[Error, CommitInfo, Analysis]],
     commits: Sequence[CommitInfo],
     diffs: Sequence[str],
+    *,
+    config: Mapping[str, Any] | None = None,
 ) -> dict[str, int]:
     """Write the release site (see the module doc) for the newest release.
 
-    ``commits`` are the releases' commits, oldest first (their ``rev`` is the
+    ``analyses`` are the newest release's; ``retired`` the errors it no longer
+    raises, each with the last commit that raised it and its analysis;
+    ``commits`` the releases' commits, oldest first (their ``rev`` is the
     tag); ``diffs`` the stems of the diffs written under ``out / "diffs"``.
-    Returns :func:`miner.render.write_output`'s counts.
+    Returns :func:`miner.publish.cards.write_output`'s counts.
 
     Raises:
-        render.OutputError: the folder cannot be written.
+        OutputError: the folder cannot be written.
     """
-    retired = [(r.error, r.commit) for r in book.retired]
-    counts = render.write_output(newest, out, histories=book.histories, retired=retired)
+    counts = write_output(
+        newest, out, analyses, config=config, histories=book.histories, retired=retired
+    )
     releases = [
         {"tag": c.rev, "sha": c.sha, "date": c.date, "diff": stem}
         for c, stem in zip(commits, [None, *diffs], strict=True)
@@ -146,20 +155,29 @@ def write_site(
         "errors": [h.to_json() for h in book.lineages()],
     }
     text = (
-        render.environment()
+        environment()
         .get_template("releases.md.j2")
         .render(releases=releases, slug=newest.commit.slug, book=book)
     )
     try:
-        render.write_text(out / "history.json", render.dumps(history))
-        render.write_text(out / "releases.md", text)
+        write_text(out / "history.json", dumps(history))
+        write_text(out / "releases.md", text)
         # written last: a run that stops early leaves the release undocumented
-        render.write_text(
+        write_text(
             out / "releases.json",
-            render.dumps({"schema_version": SITE_SCHEMA_VERSION, "releases": releases}),
+            dumps({"schema_version": SITE_SCHEMA_VERSION, "releases": releases}),
         )
     except OSError as exc:
-        raise render.OutputError(
-            f"{out}: cannot write ({exc}); check permissions and free space"
+        raise OutputError(
+            f"{out}: cannot write ({exc.strerror or exc}); check permissions and free space"
         ) from None
     return counts
+
+
+def remove_stale_diffs(folder: Path, stems: Sequence[str]) -> None:
+    """Delete the diff reports under ``folder`` that are not of ``stems``."""
+    keep = {f"{stem}{suffix}" for stem in stems for suffix in (".md", ".json")}
+    if folder.is_dir():
+        for path in folder.iterdir():
+            if path.is_file() and path.suffix in (".md", ".json") and path.name not in keep:
+                path.unlink()

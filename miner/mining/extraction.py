@@ -6,9 +6,9 @@
 1. reports symbolic links and submodules as skipped (the caller's rule);
 2. folds entries that share a blob (the same content at several paths) into
    one piece of work;
-3. serves blobs found in the :class:`~miner.cache.BlobCache` (only blobs never
+3. serves blobs found in the :class:`~miner.mining.cache.BlobCache` (only blobs never
    mined before by this extractor version are parsed);
-4. mines the rest in the worker pool (:mod:`miner.workers`), or in this
+4. mines the rest in the worker pool (:mod:`miner.mining.pool`), or in this
    process with ``jobs=0``, and stores what the extractor produced;
 5. gives each entry its result, re-pathed to the entry's path, in entry order.
 
@@ -29,11 +29,11 @@ from pathlib import Path
 
 import git
 
-from miner import source
-from miner.cache import BlobCache, extractor_version, repath
 from miner.extract.runner import extract_file
-from miner.model import FileResult
-from miner.workers import Limits, Task, default_jobs, extract_parallel
+from miner.mining import source
+from miner.mining.cache import BlobCache, extractor_version, repath
+from miner.mining.pool import Limits, Task, default_jobs, extract_parallel
+from miner.model import FileResult, RunStats
 
 log = logging.getLogger("miner")
 
@@ -46,12 +46,12 @@ class MineOptions:
     """How to run extraction (none of it changes the records)."""
 
     jobs: int | None = None
-    """Worker processes; None: the CPUs available (:func:`~miner.workers.default_jobs`);
+    """Worker processes; None: the CPUs available (:func:`~miner.mining.pool.default_jobs`);
     0: mine in this process, without crash isolation (for debugging and profiling)."""
     cache: bool = True
     """Read and write the blob cache."""
     cache_dir: Path | None = None
-    """Folder of the cache; None: :func:`miner.source.default_cache_dir`."""
+    """Folder of the cache; None: :func:`miner.mining.source.default_cache_dir`."""
     cache_lock_timeout: float = 30.0
     """Seconds to wait for the cache's write lock before mining without it."""
     limits: Limits = field(default_factory=Limits)
@@ -60,32 +60,6 @@ class MineOptions:
     send_bytes: bool = False
     """The parent reads every blob and sends its bytes to the workers, instead
     of each worker reading blobs from the repository itself."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunStats:
-    """What one extraction did; printed by the CLI, never written to the output."""
-
-    files: int = 0
-    """``.py`` entries of the tree."""
-    skipped: int = 0
-    """Entries not read (symbolic links, submodules)."""
-    blobs: int = 0
-    """Distinct blobs among the entries read."""
-    cache_hits: int = 0
-    """Blobs served from the cache."""
-    parsed: int = 0
-    """Blobs mined by the extractor this run (cache misses)."""
-    failed: int = 0
-    """Files the pool gave up on (crash, time or memory limit, unreadable blob)."""
-    workers_lost: int = 0
-    """Worker processes that died or were stopped and replaced."""
-    jobs: int = 0
-    """Worker processes used at most (0: mined in this process)."""
-    cache: str = "off"
-    """The cache's state: ``used``, ``rebuilt``, ``read-only`` or ``off``."""
-    seconds: float = 0.0
-    """Wall-clock time of the extraction (for the summary line; never written)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +90,7 @@ def extract_blobs(
         progress: called with each entry's result as it is known (any order).
 
     Raises:
-        miner.workers.WorkerStartError: worker processes cannot start at all.
+        miner.mining.pool.WorkerStartError: worker processes cannot start at all.
     """
     options = options or MineOptions()
     started = time.perf_counter()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import git
 
+from miner.errors import SourceError
 from miner.model import CommitInfo
 
 #: git tree entry modes (see git's ``tree.h``).
@@ -29,10 +30,6 @@ MODE_SYMLINK = 0o120000
 MODE_GITLINK = 0o160000
 
 _GITHUB = re.compile(r"github\.com[/:]([^/]+)/([^/]+?)(?:\.git)?/?$")
-
-
-class SourceError(Exception):
-    """The repository or revision cannot be used; the message names it and says what to do."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,3 +251,22 @@ def prefetch_blobs(repo: git.Repo, commit: git.Commit, entries: list[BlobRef]) -
 def read_blob(repo: git.Repo, blob: str) -> bytes:
     """The bytes of one blob, from the object database."""
     return repo.odb.stream(bytes.fromhex(blob)).read()
+
+
+def open_with_tags(repo_arg: str, cache_dir: Path | None = None) -> git.Repo:
+    """The repository with its tags up to date (a URL's cached clone is fetched).
+
+    Raises:
+        SourceError: the repository cannot be opened or fetched.
+    """
+    repo = open_repo(repo_arg, "HEAD", cache_dir)
+    if is_url(repo_arg):
+        try:
+            repo.git.fetch("origin", "+refs/tags/*:refs/tags/*", "--prune")
+        except git.GitCommandError as exc:
+            detail = " ".join(str(exc.stderr or exc).split())
+            raise SourceError(
+                f"{repo_arg}: cannot fetch tags ({detail}); check the URL and network access"
+            ) from None
+    return repo
+

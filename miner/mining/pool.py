@@ -52,6 +52,7 @@ from typing import Any
 
 import git
 
+from miner.errors import WorkerStartError
 from miner.extract.runner import extract_file
 from miner.model import FileResult
 
@@ -64,10 +65,6 @@ _TEST_HOOK_ENV = "RAISE_MINER_TEST_HOOKS"
 _TEST_MARK = b"# raise-miner-test: "
 #: The index a worker sends, with no result, once it is ready for work.
 _READY = -1
-
-
-class WorkerStartError(RuntimeError):
-    """Worker processes die before they can take any work (the message says how)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +246,7 @@ class _Worker:
 
 def _context() -> Any:
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["miner.workers"])
+    ctx.set_forkserver_preload(["miner.mining.pool"])
     return ctx
 
 

@@ -53,7 +53,7 @@ FILENAME = "extract.sqlite3"
 #: Extractor versions whose rows are kept (most recently used first).
 KEEP_VERSIONS = 4
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent
 #: The code that shapes per-file records. Anything here changes the version.
 RECORD_SOURCES = ("extract/**/*.py", "model.py")
 

@@ -1,0 +1,28 @@
+"""Forms of pasted text that both readers of a paste know: ``miner lookup``
+(:mod:`miner.lookup`) and the site's search box, which ships a port of the
+matcher and reads these patterns from ``search-data.js``.
+"""
+
+from __future__ import annotations
+
+#: Log-line prefixes, stripped from the start of each line again and again
+#: (JavaScript-compatible syntax: the site's search uses the same list).
+PREFIX_PATTERNS: tuple[str, ...] = (
+    # [2026-09-10 12:00:00 TP0], [2026-09-10 12:00:00 DP1 TP3], [TP0], [12:00:00]
+    r"^\[[^\]\n]*(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|\b(?:TP|DP|PP|EP|CP|RANK)\d+\b)[^\]\n]*\] ?",
+    # 2026-09-10 12:00:00,123 - / 2026-09-10T12:00:00.123Z |
+    r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?: ?[-|:])? ?",
+    # 09-10 12:00:00 and a bare 12:00:00.123
+    r"^(?:\d\d-\d\d )?\d\d:\d\d:\d\d(?:[.,]\d+)? ?",
+    # ERROR:sglang.srt.managers.scheduler: (logging's default format)
+    r"^(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG):[\w.]*: ?",
+    # [ERROR] / ERROR: / ERROR / error:
+    r"^(?:\[(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)\]"
+    r"|(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)(?::|\b)|(?:critical|error|warning):) ?",
+    # [scheduler.py:123] (a source location tag)
+    r"^\[[\w./-]+\.py:\d+\] ?",
+    # (Scheduler pid=123) / (TP0 pid=7, ip=10.0.0.1)
+    r"^\([^()\n]*pid=\d+[^()\n]*\) ?",
+    # glog: E0910 12:00:00.123456 1234 file.cc:12]
+    r"^[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\n]+\] ?",
+)

@@ -1,0 +1,259 @@
+"""The records of a mined folder: one JSON projection and one reader of each.
+
+A mined output folder holds, next to the cards (:mod:`miner.publish.cards`) and
+the site (:mod:`miner.publish.html`), the records every writer renders from:
+
+=====================  ======================================================
+``manifest.json``      repository, commit, tool, counts, files not mined
+``sites.jsonl``        one :class:`~miner.model.Site` per line, path and line order
+``analyses.jsonl``     one line per error: its :class:`~miner.model.Analysis`
+                       and, in a release site, its :class:`~miner.model.History`
+``config.json``        the configuration model the analysis read (flags,
+                       settings, environment variables), for readers
+``api/errors/<id>.json``  one error, its sites, analysis and history
+=====================  ======================================================
+
+:func:`read_mined` reads the first three back into exactly what the pipeline
+handed the writers, so ``miner site`` renders the same bytes as ``miner mine
+--site`` without mining or analysing again. Every projection of a record to
+JSON lives here (the site's ``api/`` reuses :func:`error_json`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from miner import __version__
+from miner.errors import RecordsError
+from miner.model import (
+    SCHEMA_VERSION,
+    Analysis,
+    CommitInfo,
+    Error,
+    History,
+    MineResult,
+    Site,
+    group_errors,
+)
+
+MANIFEST = "manifest.json"
+SITES = "sites.jsonl"
+ANALYSES = "analyses.jsonl"
+CONFIG = "config.json"
+
+
+def dumps(data: Any) -> str:
+    """Deterministic JSON text (sorted keys, two-space indent, UTF-8 kept,
+    control characters such as NUL escaped) with a final newline."""
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def json_line(data: Any) -> str:
+    """One JSON Lines row (sorted keys, UTF-8 kept) with its newline."""
+    return json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def site_json(site: Site, commit: CommitInfo) -> dict[str, Any]:
+    """A site as published in the error records: the record plus its source URL."""
+    data = site.to_json()
+    data["url"] = commit.source_url(site.path, site.line)
+    return data
+
+
+def error_json(
+    error: Error,
+    commit: CommitInfo,
+    analysis: Analysis | None = None,
+    history: History | None = None,
+) -> dict[str, Any]:
+    """The JSON API record of one error (``api/errors/<id>.json``): the error,
+    every site raising it, and the card's analysis and history when given."""
+    return {
+        "analysis": None if analysis is None else analysis.to_json(),
+        "history": None if history is None else history.to_json(),
+        "schema_version": SCHEMA_VERSION,
+        "error_id": error.error_id,
+        "repo": commit.slug,
+        "commit": commit.sha,
+        "commit_date": commit.date,
+        "exception": error.exception,
+        "message": error.message,
+        "message_parts": [p.to_json() for p in error.message_parts],
+        "message_kind": error.message_kind,
+        "title": error.title,
+        "module": error.module,
+        "sites": [site_json(s, commit) for s in error.sites],
+    }
+
+
+def manifest_json(result: MineResult) -> dict[str, Any]:
+    """Repository, commit, tool version, counts, and every file not mined (with why)."""
+    statuses = Counter(f.status for f in result.files)
+    kinds = Counter(s.kind for s in result.sites)
+    parsers = Counter(s.parser for s in result.sites)
+    notes = [
+        {"path": f.path, "blob": f.blob, "status": f.status, "reason": f.reason}
+        for f in result.files
+        if f.status != "mined" or f.reason
+    ]
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "raise-miner", "version": __version__},
+        "commit": result.commit.to_json(),
+        "counts": {
+            "files": len(result.files),
+            "files_mined": statuses["mined"],
+            "files_with_sites": sum(1 for f in result.files if f.sites),
+            "files_skipped": statuses["skipped"],
+            "files_failed": statuses["failed"],
+            "sites": len(result.sites),
+            "raise_sites": kinds["raise"],
+            "assert_sites": kinds["assert"],
+            "reraise_sites": sum(1 for s in result.sites if s.reraise),
+            "sites_by_parser": dict(sorted(parsers.items())),
+            "errors": len(result.errors),
+        },
+        "files": notes,
+    }
+
+
+def analysis_row(error_id: str, analysis: Analysis, history: History | None) -> dict[str, Any]:
+    """One row of ``analyses.jsonl``."""
+    row: dict[str, Any] = {"error_id": error_id, "analysis": analysis.to_json()}
+    if history is not None:
+        row["history"] = history.to_json()
+    return row
+
+
+def record_files(
+    result: MineResult,
+    analyses: Mapping[str, Analysis],
+    *,
+    config: Mapping[str, Any] | None = None,
+    histories: Mapping[str, History] | None = None,
+) -> dict[str, str]:
+    """The record files of a mined folder, folder-relative path -> text:
+    manifest, sites, analyses (every error of ``result``, in id order) and,
+    when given, the configuration model's JSON."""
+    histories = histories or {}
+    files = {
+        MANIFEST: dumps(manifest_json(result)),
+        SITES: "".join(json_line(s.to_json()) for s in result.sites),
+        ANALYSES: "".join(
+            json_line(analysis_row(e.error_id, analyses[e.error_id], histories.get(e.error_id)))
+            for e in result.errors
+        ),
+    }
+    if config is not None:
+        files[CONFIG] = dumps(config)
+    return files
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each row of a JSON Lines file.
+
+    Raises:
+        RecordsError: the file is missing, unreadable or a row is not an object.
+    """
+    try:
+        with path.open(encoding="utf-8", errors="surrogateescape") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except ValueError as exc:
+                    raise RecordsError(f"{path}:{number}: not JSON ({exc}); mine again") from None
+                if not isinstance(row, dict):
+                    raise RecordsError(f"{path}:{number}: not a JSON object; mine again")
+                yield number, row
+    except FileNotFoundError:
+        raise RecordsError(
+            f"{path.parent}: no mined records here ({path.name} missing); "
+            "run `miner mine --out` first"
+        ) from None
+    except OSError as exc:
+        raise RecordsError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def read_sites(path: Path) -> list[Site]:
+    """Every site record of a ``sites.jsonl``, in file order.
+
+    Raises:
+        RecordsError: the file is missing or a row is not a site record.
+    """
+    sites = []
+    for number, row in iter_jsonl(path):
+        try:
+            sites.append(Site.from_json(row))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordsError(f"{path}:{number}: not a site record ({exc}); mine again") from None
+    return sites
+
+
+@dataclass(frozen=True)
+class Published:
+    """A mined folder read back: what the writers need to render it again."""
+
+    result: MineResult
+    """The commit, sites and errors (``files`` is empty: the manifest stands for it)."""
+    manifest: dict[str, Any]
+    analyses: dict[str, Analysis] = field(default_factory=dict)
+    histories: dict[str, History] = field(default_factory=dict)
+
+
+def read_json(path: Path) -> Any:
+    """One JSON file.
+
+    Raises:
+        RecordsError: the file is missing, unreadable or not JSON.
+    """
+    try:
+        return json.loads(path.read_text(encoding="utf-8", errors="surrogateescape"))
+    except FileNotFoundError:
+        raise RecordsError(
+            f"{path.parent}: no mined records here ({path.name} missing); "
+            "run `miner mine --out` first"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise RecordsError(f"{path}: cannot read ({exc}); mine again") from None
+
+
+def read_mined(out: Path) -> Published:
+    """The records of the mined folder ``out`` (see the module docstring).
+
+    Raises:
+        RecordsError: ``out`` lacks its records, or they cannot be read.
+    """
+    manifest = read_json(out / MANIFEST)
+    try:
+        commit = CommitInfo(**manifest["commit"])
+    except (KeyError, TypeError) as exc:
+        raise RecordsError(f"{out / MANIFEST}: not a manifest ({exc}); mine again") from None
+    sites = tuple(read_sites(out / SITES))
+    errors = tuple(group_errors(sites))
+    analyses: dict[str, Analysis] = {}
+    histories: dict[str, History] = {}
+    for number, row in iter_jsonl(out / ANALYSES):
+        try:
+            error_id = row["error_id"]
+            analyses[error_id] = Analysis.from_json(error_id, row["analysis"])
+            if row.get("history") is not None:
+                histories[error_id] = History.from_json(row["history"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordsError(
+                f"{out / ANALYSES}:{number}: not an analysis record ({exc}); mine again"
+            ) from None
+    missing = [e.error_id for e in errors if e.error_id not in analyses]
+    if missing:
+        raise RecordsError(
+            f"{out / ANALYSES}: no analysis for {len(missing)} errors (e.g. {missing[0]}); "
+            "mine again"
+        )
+    result = MineResult(commit=commit, files=(), sites=sites, errors=errors)
+    return Published(result=result, manifest=manifest, analyses=analyses, histories=histories)
