@@ -85,7 +85,7 @@ bench-hard: $(STAMP)
 
 ## benchmark (issue 3): ast / libcst baselines vs miner cold, warm, incremental; README table
 bench: $(STAMP) corpus
-	$(BIN)/python benchmarks/bench.py --corpus '$(CORPUS)' --readme README.md
+	$(BIN)/python benchmarks/bench.py --corpus '$(CORPUS)' --readme docs/internals.md
 
 ## time the analysis stages (facts, analyze) on the release v0.5.19
 bench-analysis: $(STAMP) corpus

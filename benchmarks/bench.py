@@ -16,7 +16,7 @@ highest sum of proportional set sizes (PSS, ``/proc/PID/smaps_rollup``) over
 the process and all its descendants (the miner's workers too), sampled every
 50 ms.
 
-Usage: ``python benchmarks/bench.py --corpus .corpus/sglang [--readme README.md]``
+Usage: ``python benchmarks/bench.py --corpus .corpus/sglang [--readme docs/internals.md]``
 (``make bench``).
 """
 
