@@ -22,6 +22,7 @@ import git
 import pytest
 
 from miner.corpus import build as corpus
+from miner.corpus import pypi
 from miner.corpus.build import (
     DEFAULT_VERSIONS,
     CorpusBuild,
@@ -147,7 +148,7 @@ class FakeIndex:
 
 @pytest.fixture
 def index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeIndex]:
-    monkeypatch.setattr(corpus, "_RETRY_DELAYS_S", (0.0, 0.0))
+    monkeypatch.setattr(pypi, "_RETRY_DELAYS_S", (0.0, 0.0))
     (tmp_path / "wheels-src").mkdir()
     fake = FakeIndex(root=tmp_path / "wheels-src")
 
@@ -586,7 +587,7 @@ def test_versions_are_sorted_by_release_order(index: FakeIndex, tmp_path: Path):
 
 
 def test_unreachable_index_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(corpus, "_RETRY_DELAYS_S", (0.0, 0.0))
+    monkeypatch.setattr(pypi, "_RETRY_DELAYS_S", (0.0, 0.0))
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
