@@ -79,7 +79,7 @@ test: $(STAMP) corpus lint browser
 test-fast: $(STAMP) lint browser
 	RAISE_MINER_ARTIFACTS='$(OUT)/test-artifacts' $(BIN)/pytest -q -m 'not integration'
 
-## time and peak memory of mining each hard input of ../shared/cases (issue 4)
+## time and peak memory of mining the hard inputs of tests/hard_input_fixtures.py (issue 4)
 bench-hard: $(STAMP)
 	$(BIN)/python benchmarks/hard_inputs.py
 

@@ -9,11 +9,6 @@ from pathlib import Path
 import git
 import pytest
 
-#: Hard inputs with expected answers, kept beside the project (data, never code).
-CASES_DIR = Path(
-    os.environ.get("RAISE_MINER_CASES", Path(__file__).resolve().parents[2] / "shared" / "cases")
-)
-
 _GIT_ENV = {
     "GIT_AUTHOR_NAME": "Fixture",
     "GIT_AUTHOR_EMAIL": "fixture@example.invalid",

@@ -1,58 +1,41 @@
-"""Every case of ``../shared/cases/EXPECTED.md``, mined from a fixture repository.
+"""Every kind of hard input, mined from one fixture repository.
 
-All case files (the generated ones made by running their generators, the
-symbolic links of case 31 recreated as links) are committed to one fixture
-repository and mined by one ``miner mine`` run. The tables below hold the
-answers in our record format; where it deliberately differs from EXPECTED.md,
-a comment says how:
+The inputs are the project's own (``hard_input_fixtures``): committed files of
+``fixtures/hard_inputs/``, byte-level cases written from bytes literals,
+generated ones (deep parentheses, a long ``elif`` chain, a huge table) and a
+folder of symbolic links. All but the huge table are committed to one
+repository and mined by one ``miner mine`` run; the tables below hold the exact
+records expected, read off the fixture files (every line number also checked
+against CPython's ``ast`` where it parses the file, see
+``test_lines_agree_with_the_standard_library``). Conventions:
 
-* guards are ``Guard.describe()`` strings; ``try`` is listed only for a site in
-  the ``try`` body (EXPECTED.md also lists it above an ``except`` guard);
+* guards are ``Guard.describe()`` strings (an assert's own failing test left
+  out); ``try`` is listed for a site in the ``try`` body only, not above an
+  ``except`` guard;
 * ``%``-format and ``.format`` messages are rendered with the argument
-  expressions as placeholders (``range [%d, %d]`` % (low, high) becomes
-  ``range [{low:d}, {high:d}]``), literal braces doubled;
+  expressions as placeholders (``span [%d..%d]`` % (first, last) becomes
+  ``span [{first:d}..{last:d}]``), literal braces doubled;
 * scopes are ``__qualname__`` (``outer.<locals>.inner``);
 * an unresolved message has ``message`` None, kind ``dynamic`` and the
-  argument's source in ``message_source``.
-
-The case folder is data: it is read from ``CASES_DIR`` and copied into
-temporary folders, never collected or linted.
+  argument's source in ``message_source``; ``from None`` is the cause ``"None"``.
 """
 
 from __future__ import annotations
 
+import ast
 import json
-import os
-import shutil
-import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import git
 import pytest
-from conftest import CASES_DIR, commit_all
+from conftest import commit_all
+from hard_input_fixtures import BYTE_CASES, SYMLINKS, elif_chain, flat_cases, huge_table, write_tree
 
 from miner.cli import main
-
-pytestmark = pytest.mark.skipif(
-    not (CASES_DIR / "EXPECTED.md").is_file(),
-    reason=f"hard-input cases not found at {CASES_DIR} (set RAISE_MINER_CASES)",
-)
-
-#: Generators run at test time; each writes its case file into the current folder.
-GENERATORS = {
-    "26_gen_deep_parens.py": "26_deep_parens_segfault.py",
-    "28_gen_recursion.py": "28a_deep_elif_chain.py",
-}
-#: Case 31's links (``31_symlinks/README.txt``); a copy may hold them as plain files.
-SYMLINKS = {
-    "31_symlinks/pkg/alias_module.py": "real_module.py",
-    "31_symlinks/pkg/dangling.py": "does_not_exist.py",
-    "31_symlinks/pkg/loop": "..",
-    "31_symlinks/pkg_link": "pkg",
-}
 
 
 def init_repo(root: Path) -> git.Repo:
@@ -62,25 +45,6 @@ def init_repo(root: Path) -> git.Repo:
         cfg.set_value("core", "symlinks", "true")
         cfg.set_value("commit", "gpgsign", "false")
     return repo
-
-
-def copy_cases(root: Path) -> None:
-    """Every case file as data (not the 4 MB output of case 29's generator)."""
-    for src in sorted(CASES_DIR.rglob("*")):
-        rel = src.relative_to(CASES_DIR).as_posix()
-        if rel in SYMLINKS or src.is_dir():
-            continue
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, target)
-        target.chmod(0o644)
-    for generator in GENERATORS:
-        # Data-producing scripts, run with the current Python, never imported.
-        subprocess.run([sys.executable, generator], cwd=root, check=True, timeout=120)
-    for rel, target in SYMLINKS.items():
-        link = root / rel
-        link.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(target, link)
 
 
 @dataclass
@@ -117,14 +81,20 @@ def cases_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("cases") / "repo"
     root.mkdir()
     repo = init_repo(root)
-    copy_cases(root)
-    commit_all(repo, "every hard-input case", tag="v1")
+    write_tree(root)
+    commit_all(repo, "every hard input", tag="v1")
     return root
 
 
 @pytest.fixture(scope="module")
 def mined(cases_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Mined:
     return mine_repo(cases_repo, tmp_path_factory.mktemp("out"))
+
+
+@pytest.fixture(scope="module")
+def mined_whole(cases_repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Mined:
+    """The same repository mined with ``--full-parse`` (whole modules to libcst)."""
+    return mine_repo(cases_repo, tmp_path_factory.mktemp("out-full"), "--full-parse")
 
 
 def guards(site: dict[str, Any]) -> list[str]:
@@ -135,38 +105,502 @@ def guards(site: dict[str, Any]) -> list[str]:
     return [Guard.from_json(g).describe() for g in site["guards"] if g["kind"] != "assert"]
 
 
+# -- the tables ----------------------------------------------------------------
+class Row(NamedTuple):
+    """One expected record."""
+
+    line: int
+    exception: str | None
+    message: str | None
+    kind: str
+    """``message_kind``."""
+    style: str
+    """``message_style``."""
+    scope: str
+    guards: list[str]
+    cause: str | None = None
+    reraised: list[str] | None = None
+    """The types the enclosing handler catches; None when not a re-raise."""
+    test: str | None = None
+    """An assert's failing test; None for a raise."""
+    parser: str = "libcst"
+
+
+def asserted(line: int, test: str, message: str | None, kind: str, style: str, scope: str,
+             guards: list[str] | None = None) -> Row:  # fmt: skip
+    return Row(line, "AssertionError", message, kind, style, scope, guards or [], test=test)
+
+
+MSG_LITERALS = [
+    Row(7, "TypeError", "a name is required", "literal", "literal", "require_name",
+        ["name is None"]),
+    # Three parts, a comment between two of them.
+    Row(12, "OverflowError",
+        "quota exhausted for this tenant; free some slots or ask for a larger quota.",
+        "literal", "literal", "check_quota", ["used >= quota"]),
+    # No dedent: the eight spaces of the middle line are kept.
+    Row(21, "RuntimeError",
+        "banner is disabled\n        this line keeps its eight spaces\nlast line of the banner",
+        "literal", "literal", "banner", ["not enabled"]),
+    # Raw: backslash-n, backslash-t, backslash-x41 stay two or four characters.
+    Row(30, "ValueError", r"bad path D:\new\table\x41 for \w+", "literal", "literal",
+        "path_rules", ['style == "windows"']),
+    Row(32, "ValueError", "malformed frame header", "literal", "bytes", "path_rules",
+        ['not (style == "windows")', 'style == "wire"']),
+    Row(37, "ValueError",
+        "reading under \N{MINUS SIGN}50\N{DEGREE SIGN}F\tis implausible\n",
+        "literal", "literal", "thermometer", ["reading < -50"]),
+    # A separate `if`: the earlier test is not negated.
+    Row(39, "ValueError", "温度过高 — the sensor melted 🌡 naïve", "literal", "literal",
+        "thermometer", ["reading > 150"]),
+    Row(44, "LookupError", None, "none", "none", "empty_forms", ["code == 7"]),
+    Row(46, "LookupError", None, "none", "none", "empty_forms", ["code == 8"]),
+    # An empty message is a literal, not "no message".
+    Row(47, "IndexError", "", "literal", "literal", "empty_forms", []),
+]  # fmt: skip
+
+MSG_FSTRINGS = [
+    Row(7, "ValueError", "share {share:.1%} of {label!r} is above half", "template", "fstring",
+        "describe", ["share > 0.5"]),
+    # The self-documenting `=` is kept; the nested spec too.
+    Row(9, "ValueError", "{limit=} must not be negative {label!s:^{limit * 2}}", "template",
+        "fstring", "describe", ["limit < 0"]),
+    Row(11, "ValueError", "no rows; pick a column of {' / '.join(sorted(index))}", "template",
+        "fstring", "describe", ["not rows"]),
+    Row(13, "KeyError", "label {label!a} not indexed; first: {index['first']}", "template",
+        "fstring", "describe", ["label not in index"]),
+    Row(18, "ValueError", "write {{{field}}} in the template, not {{}} near {value}",
+        "template", "fstring", "placeholders", ["value is None"]),
+    # The plain literal's braces are text, doubled, not a placeholder.
+    Row(23, "EOFError",
+        "source {source} has no lines; a header looks like {{key: type}} [{lines} lines]",
+        "template", "fstring", "mixed_parts", ["lines == 0"]),
+    Row(32, "OverflowError",
+        "total {total} is over the cap {cap if strict else 'none'} "
+        "(by {total - cap:+,}, {total / max(cap, 1):.0%})",
+        "template", "fstring", "arithmetic", ["total > cap"]),
+    Row(40, "NotADirectoryError", r"no drive E:\volumes\{drive}\backup", "template", "fstring",
+        "raw_template", ["not drive"]),
+]  # fmt: skip
+
+MSG_PERCENT_FORMAT = [
+    # The implicit concatenation is joined before `%` applies.
+    Row(9, "ValueError", "level must be one of low|mid|high, got {level!r}", "template",
+        "percent", "percent_styles", ["level not in choices"]),
+    Row(14, "ValueError", "span [{first:d}..{last:d}] is reversed (50% of runs)", "template",
+        "percent", "percent_styles", ["first > last"]),
+    Row(16, "KeyError", "{level} offered no choices at {first}", "template", "percent",
+        "percent_styles", ["not choices"]),
+    Row(21, "ValueError", "level {level} too shallow (depth {depth:<6})", "template", "format",
+        "format_styles", ["level == 1"]),
+    Row(23, "ValueError", 'level {level!s} clashes with {"root"} and {{braces}}', "template",
+        "format", "format_styles", ["level == 2"]),
+    # Keyword fields take the keyword's expression; `**extra` is ignored.
+    Row(25, "ValueError", "level {level} at {9:{pad}x}", "template", "format", "format_styles",
+        ["level == 3"]),
+    # The format string is a module constant: unresolved (conservative).
+    Row(26, "ValueError", None, "dynamic", "expression", "format_styles", []),
+    # The `+` chain rendered like an f-string.
+    Row(31, "LookupError", 'scheme {scheme} unknown; supported: {" | ".join(known)}',
+        "template", "concat", "plus_joined", ["scheme"]),
+    # Never '" | "' as the message.
+    Row(32, "LookupError", None, "dynamic", "expression", "plus_joined", []),
+    # A logging-style extra argument: a literal, not a %-format; the
+    # backslash-newline inside the literal keeps the next line's 14 spaces.
+    Row(37, "ValueError", "codec must be gzip or zstd." + " " * 14 + "%r requested", "literal",
+        "literal", "logging_style", ['codec not in ("gzip", "zstd")']),
+]  # fmt: skip
+
+MSG_VARIABLES = [
+    Row(9, "OverflowError", "the counter overflowed", "literal", "literal", "one_literal",
+        ["count > 99"]),
+    # A parenthesised assignment over several lines.
+    Row(18, "ValueError", "count {count} left the window ({floor}, {ceiling}); widen the window",
+        "template", "fstring", "one_fstring", ["not floor < count < ceiling"]),
+    Row(25, "TypeError", "annotated label", "literal", "literal", "annotated_then_chained",
+        ["flag"]),
+    Row(26, "TypeError", "chained label", "literal", "literal", "annotated_then_chained", []),
+    # Grown by `+=` under a condition: never the first literal alone.
+    Row(34, "MemoryError", None, "dynamic", "expression", "grown_with_plus_equals",
+        ["budget < 0"]),
+    # Two assignments: neither is picked.
+    Row(42, "ImportError", None, "dynamic", "expression", "set_in_both_branches", [],
+        cause="exc"),
+    # The nested def's assignment is not this function's.
+    Row(53, "RuntimeError", "outer cause", "literal", "literal", "outer_wins_over_inner",
+        ["flag"]),
+    Row(63, "RuntimeError", None, "dynamic", "expression", "only_the_inner_def_assigns", []),
+    # A module constant and a parameter: unresolved.
+    Row(68, "LookupError", None, "dynamic", "expression", "constant_and_argument", ["flag"]),
+    Row(69, "LookupError", None, "dynamic", "expression", "constant_and_argument", []),
+    # Bound by `except ... as`, and rebound by a `for` target: unresolved.
+    Row(79, "LookupError", None, "dynamic", "expression", "rebound_names",
+        ["except KeyError as missing"]),
+    Row(80, "LookupError", None, "dynamic", "expression", "rebound_names", []),
+    Row(85, "ValueError", None, "dynamic", "expression", "walrus_and_unpacking",
+        ['(hint := payload.get("hint")) is not None']),
+    Row(87, "ValueError", None, "dynamic", "expression", "walrus_and_unpacking", []),
+    # Reassigned later in the loop: never "before".
+    Row(94, "ValueError", None, "dynamic", "expression", "reassigned_later",
+        ["for entry in batch", "entry is None"]),
+    # A comprehension's target is its own scope.
+    Row(101, "ValueError", "cells are malformed", "literal", "literal", "comprehension_scope",
+        []),
+]  # fmt: skip
+
+CAUSES = [
+    Row(9, "ValueError", "bad csv row near {problem.args}", "template", "fstring", "parse_row",
+        ["except csv.Error as problem"], cause="problem"),
+    # A parameter as the message: unresolved.
+    Row(16, "NameError", None, "dynamic", "expression", "no_context", ["except KeyError"],
+        cause="None"),
+    Row(21, "RuntimeError", "{len(failures)} shutdown hooks failed: {failures!r}", "template",
+        "fstring", "first_failure", ["failures"], cause="failures[-1]"),
+    Row(31, None, None, "none", "none", "passthrough",
+        ["except (PermissionError, InterruptedError)"],
+        reraised=["PermissionError", "InterruptedError"]),
+    Row(33, None, None, "none", "none", "passthrough", ["except"], reraised=["BaseException"]),
+    # `raise exc` of the caught exception re-raises LookupError.
+    Row(41, "exc", None, "none", "none", "bound_reraise",
+        ["except LookupError as exc", "job.verbose"], reraised=["LookupError"]),
+    # exc.with_traceback(None) re-raises; None is not a message.
+    Row(42, "exc", None, "none", "none", "bound_reraise", ["except LookupError as exc"],
+        reraised=["LookupError"]),
+    # The outer handler's types: the inner try/except does not enclose the raise.
+    Row(56, None, None, "none", "none", "reraise_after_loop",
+        ["except (UnicodeError, EOFError)", "for codec in fallbacks: else", "not fallbacks"],
+        reraised=["UnicodeError", "EOFError"]),
+    # A handler outside the function does not make this a re-raise.
+    Row(64, None, None, "none", "none", "closure_made_in_handler.<locals>.retry_later", []),
+    Row(70, None, None, "none", "none", "nothing_to_reraise", []),
+]  # fmt: skip
+
+BRANCH_GUARDS = [
+    Row(14, "ImportError", "pathlib is needed at import time", "literal", "literal", "<module>",
+        ["not (TYPE_CHECKING)", "except ImportError as missing"], cause="missing"),
+    Row(17, "RuntimeError", "python 3.8 or newer is required", "literal", "literal", "<module>",
+        ["sys.version_info < (3, 8)"]),
+    Row(26, "ValueError", "strict routing has no lane for this parcel", "literal", "literal",
+        "route",
+        ['not (kind == "bulk")', 'not (kind == "express" and weight < 5)', "not relaxed"]),
+    Row(28, "ValueError", "no lane for kind {kind!r}", "template", "fstring", "route",
+        ['not (kind == "bulk")', 'not (kind == "express" and weight < 5)',
+         "not (not relaxed)"]),
+    Row(34, "RuntimeError", "p and q, then r", "literal", "literal", "layered", ["p and q", "r"]),
+    # The parentheses are kept: `not p and q` would be another condition.
+    Row(37, "RuntimeError", "not both p and q, then r", "literal", "literal", "layered",
+        ["not (p and q)", "r"]),
+    # One line, both comments dropped.
+    Row(46, "ValueError", "caching is not available for this target", "literal", "literal",
+        "long_condition", ['opts.cache_enabled or target in {"disk", "tape"}']),
+    Row(51, "ValueError", "spec {spec!r} is not name@version", "template", "fstring",
+        "assignment_expression", [r'(found := re.fullmatch(r"(\w+)@(\d+)", spec)) is None']),
+    Row(56, "ValueError", "too large", "literal", "literal", "same_line", ["n > 9"]),
+    Row(58, "ValueError", "not five", "literal", "literal", "same_line", ["not (n == 5)"]),
+    # Dead code is still reported.
+    Row(63, "ArithmeticError", "never taken", "literal", "literal", "constant_tests", ["0"]),
+    Row(65, "ArithmeticError", "taken unless -O", "literal", "literal", "constant_tests",
+        ["__debug__"]),
+    Row(70, "SystemExit", "set APP_HOME first", "literal", "literal", "<module>",
+        ['__name__ == "__main__"', 'not os.environ.get("APP_HOME")']),
+]  # fmt: skip
+
+LOOP_GUARDS = [
+    # The earlier `if worker.done(): break` exits early: not a guard.
+    Row(12, "RuntimeError", "worker crashed while polling", "literal", "literal", "polling",
+        ["while rounds < limit", "worker.crashed"]),
+    Row(14, "TimeoutError", "worker still busy after {limit} rounds", "template", "fstring",
+        "polling", ["while rounds < limit: else"]),
+    Row(18, "ValueError", "orphaned task {task.key}", "template", "fstring", "polling",
+        ["for task in worker.tasks()", "task.orphaned"]),
+    Row(21, "LookupError", "worker has no tasks", "literal", "literal", "polling",
+        ["for task in worker.tasks(): else", "not worker.tasks()"]),
+    Row(27, "ValueError", "feed sent an empty packet", "literal", "literal", "streaming",
+        ["async for packet in feed", "packet is None"]),
+    Row(30, "RuntimeError", "transaction conflicted", "literal", "literal", "streaming",
+        ["async with guard, store.transaction() as txn", "txn.conflict"]),
+    Row(37, "EnvironmentError", "checksum mismatch", "literal", "literal", "nested_withs",
+        ["with mutex", 'with open(name) as data, open(name + ".sum") as digest',
+         "data.read(4) != digest.read(4)"]),
+    Row(43, "BrokenPipeError", "link is down", "literal", "literal", "handlers",
+        ["try", "not link.up"]),
+    Row(49, "BrokenPipeError", "redial failed", "literal", "literal", "handlers",
+        ["except (BrokenPipeError, OSError) as failure", "link.reconnect", "except OSError"],
+        cause="failure"),
+    Row(50, None, None, "none", "none", "handlers",
+        ["except (BrokenPipeError, OSError) as failure"], reraised=["BrokenPipeError", "OSError"]),
+    Row(53, "RuntimeError", "link is stale", "literal", "literal", "handlers",
+        ["try: else", "link.stale"]),
+    Row(56, "ResourceWarning", "link handles left open", "literal", "literal", "handlers",
+        ["finally", "link.open_handles"]),
+    Row(63, "RuntimeError", "{len(errors.exceptions)} lookups failed", "template", "fstring",
+        "groups", ["except* (KeyError, IndexError) as errors"], cause="errors"),
+    Row(65, None, None, "none", "none", "groups", ["except* SystemExit"],
+        reraised=["SystemExit"]),
+]  # fmt: skip
+
+MATCH_GUARDS = [
+    # `\n` in the f-string's text is evaluated.
+    Row(21, "PermissionError", "request rejected:\n{info}", "template", "fstring", "on_response",
+        ["match response: case Rejected(detail=info) if loud"]),
+    Row(23, "InterruptedError", None, "none", "none", "on_response",
+        ['match response: case "abort" | "cancel"']),
+    # `text` is bound by the capture pattern: unresolved.
+    Row(25, "RuntimeError", None, "dynamic", "expression", "on_response",
+        ['match response: case {"fault": text, **others}']),
+    Row(27, "ValueError", "response starts with None", "literal", "literal", "on_response",
+        ["match response: case [head, *_] if head is None"]),
+    Row(29, "RuntimeError", "unknown response {response!r}", "template", "fstring",
+        "on_response", ["match response: case _"]),
+    # `match` and `case` as plain names.
+    Row(36, "ValueError", "no number in {case!r}", "template", "fstring", "names_not_keywords",
+        ["match is None"]),
+    Row(41, "ValueError", "the answer, twice", "literal", "literal", "names_not_keywords",
+        ['match match.group(0): case "42"', 'match case: case "42"']),
+    # One line, the comment dropped, the pattern's outer parentheses dropped.
+    Row(50, "LookupError", "pattern spread over lines", "literal", "literal",
+        "pattern_over_lines",
+        ['match problem: case KeyError() | IndexError() if "rather lengthy explanation" in '
+         "repr(problem)"]),
+]  # fmt: skip
+
+SCOPES = [
+    Row(8, "ImportError", "ujson must be installed before import", "literal", "literal",
+        "<module>", ["except ImportError"]),
+    Row(13, "RuntimeError", "Profile cannot load on macOS", "literal", "literal", "Profile",
+        ['sys.platform == "darwin"']),
+    Row(17, "ValueError", "depth must be at least one", "literal", "literal", "Profile.__init__",
+        ["depth < 1"]),
+    # The setter: the same name as the getter.
+    Row(26, "AttributeError", "depth cannot be changed", "literal", "literal", "Profile.depth",
+        []),
+    # The `for letter in part` after the def belongs to `split`: not a guard.
+    Row(33, "ValueError", "not a letter: {letter!r}", "template", "fstring",
+        "Profile.tokens.<locals>.split.<locals>.verify", ["not letter.isalpha()"]),
+    Row(44, "TypeError", "options are required", "literal", "literal", "Profile.Meta.create",
+        ["options is None"]),
+    Row(50, "RuntimeError", "temporary {flavor} runner is a stub", "template", "fstring",
+        "builder.<locals>.Temporary.execute", []),
+    Row(53, "TimeoutError", "download stalled", "literal", "literal", "builder.<locals>.download",
+        []),
+    # The path resets at the def: the version check is definition context, not a guard.
+    Row(62, "NotImplementedError", "engine for 3.12+", "literal", "literal", "Engine.boot", []),
+    Row(66, "NotImplementedError", "engine for older pythons", "literal", "literal",
+        "Engine.boot", []),
+    Row(69, "NotImplementedError", None, "none", "none", "stub", []),
+]  # fmt: skip
+
+ASSERTS = [
+    asserted(5, "model", "a model must be loaded first", "literal", "literal", "checks"),
+    # The parentheses are stripped; the message sits on line 8.
+    asserted(6, "model", "wrapped test, the message follows the parenthesis", "literal",
+             "literal", "checks"),
+    asserted(9, "offset % block == 0", "offset {offset} is not a multiple of the block {block}",
+             "template", "fstring", "checks"),
+    # A tuple message: unresolved.
+    asserted(13, "dst.shape == src.shape", None, "dynamic", "expression", "checks"),
+    asserted(14, "dst.is_pinned()", None, "none", "none", "checks"),
+    # A concat template keeping the conditional suffix as one placeholder.
+    asserted(15, "filled <= size",
+             "filled {filled} exceeds size {size}"
+             "{f\" [{'; '.join(f'{k}:{v}' for k, v in extra.items())}]\" if extra else \"\"}",
+             "template", "concat", "checks"),
+    # The `if chunk.empty: continue` before it is not a guard.
+    asserted(21, "chunk.parent is not None", "chunk {chunk.label} lost its parent", "template",
+             "percent", "checks", ["for chunk in chunks"]),
+    # Always true: the string is part of the test, not a message (not flagged).
+    asserted(25, '(ready, "a non-empty tuple is always true")', None, "none", "none",
+             "tuple_test"),
+]  # fmt: skip
+
+NEWER_GRAMMAR = [
+    # PEP 701: the same quotes inside the replacement field.
+    Row(7, "ValueError", 'empty names; config has {"; ".join(config)}', "template", "fstring",
+        "quotes_reused", ["not names"]),
+    # The '\t' inside the expression stays source text.
+    Row(9, "ValueError", "size {size} for {config[\"kind\"]!r}: {'\\t'.join(names)}", "template",
+        "fstring", "quotes_reused", ["size < 0"]),
+    # A replacement field over lines with a comment: one line, comment dropped.
+    Row(11, "ValueError", "{len(names)} names exceed {size}", "template", "fstring",
+        "quotes_reused", ["len(names) > size"]),
+    Row(15, "ValueError", 'outer {f"inner {names[-1]!r}"} end', "template", "fstring",
+        "quotes_reused", ["names[0] is None"]),
+    # PEP 695 generic function.
+    Row(20, "IndexError", "last() of an empty list", "literal", "literal", "last",
+        ["not values"]),
+    # PEP 758: two types without parentheses.
+    Row(31, "RuntimeError", "the socket could not connect", "literal", "literal",
+        "bare_except_list", ["except ConnectionRefusedError, TimeoutError"]),
+    # PEP 750: a t-string is styled as one.
+    Row(36, "ValueError", "no template for {account!r}", "template", "tstring",
+        "template_string", ["account is None"]),
+]  # fmt: skip
+
+BYTE_LEVEL = {
+    "line_endings_mixed.py": [
+        # CPython folds CRLF to LF inside literals: no \r in the message.
+        Row(6, "ValueError", "top row\nbottom row", "literal", "literal", "windows_text",
+            ["level == 1"]),
+        # Backslash + CRLF inside a literal continues it.
+        Row(9, "ValueError", "continued after a backslash", "literal", "literal",
+            "windows_text", ["level == 2"]),
+        # A lone CR ends line 11: the raise is on line 13 (not 12, as split("\n") says).
+        Row(13, "RuntimeError", "after the odd endings: {user}", "template", "fstring",
+            "windows_text", ["level == 3"]),
+    ],
+    "bom_utf8.py": [
+        asserted(6, "encoder", "an encoder must be configured for embeddings", "literal",
+                 "literal", "embed"),
+        Row(10, "TypeError", "encoder must be callable", "literal", "literal", "embed",
+            ["not callable(encoder)"]),
+    ],
+    # Decoded with the cookie's Latin-1.
+    "cookie_latin1.py": [
+        Row(8, "KeyError", "mot inconnu: «{word}»", "template", "percent", "translate",
+            ["word not in glossary"]),
+        Row(10, "ValueError", "traduction manquante pour {word} (été, 25°C)", "template",
+            "fstring", "translate", ["glossary[word] is None"]),
+    ],
+    # A lossy decode, mined, with a note in the manifest.
+    "latin1_no_cookie.py": [
+        Row(9, "ValueError", "total must be positive", "literal", "literal", "ensure_positive",
+            ["total <= 0"]),
+    ],
+    # CPython rejects the file, libcst parses it: mined.
+    "nul_in_literal.py": [
+        Row(7, "ValueError", "delimiter \x00 (NUL) is reserved", "literal", "literal",
+            "split_fields", ['delimiter == "\x00"']),
+        Row(8, "ValueError", "the escape \x00 still means NUL", "literal", "literal",
+            "split_fields", []),
+    ],
+    "excerpt_edges.py": [
+        Row(2, "EnvironmentError", "USER is not set", "literal", "literal", "<module>",
+            ['not os.environ.get("USER")']),
+        # The `if v: return v` before it exits early: not a guard.
+        Row(9, "ValueError", "end of the file", "literal", "literal", "final", []),
+    ],
+}  # fmt: skip
+
+#: Valid Python that libcst rejects: the ``ast`` fallback mines it (see
+#: ``test_what_libcst_rejects_is_mined_by_the_ast_fallback`` for the reasons).
+FALLBACK = {
+    "fallback_tabs.py": [
+        Row(6, "ValueError", "nothing to clamp", "literal", "literal", "clamp", ["v is None"],
+            parser="ast"),
+    ],
+    # Raw: the backslash and the newline after it are both kept.
+    "fallback_rf_continuation.py": [
+        Row(6, "FileNotFoundError", "nothing under F:\\archive\\{stem} \\\nwas found",
+            "template", "fstring", "resolve", ["not stem"], parser="ast"),
+    ],
+    # Only the function holding the site is given to libcst, and the stray
+    # backslash lies outside it: libcst mines it (the whole module it rejects).
+    "fallback_lone_backslash.py": [
+        Row(9, "ValueError", "raised below the lone backslash", "literal", "literal", "after",
+            ["flag"]),
+    ],
+}  # fmt: skip
+
+#: The one regular file of ``symlinked/`` (its links are skipped).
+SYMLINKED = [
+    Row(6, "ValueError", "location must not be empty", "literal", "literal", "open_store",
+        ["not location"]),
+]  # fmt: skip
+
+TABLES: dict[str, list[Row]] = {
+    "msg_literals.py": MSG_LITERALS,
+    "msg_fstrings.py": MSG_FSTRINGS,
+    "msg_percent_format.py": MSG_PERCENT_FORMAT,
+    "msg_variables.py": MSG_VARIABLES,
+    "causes_reraises.py": CAUSES,
+    "guards_branches.py": BRANCH_GUARDS,
+    "guards_loops_try.py": LOOP_GUARDS,
+    "guards_match.py": MATCH_GUARDS,
+    "scopes_nesting.py": SCOPES,
+    "asserts_forms.py": ASSERTS,
+    "grammar_newer.py": NEWER_GRAMMAR,
+    **BYTE_LEVEL,
+    **FALLBACK,
+    "symlinked/lib/actual.py": SYMLINKED,
+}
+#: Mined, checked by ``test_long_elif_chain_is_mined_whole`` instead of a table.
+ELIF_CHAIN = "elif_chain.py"
+#: Not mined at all: the file's status and reason (see the tests below).
+NOT_MINED = {
+    "nul_in_code.py": "failed",
+    "legacy_py2.py": "failed",
+    "deep_parens.py": "failed",
+    "symlinked/lib/mirror.py": "skipped",
+    "symlinked/lib/broken.py": "skipped",
+}
+#: Mined, with a note in the manifest.
+NOTED = {
+    "latin1_no_cookie.py": "decoded with replacement characters (invalid bytes)",
+    "fallback_tabs.py": "mined with the ast fallback (libcst cannot parse: "
+    "tokenizer error: no matching outer block for dedent @ 1:1)",
+    "fallback_rf_continuation.py": "mined with the ast fallback (libcst cannot parse: "
+    "tokenizer error: unterminated string literal @ 1:1)",
+}
+
+TABLE_ROWS = [(path, row) for path, rows in TABLES.items() for row in rows]
+
+
+def record(site: dict[str, Any]) -> Row:
+    """A mined site in the shape of a table row."""
+    test = None
+    if site["kind"] == "assert":
+        own = site["guards"][-1]
+        assert (own["kind"], own["negated"], own["line"]) == ("assert", True, site["line"])
+        test = own["test"]
+    return Row(
+        line=site["line"],
+        exception=site["exception"],
+        message=site["message"],
+        kind=site["message_kind"],
+        style=site["message_style"],
+        scope=site["scope"],
+        guards=guards(site),
+        cause=site["cause"],
+        reraised=site["reraised"] if site["reraise"] else None,
+        test=test,
+        parser=site["parser"],
+    )
+
+
 # -- the run as a whole --------------------------------------------------------
 def test_fixture_repository_stores_links_as_links(cases_repo: Path) -> None:
     tree = git.Repo(cases_repo).git.ls_tree("-r", "v1")
     modes = {line.split("\t")[1]: line.split()[0] for line in tree.splitlines()}
-    assert modes["31_symlinks/pkg/alias_module.py"] == "120000"
-    assert modes["31_symlinks/pkg/dangling.py"] == "120000"
-    assert modes["31_symlinks/pkg_link"] == "120000"
-    assert modes["31_symlinks/pkg/real_module.py"] == "100644"
+    for link in SYMLINKS:
+        assert modes[link] == "120000", link
+    assert modes["symlinked/lib/actual.py"] == "100644"
 
 
-def test_every_case_file_is_accounted_for_in_one_run(mined: Mined) -> None:
+def test_byte_level_cases_are_stored_byte_for_byte(cases_repo: Path) -> None:
+    repo = git.Repo(cases_repo)
+    for name, data in BYTE_CASES.items():
+        assert repo.commit("v1").tree[name].data_stream.read() == data, name
+    assert b"\r\n" in BYTE_CASES["line_endings_mixed.py"]
+    assert BYTE_CASES["bom_utf8.py"].startswith(b"\xef\xbb\xbf")
+    assert not BYTE_CASES["excerpt_edges.py"].endswith(b"\n")
+
+
+def test_every_input_is_accounted_for_in_one_run(mined: Mined) -> None:
     assert mined.exit_code == 1  # done, but some files were not mined
     problems = {p: (f["status"], f["reason"]) for p, f in mined.files.items()}
-    not_mined = {p for p, (status, _) in problems.items() if status != "mined"}
-    assert not_mined == {
-        "21_nul_in_code.py",
-        "22_python2_file.py",
-        "26_deep_parens_segfault.py",
-        "31_symlinks/pkg/alias_module.py",
-        "31_symlinks/pkg/dangling.py",
-    }
-    noted = {p for p, (status, _) in problems.items() if status == "mined"}
-    assert noted == {
-        "19_latin1_comment_no_cookie.py",
-        "24a_tabs_mixed_valid.py",
-        "24c_rf_backslash_newline.py",
-    }
-    # 27 case files and 3 in 31_symlinks; the links loop and pkg_link are not .py entries.
-    assert mined.counts["files"] == 30
+    assert {p: status for p, (status, _) in problems.items() if status != "mined"} == NOT_MINED
+    assert {p: reason for p, (status, reason) in problems.items() if status == "mined"} == NOTED
+    # The one-file inputs and the 3 .py entries of symlinked/; the directory
+    # links cycle and lib_alias are not .py entries.
+    assert mined.counts["files"] == len(flat_cases()) + 3 == 27
     assert mined.counts["files_failed"] == 3
     assert mined.counts["files_skipped"] == 2
+    assert mined.counts["files_mined"] == len(TABLES) + 1 == 22
     assert mined.counts["sites_by_parser"] == {"ast": 2, "libcst": 530}
+    assert (mined.counts["raise_sites"], mined.counts["assert_sites"]) == (523, 9)
+    assert mined.counts["reraise_sites"] == 7
+    mined_paths = {path for path, _ in mined.sites}
+    assert mined_paths == set(TABLES) | {ELIF_CHAIN}
 
 
 def test_no_output_file_holds_a_nul_byte(mined: Mined) -> None:
@@ -177,1035 +611,275 @@ def test_no_output_file_holds_a_nul_byte(mined: Mined) -> None:
     assert "\\u0000" in (mined.out / "sites.jsonl").read_text("utf-8")
 
 
-# -- 01..04: messages ----------------------------------------------------------
-# (line, exception, message, kind, style, scope, guards)
-LITERALS = [
-    (7, "ValueError", "value must not be None", "literal", "literal", "plain", ["x is None"]),
-    (
-        12,
-        "RuntimeError",
-        "buffer is too small for the request; increase the pool size or lower the batch size.",
-        "literal",
-        "literal",
-        "implicit_concat",
-        ["size > limit"],
-    ),
-    (
-        21,
-        "RuntimeError",
-        "first line of the message\n    second line, indented\nthird line",
-        "literal",
-        "literal",
-        "triple_quoted",
-        ["not flag"],
-    ),
-    (
-        30,
-        "ValueError",
-        r"expected \d+ digits in C:\tmp\new",
-        "literal",
-        "literal",
-        "raw_and_bytes",
-        ['kind == "pattern"'],
-    ),
-    (
-        32,
-        "ValueError",
-        "bad header bytes",
-        "literal",
-        "bytes",
-        "raw_and_bytes",
-        ['not (kind == "pattern")', 'kind == "bytes"'],
-    ),
-    (
-        37,
-        "ValueError",
-        "temperature below 0\N{DEGREE SIGN}C\tis not allowed\n",
-        "literal",
-        "literal",
-        "escapes_and_unicode",
-        ["temp < 0"],
-    ),
-    (
-        39,
-        "ValueError",
-        "数值超出范围 — too hot 🔥 café",
-        "literal",
-        "literal",
-        "escapes_and_unicode",
-        ["temp > 100"],
-    ),
-    (44, "ValueError", None, "none", "none", "no_message", ["mode == 1"]),
-    (46, "ValueError", None, "none", "none", "no_message", ["mode == 2"]),
-    # An empty message is a literal, not "no message".
-    (47, "KeyError", "", "literal", "literal", "no_message", []),
-]
-
-FSTRINGS = [
-    (
-        7,
-        "ValueError",
-        "ratio {ratio:.2f} for {name!r} exceeds 1",
-        "template",
-        "fstring",
-        "conversions",
-        ["ratio > 1"],
-    ),
-    (
-        9,
-        "ValueError",
-        "{name=} has negative width {width!s:>{width + 10}}",
-        "template",
-        "fstring",
-        "conversions",
-        ["width < 0"],
-    ),
-    (
-        11,
-        "ValueError",
-        "no items; expected one of {', '.join(sorted(table))}",
-        "template",
-        "fstring",
-        "conversions",
-        ["not items"],
-    ),
-    (
-        13,
-        "KeyError",
-        "unknown key {name!r}; known: {table['default']}",
-        "template",
-        "fstring",
-        "conversions",
-        ["name not in table"],
-    ),
-    (
-        18,
-        "ValueError",
-        "use {{{key}}} placeholders, got {{}} for {value}",
-        "template",
-        "fstring",
-        "braces",
-        ["value is None"],
-    ),
-    (
-        23,
-        "OSError",
-        "file {path} is empty; the config expects a mapping like {{name: value}} "
-        "({size} bytes read)",
-        "template",
-        "fstring",
-        "mixed_concat",
-        ["size == 0"],
-    ),
-    (
-        32,
-        "RuntimeError",
-        "got {count} entries but the limit is {limit if flag else 'unbounded'} "
-        "({count - limit:+d} over, {count / max(limit, 1):.1%})",
-        "template",
-        "fstring",
-        "expressions_inside",
-        ["count > limit"],
-    ),
-    (
-        40,
-        "FileNotFoundError",
-        r"missing folder C:\data\{folder}\cache",
-        "template",
-        "fstring",
-        "raw_fstring",
-        ["not folder"],
-    ),
-]
-
-PERCENT_FORMAT = [
-    # EXPECTED.md shows the format strings; we render the arguments in place.
-    (
-        9,
-        "ValueError",
-        "setting must be one of a|b|c, got {raw!r}",
-        "template",
-        "percent",
-        "percent_forms",
-        ["raw not in opts"],
-    ),
-    (
-        14,
-        "ValueError",
-        "range [{low:d}, {high:d}] is empty (100% invalid)",
-        "template",
-        "percent",
-        "percent_forms",
-        ["low > high"],
-    ),
-    (
-        16,
-        "KeyError",
-        "{raw} has no options for {low}",
-        "template",
-        "percent",
-        "percent_forms",
-        ["not opts"],
-    ),
-    (
-        21,
-        "ValueError",
-        "bad mode {mode} (width {width:>4})",
-        "template",
-        "format",
-        "format_forms",
-        ['mode == "a"'],
-    ),
-    (
-        23,
-        "ValueError",
-        'bad mode {mode!r}; expected {"c"} or {{literal}}',
-        "template",
-        "format",
-        "format_forms",
-        ['mode == "b"'],
-    ),
-    (
-        25,
-        "ValueError",
-        "bad {mode} at {1:{w}d}",
-        "template",
-        "format",
-        "format_forms",
-        ['mode == "c"'],
-    ),
-    # The format string is a module constant: unresolved (conservative).
-    (26, "ValueError", None, "dynamic", "expression", "format_forms", []),
-    # SHOULD met: the concatenation rendered like an f-string.
-    (
-        31,
-        "RuntimeError",
-        'unknown prefix {prefix}; expected one of: {", ".join(names)}',
-        "template",
-        "concat",
-        "plus_and_join",
-        ["prefix"],
-    ),
-    # MUST NOT report '", "' as the message.
-    (32, "RuntimeError", None, "dynamic", "expression", "plus_and_join", []),
-    # A logging-style extra argument: a literal, not a %-format.
-    (
-        37,
-        "ValueError",
-        "config file must be yaml or json." + " " * 19 + "%s supplied",
-        "literal",
-        "literal",
-        "logging_style",
-        ['extension not in ("yaml", "json")'],
-    ),
-]
-
-VARIABLES = [
-    (
-        9,
-        "ValueError",
-        "the value is out of range",
-        "literal",
-        "literal",
-        "single_literal",
-        ["x > 10"],
-    ),
-    (
-        18,
-        "ValueError",
-        "value {x} is outside [{lo}, {hi}]; adjust the bounds",
-        "template",
-        "fstring",
-        "single_fstring",
-        ["not lo <= x <= hi"],
-    ),
-    (25, "TypeError", "annotated message", "literal", "literal", "annotated_and_chained", ["x"]),
-    (26, "TypeError", "chained message", "literal", "literal", "annotated_and_chained", []),
-    (34, "RuntimeError", None, "dynamic", "expression", "augmented", ["limit <= 0"]),
-    (42, "ImportError", None, "dynamic", "expression", "two_branches", []),
-    # SHOULD met: the nested def's assignment is not this function's.
-    (53, "ValueError", "outer reason", "literal", "literal", "shadowed_by_nested_def", ["x"]),
-    (63, "ValueError", None, "dynamic", "expression", "only_nested_assigns", []),
-    (68, "ValueError", None, "dynamic", "expression", "module_constant_and_parameter", ["x"]),
-    (69, "ValueError", None, "dynamic", "expression", "module_constant_and_parameter", []),
-    # EXPECTED.md also lists `try` above the except guard; we list it for the try body only.
-    (
-        79,
-        "ValueError",
-        None,
-        "dynamic",
-        "expression",
-        "rebound_by_loop_and_except",
-        ["except LookupError as problem"],
-    ),
-    (80, "ValueError", None, "dynamic", "expression", "rebound_by_loop_and_except", []),
-    (
-        85,
-        "ValueError",
-        None,
-        "dynamic",
-        "expression",
-        "walrus_and_tuple",
-        ['(detail := data.get("detail")) is not None'],
-    ),
-    (87, "ValueError", None, "dynamic", "expression", "walrus_and_tuple", []),
-    (
-        94,
-        "ValueError",
-        None,
-        "dynamic",
-        "expression",
-        "assigned_after_use",
-        ["for item in items", "item is None"],
-    ),
-    # SHOULD met: a comprehension's target is its own scope.
-    (
-        101,
-        "ValueError",
-        "rows are invalid",
-        "literal",
-        "literal",
-        "comprehension_name_does_not_leak",
-        [],
-    ),
-]
-
-MESSAGE_TABLES = [
-    ("01_literal_messages.py", LITERALS),
-    ("02_fstring_templates.py", FSTRINGS),
-    ("03_percent_format_concat.py", PERCENT_FORMAT),
-    ("04_message_variables.py", VARIABLES),
-]
+def test_lines_agree_with_the_standard_library(mined: Mined, cases_repo: Path) -> None:
+    """Every site's line and end line are those of CPython's ``ast`` wherever it
+    parses the file (the NUL bytes of nul_in_literal.py replaced first; before
+    3.14 it cannot parse grammar_newer.py)."""
+    unparsed = []
+    for path in [*TABLES, ELIF_CHAIN]:
+        data = (cases_repo / path).read_bytes().replace(b"\x00", b"?")
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", SyntaxWarning)  # the always-true assert
+                tree = ast.parse(data)
+        except SyntaxError:
+            unparsed.append(path)
+            continue
+        spans = sorted(
+            (n.lineno, n.end_lineno)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Raise | ast.Assert)
+        )
+        assert [(s["line"], s["end_line"]) for s in mined.of(path)] == spans, path
+        if path != ELIF_CHAIN:
+            assert [line for line, _ in spans] == [row.line for row in TABLES[path]], path
+    assert unparsed == (["grammar_newer.py"] if sys.version_info < (3, 14) else [])
 
 
+# -- every record, field by field ----------------------------------------------
 @pytest.mark.parametrize(
-    ("path", "row"),
-    [(path, row) for path, rows in MESSAGE_TABLES for row in rows],
-    ids=[f"{path[:2]}-{row[0]}" for path, rows in MESSAGE_TABLES for row in rows],
+    ("path", "row"), TABLE_ROWS, ids=[f"{path}:{row.line}" for path, row in TABLE_ROWS]
 )
-def test_messages(mined: Mined, path: str, row: tuple[Any, ...]) -> None:
-    line, exception, message, kind, style, scope, expected_guards = row
-    site = mined.site(path, line)
-    assert site["kind"] == "raise"
-    assert site["exception"] == exception
-    assert site["message"] == message
-    assert site["message_kind"] == kind
-    assert site["message_style"] == style
-    assert site["scope"] == scope
-    assert guards(site) == expected_guards
-    assert site["parser"] == "libcst"
+def test_record(mined: Mined, path: str, row: Row) -> None:
+    site = mined.site(path, row.line)
+    assert site["kind"] == ("assert" if row.test is not None else "raise")
+    assert record(site) == row
 
 
-@pytest.mark.parametrize(
-    "path", [path for path, _ in MESSAGE_TABLES], ids=[p[:2] for p, _ in MESSAGE_TABLES]
-)
-def test_message_tables_cover_every_site(mined: Mined, path: str) -> None:
-    rows = dict(MESSAGE_TABLES)[path]
-    assert [s["line"] for s in mined.of(path)] == [row[0] for row in rows]
+@pytest.mark.parametrize("path", list(TABLES))
+def test_table_covers_every_site_of_the_file(mined: Mined, path: str) -> None:
+    assert [s["line"] for s in mined.of(path)] == [row.line for row in TABLES[path]]
 
 
 def test_message_parts_keep_braces_apart_from_placeholders(mined: Mined) -> None:
-    braces = mined.site("02_fstring_templates.py", 18)["message_parts"]
+    braces = mined.site("msg_fstrings.py", 18)["message_parts"]
     assert braces == [
-        {"text": "use {"},
-        {"expr": "key"},
-        {"text": "} placeholders, got {} for "},
+        {"text": "write {"},
+        {"expr": "field"},
+        {"text": "} in the template, not {} near "},
         {"expr": "value"},
     ]
-    mixed = mined.site("02_fstring_templates.py", 23)["message_parts"]
-    assert {"text": " is empty; the config expects a mapping like {name: value} ("} in mixed
-    debug = mined.site("02_fstring_templates.py", 9)["message_parts"]
-    assert debug[:2] == [{"text": "name="}, {"expr": "name", "conversion": "r"}]
-    assert debug[3] == {"expr": "width", "conversion": "s", "spec": ">{width + 10}"}
-    unresolved = mined.site("03_percent_format_concat.py", 32)
-    assert unresolved["message_source"] == '", ".join(names)'
+    mixed = mined.site("msg_fstrings.py", 23)["message_parts"]
+    assert {"text": " has no lines; a header looks like {key: type} ["} in mixed
+    debug = mined.site("msg_fstrings.py", 9)["message_parts"]
+    assert debug[:2] == [{"text": "limit="}, {"expr": "limit", "conversion": "r"}]
+    assert debug[3] == {"expr": "label", "conversion": "s", "spec": "^{limit * 2}"}
+    ascii_conversion = mined.site("msg_fstrings.py", 13)["message_parts"]
+    assert ascii_conversion[1] == {"expr": "label", "conversion": "a"}
+    unresolved = mined.site("msg_percent_format.py", 32)
+    assert unresolved["message_source"] == '" | ".join(known)'
     assert unresolved["message_parts"] == []
-    constant = mined.site("03_percent_format_concat.py", 26)
-    assert constant["message_source"] == "TEMPLATE.format(mode)"
-    resolved = mined.site("04_message_variables.py", 9)
-    assert resolved["message_source"] == "msg"
-    assert mined.site("04_message_variables.py", 42)["cause"] == "err"
-
-
-# -- 06..10: causes, re-raises, guards, scopes ---------------------------------
-# (line, exception, message, cause, reraised or None when not a re-raise, scope, guards)
-CAUSES = [
-    (
-        9,
-        "ValueError",
-        "invalid payload at {exc.pos}",
-        "exc",
-        None,
-        "with_cause",
-        ["except json.JSONDecodeError as exc"],
-    ),
-    (16, "AttributeError", None, "None", None, "cause_none", ["except KeyError"]),
-    (
-        21,
-        "RuntimeError",
-        "multiple restores failed: {errors_seen!r}",
-        "errors_seen[0]",
-        None,
-        "cause_expression",
-        ["errors_seen"],
-    ),
-    (
-        31,
-        None,
-        None,
-        None,
-        ["OSError", "TimeoutError"],
-        "bare_reraise",
-        ["except (OSError, TimeoutError)"],
-    ),
-    (33, None, None, None, ["BaseException"], "bare_reraise", ["except"]),
-    # SHOULD met: `raise err` of the caught exception is a re-raise of ValueError.
-    (
-        41,
-        "err",
-        None,
-        None,
-        ["ValueError"],
-        "reraise_bound",
-        ["except ValueError as err", "loader.strict"],
-    ),
-    # SHOULD met: err.with_traceback(tb) re-raises; MUST NOT take None as a message.
-    (42, "err", None, None, ["ValueError"], "reraise_bound", ["except ValueError as err"]),
-    (
-        56,
-        None,
-        None,
-        None,
-        ["SyntaxError", "ValueError"],
-        "reraise_from_loop_else",
-        [
-            "except (SyntaxError, ValueError)",
-            "for candidate in candidates: else",
-            "not candidates",
-        ],
-    ),
-    # MUST NOT: a handler outside the function does not make this a re-raise.
-    (64, None, None, None, None, "closure_in_handler.<locals>.later", []),
-    (70, None, None, None, None, "bare_raise_outside_handler", []),
-]
-
-
-@pytest.mark.parametrize("row", CAUSES, ids=[str(r[0]) for r in CAUSES])
-def test_causes_and_reraises(mined: Mined, row: tuple[Any, ...]) -> None:
-    line, exception, message, cause, reraised, scope, expected_guards = row
-    site = mined.site("06_cause_and_reraise.py", line)
-    assert site["exception"] == exception
-    assert site["message"] == message
-    assert site["cause"] == cause
-    assert site["reraise"] is (reraised is not None)
-    assert site["reraised"] == (reraised or [])
-    assert site["scope"] == scope
-    assert guards(site) == expected_guards
-    if line == 16:
-        assert site["message_source"] == "key"  # a parameter: unresolved
-
-
-# (line, exception, message, scope, guards)
-IF_GUARDS = [
-    # `try` omitted above the except guard (ours: try body only).
-    (
-        13,
-        "ImportError",
-        "collections.abc is required",
-        "<module>",
-        ["not (TYPE_CHECKING)", "except ImportError as exc"],
-    ),
-    (
-        16,
-        "RuntimeError",
-        "this module needs Python 3.9+",
-        "<module>",
-        ["sys.version_info < (3, 9)"],
-    ),
-    (
-        25,
-        "ValueError",
-        "lenient mode is not supported",
-        "dispatch",
-        ['not (mode == "fast")', 'not (mode == "safe" and size > 10)', "not strict"],
-    ),
-    (
-        27,
-        "ValueError",
-        "unknown mode {mode!r}",
-        "dispatch",
-        ['not (mode == "fast")', 'not (mode == "safe" and size > 10)', "not (not strict)"],
-    ),
-    (33, "RuntimeError", "a-or-b with c", "nested", ["a or b", "c"]),
-    (36, "RuntimeError", "neither a nor b, with c", "nested", ["not (a or b)", "c"]),
-    (
-        45,
-        "ValueError",
-        "feature needs backend x or y",
-        "multiline_condition",
-        ['cfg.enable_feature and backend not in ("x", "y")'],
-    ),
-    (
-        50,
-        "ValueError",
-        "cannot parse size {text!r}",
-        "walrus_condition",
-        [r'(m := re.match(r"(\d+)x(\d+)", text)) is None'],
-    ),
-    (55, "ValueError", "negative", "one_liners", ["x < 0"]),
-    (57, "ValueError", "positive", "one_liners", ["not (x == 0)"]),
-    (62, "AssertionError", "unreachable", "dead_code_still_reported", ["False"]),
-    (64, "AssertionError", "debug only", "dead_code_still_reported", ["__debug__"]),
-    (
-        69,
-        "SystemExit",
-        "usage: prog FILE",
-        "<module>",
-        ['__name__ == "__main__"', "len(sys.argv) < 2"],
-    ),
-]
-
-LOOP_GUARDS = [
-    (
-        12,
-        "RuntimeError",
-        "queue closed while waiting",
-        "loops",
-        ["while attempts < retries", "queue.closed"],
-    ),
-    (
-        14,
-        "TimeoutError",
-        "queue not ready after {retries} attempts",
-        "loops",
-        ["while attempts < retries: else"],
-    ),
-    (18, "ValueError", "bad item {item.id}", "loops", ["for item in queue.items()", "item.bad"]),
-    (
-        21,
-        "LookupError",
-        "queue is empty",
-        "loops",
-        ["for item in queue.items(): else", "not queue.items()"],
-    ),
-    (
-        27,
-        "ValueError",
-        "stream yielded None",
-        "async_loops",
-        ["async for chunk in stream", "chunk is None"],
-    ),
-    (
-        30,
-        "RuntimeError",
-        "transaction failed",
-        "async_loops",
-        ["async with lock, session.begin() as tx", "tx.failed"],
-    ),
-    (
-        37,
-        "IOError",
-        "index out of sync",
-        "with_blocks",
-        [
-            "with lock",
-            'with open(path) as fh, open(path + ".idx") as idx',
-            "fh.read(1) != idx.read(1)",
-        ],
-    ),
-    (43, "ConnectionError", "not connected", "try_parts", ["try", "not conn.open"]),
-    (
-        49,
-        "ConnectionError",
-        "reopen failed",
-        "try_parts",
-        ["except (ConnectionError, OSError) as err", "conn.retry", "except OSError"],
-    ),
-    (50, None, None, "try_parts", ["except (ConnectionError, OSError) as err"]),
-    (53, "RuntimeError", "connection left dirty", "try_parts", ["try: else", "conn.dirty"]),
-    (56, "ResourceWarning", "connection leaked", "try_parts", ["finally", "conn.leaked"]),
-    (
-        63,
-        "RuntimeError",
-        "{len(group.exceptions)} tasks failed",
-        "exception_groups",
-        ["except* (ValueError, TypeError) as group"],
-    ),
-    (65, None, None, "exception_groups", ["except* KeyboardInterrupt"]),
-]
-
-MATCH_GUARDS = [
-    (
-        21,
-        "AssertionError",
-        "remote script failed:\n{tb}",
-        "handle",
-        ["match reply: case Failed(trace=tb) if strict"],
-    ),
-    (23, "KeyboardInterrupt", None, "handle", ['match reply: case "stop" | "halt"']),
-    # `message` is a capture-pattern binding: unresolved.
-    (25, "RuntimeError", None, "handle", ['match reply: case {"error": message, **rest}']),
-    (
-        27,
-        "ValueError",
-        "first element is None",
-        "handle",
-        ["match reply: case [first, *_] if first is None"],
-    ),
-    (29, "RuntimeError", "unexpected reply {reply!r}", "handle", ["match reply: case _"]),
-    (36, "ValueError", "no word in {case!r}", "soft_keywords", ["match is None"]),
-    (
-        41,
-        "ValueError",
-        "nested match",
-        "soft_keywords",
-        ['match match.group(0): case "x"', 'match case: case "x"'],
-    ),
-    # One line, comment dropped; the pattern's outer parentheses are dropped (optional).
-    (
-        50,
-        "RuntimeError",
-        "multi-line case pattern",
-        "multiline_pattern",
-        ['match err: case TypeError() | ValueError() if "absurdly long message" in str(err)'],
-    ),
-]
-
-SCOPES = [
-    (8, "ImportError", "fastjson is required at import time", "<module>", ["except ImportError"]),
-    (
-        13,
-        "RuntimeError",
-        "Settings is not supported on Windows",
-        "Settings",
-        ['sys.platform == "win32"'],
-    ),
-    (17, "ValueError", "size must be positive", "Settings.__init__", ["size <= 0"]),
-    (26, "AttributeError", "size is read-only", "Settings.size", []),
-    # The `for ch in token` after the def belongs to `convert`: not a guard.
-    (
-        33,
-        "ValueError",
-        "bad digit {ch!r}",
-        "Settings.parse.<locals>.convert.<locals>.check",
-        ["not ch.isdigit()"],
-    ),
-    (44, "TypeError", "spec is required", "Settings.Inner.build", ["spec is None"]),
-    (50, "RuntimeError", "local runner for {kind} cannot run", "factory.<locals>.Local.run", []),
-    (53, "ConnectionError", "offline", "factory.<locals>.fetch", []),
-    # The path resets at the def: the version check is definition context, not a guard.
-    (62, "NotImplementedError", "new backend", "Backend.start", []),
-    (66, "NotImplementedError", "old backend", "Backend.start", []),
-    (69, "NotImplementedError", None, "one_line", []),
-]
-
-GUARD_TABLES = [
-    ("07_guards_if_elif_else.py", IF_GUARDS),
-    ("08_guards_loops_with_try.py", LOOP_GUARDS),
-    ("09_match_case.py", MATCH_GUARDS),
-    ("10_scopes.py", SCOPES),
-]
-
-
-@pytest.mark.parametrize(
-    ("path", "row"),
-    [(path, row) for path, rows in GUARD_TABLES for row in rows],
-    ids=[f"{path[:2]}-{row[0]}" for path, rows in GUARD_TABLES for row in rows],
-)
-def test_guards_and_scopes(mined: Mined, path: str, row: tuple[Any, ...]) -> None:
-    line, exception, message, scope, expected_guards = row
-    site = mined.site(path, line)
-    assert site["exception"] == exception
-    assert site["message"] == message
-    assert site["scope"] == scope
-    assert guards(site) == expected_guards
-
-
-@pytest.mark.parametrize("path", [path for path, _ in GUARD_TABLES] + ["06_cause_and_reraise.py"])
-def test_guard_tables_cover_every_site(mined: Mined, path: str) -> None:
-    rows = dict(GUARD_TABLES).get(path, CAUSES)
-    assert [s["line"] for s in mined.of(path)] == [row[0] for row in rows]
+    constant = mined.site("msg_percent_format.py", 26)
+    assert constant["message_source"] == "PATTERN.format(level)"
+    assert mined.site("msg_variables.py", 9)["message_source"] == "text"
+    assert mined.site("causes_reraises.py", 16)["message_source"] == "name"
+    assert mined.site("guards_match.py", 25)["message_source"] == "text"
 
 
 def test_guard_lines_and_bound_names(mined: Mined) -> None:
     # except guards hold the types in `test` and the bound name in `name`.
-    site = mined.site("08_guards_loops_with_try.py", 49)
+    site = mined.site("guards_loops_try.py", 49)
     assert site["guards"][0] == {
         "kind": "except",
-        "test": "(ConnectionError, OSError)",
+        "test": "(BrokenPipeError, OSError)",
         "negated": False,
         "line": 44,
-        "name": "err",
+        "name": "failure",
     }
-    assert site["cause"] == "err"
-    assert [g["line"] for g in mined.site("08_guards_loops_with_try.py", 14)["guards"]] == [13]
-    assert [g["line"] for g in mined.site("08_guards_loops_with_try.py", 53)["guards"]] == [51, 52]
-    assert [g["line"] for g in mined.site("08_guards_loops_with_try.py", 56)["guards"]] == [54, 55]
-    case = mined.site("09_match_case.py", 50)["guards"][0]
-    assert (case["kind"], case["line"], case["subject"]) == ("case", 46, "err")
-    assert mined.site("08_guards_loops_with_try.py", 63)["cause"] == "group"
+    assert [g["line"] for g in site["guards"]] == [44, 45, 48]
+    assert [g["line"] for g in mined.site("guards_loops_try.py", 14)["guards"]] == [13]
+    assert [g["line"] for g in mined.site("guards_loops_try.py", 21)["guards"]] == [19, 20]
+    assert [g["line"] for g in mined.site("guards_loops_try.py", 53)["guards"]] == [51, 52]
+    assert [g["line"] for g in mined.site("guards_loops_try.py", 56)["guards"]] == [54, 55]
+    case = mined.site("guards_match.py", 50)["guards"][0]
+    assert (case["kind"], case["line"], case["subject"]) == ("case", 46, "problem")
+    handler = mined.site("grammar_newer.py", 31)["guards"][0]
+    assert (handler["kind"], handler["test"]) == ("except", "ConnectionRefusedError, TimeoutError")
+    # A multi-line condition's guard sits on the `if` line.
+    assert [g["line"] for g in mined.site("guards_branches.py", 46)["guards"]] == [41]
 
 
-# -- 12, 14: asserts and excerpts ----------------------------------------------
-# (line, failing test, message, kind, style, guards)
-ASSERTS = [
-    (5, "get_embedding", "this model is only used for embedding", "literal", "literal", []),
-    (
-        6,
-        "get_embedding",
-        "parenthesised test, message after the closing paren",
-        "literal",
-        "literal",
-        [],
-    ),
-    (
-        9,
-        "start % page == 0",
-        "segment start {start} is not aligned to page_size {page}",
-        "template",
-        "fstring",
-        [],
-    ),
-    # A tuple message: unresolved.
-    (13, "out.dtype == inp.dtype", None, "dynamic", "expression", []),
-    (14, "out.is_contiguous()", None, "none", "none", []),
-    # Acceptable: a concat template that keeps the conditional suffix as a placeholder.
-    (
-        15,
-        "used <= capacity",
-        "used {used} > capacity {capacity}"
-        "{f\" ({', '.join(f'{k}={v}' for k, v in context.items())})\" if context else \"\"}",
-        "template",
-        "concat",
-        [],
-    ),
-    (
-        21,
-        "seg.owner is not None",
-        "segment {seg.name} has no owner",
-        "template",
-        "percent",
-        ["for seg in segments"],
-    ),
-    # Always true: the string is part of the test, not the message (conservative; not flagged).
-    (25, '(flag, "this tuple is always truthy")', None, "none", "none", []),
-]
+def test_statement_spans(mined: Mined) -> None:
+    assert mined.site("asserts_forms.py", 6)["end_line"] == 8
+    assert mined.site("asserts_forms.py", 13)["message_source"] == "(dst.shape, src.shape)"
+    assert mined.site("msg_literals.py", 12)["end_line"] == 16
+    assert mined.site("grammar_newer.py", 11)["end_line"] == 13
+    assert mined.site("guards_branches.py", 56)["end_line"] == 56
 
 
-@pytest.mark.parametrize("row", ASSERTS, ids=[str(r[0]) for r in ASSERTS])
-def test_asserts(mined: Mined, row: tuple[Any, ...]) -> None:
-    line, test, message, kind, style, expected_guards = row
-    site = mined.site("12_asserts.py", line)
-    assert site["kind"] == "assert"
-    assert site["exception"] == "AssertionError"
-    assert site["message"] == message
-    assert (site["message_kind"], site["message_style"]) == (kind, style)
-    assert site["guards"][-1] == {"kind": "assert", "test": test, "negated": True, "line": line}
-    assert guards(site) == expected_guards
-    assert site["scope"] == ("always_true" if line == 25 else "asserts")
-
-
-def test_asserts_table_covers_every_site(mined: Mined) -> None:
-    assert [s["line"] for s in mined.of("12_asserts.py")] == [row[0] for row in ASSERTS]
-    assert mined.site("12_asserts.py", 6)["end_line"] == 8
-    assert mined.site("12_asserts.py", 13)["message_source"] == "(out.dtype, inp.dtype)"
-
-
+# -- excerpts and bytes --------------------------------------------------------
 def test_excerpts_at_file_edges(mined: Mined, cases_repo: Path) -> None:
-    text = (cases_repo / "14_excerpt_boundaries.py").read_text("utf-8")
-    first = mined.site("14_excerpt_boundaries.py", 2)
-    last = mined.site("14_excerpt_boundaries.py", 9)
-    assert (first["exception"], first["message"], first["scope"]) == (
-        "EnvironmentError",
-        "HOME is not set",
-        "<module>",
-    )
-    assert guards(first) == ['not os.environ.get("HOME")']
-    # The `if x: return x` before the last raise is an early exit, not a guard.
-    assert (last["scope"], guards(last)) == ("last", [])
-    for site in (first, last):
-        assert site["excerpt"] == {"start_line": 1, "end_line": 9, "text": text}
-    assert text.endswith('raise ValueError("last line of the file")')
+    text = (cases_repo / "excerpt_edges.py").read_text("utf-8")
+    assert text.endswith('raise ValueError("end of the file")')  # no line break at the end
+    for line in (2, 9):
+        assert mined.site("excerpt_edges.py", line)["excerpt"] == {
+            "start_line": 1,
+            "end_line": 9,
+            "text": text,
+        }
 
 
-# -- 16..22: line breaks, encodings, NUL, Python 2 -----------------------------
-def test_mixed_line_endings(mined: Mined) -> None:
-    path = "16_mixed_line_endings.py"
-    rows = [
-        (6, "ValueError", "first line\nsecond line", ["flag == 1"]),
-        (9, "ValueError", "joined by a backslash continuation", ["flag == 2"]),
-        # A lone CR ends line 11: the raise is on line 13, not 12.
-        (13, "RuntimeError", "after mixed endings: {name}", ["flag == 3"]),
-    ]
-    assert [s["line"] for s in mined.of(path)] == [r[0] for r in rows]
-    for line, exception, message, expected_guards in rows:
-        site = mined.site(path, line)
-        assert (site["exception"], site["message"], site["scope"]) == (
-            exception,
-            message,
-            "crlf_messages",
-        )
-        assert guards(site) == expected_guards
+def test_excerpt_window_trims_blank_edge_lines(mined: Mined, cases_repo: Path) -> None:
+    """18 lines either side, clipped to the file, blank lines at either edge trimmed."""
+    lines = (cases_repo / "msg_variables.py").read_text("utf-8").split("\n")
+    # 35..71 around line 53; lines 35-36 and 70-71 are blank.
+    middle = mined.site("msg_variables.py", 53)["excerpt"]
+    assert (middle["start_line"], middle["end_line"]) == (37, 69)
+    assert middle["text"] == "\n".join(lines[36:69])
+    assert middle["text"].startswith("def set_in_both_branches(exc, plugin):")
+    # 83..119 around line 101, clipped at the file's last line, 105.
+    last = mined.site("msg_variables.py", 101)["excerpt"]
+    assert (last["start_line"], last["end_line"]) == (83, 105)
+    assert last["text"].endswith("    return repr(value)")
+
+
+def test_mixed_line_endings_leave_no_carriage_return(mined: Mined) -> None:
+    for site in mined.of("line_endings_mixed.py"):
         assert "\r" not in json.dumps(site, ensure_ascii=False).replace("\\r", "")
         assert "\r" not in site["excerpt"]["text"]
-    excerpt = mined.site(path, 13)["excerpt"]["text"].split("\n")
-    assert excerpt[10:12] == ["    x = 1", "    if flag == 3:"]
+    excerpt = mined.site("line_endings_mixed.py", 13)["excerpt"]
+    assert (excerpt["start_line"], excerpt["end_line"]) == (1, 13)
+    assert excerpt["text"].split("\n")[10:12] == ["    y = 2", "    if level == 3:"]
 
 
-def test_utf8_bom(mined: Mined) -> None:
-    path = "17_utf8_bom.py"
-    check = mined.site(path, 6)
-    assert (check["kind"], check["message"], check["scope"]) == (
-        "assert",
-        "this classifier is only used for embedding",
-        "forward",
-    )
-    assert check["guards"][-1]["test"] == "get_embedding"
-    raised = mined.site(path, 10)
-    assert (raised["exception"], raised["message"]) == (
-        "TypeError",
-        "get_embedding must be callable",
-    )
-    assert guards(raised) == ["not callable(get_embedding)"]
-    assert not check["excerpt"]["text"].startswith("\ufeff")
-    assert mined.files.get(path) is None  # mined without a note
+def test_utf8_bom_is_not_part_of_the_text(mined: Mined) -> None:
+    check = mined.site("bom_utf8.py", 6)
+    assert check["excerpt"]["text"].startswith("# Saved by an editor")
+    assert check["end_line"] == 8
+    assert "bom_utf8.py" not in mined.files  # mined without a note
 
 
-def test_latin1_cookie(mined: Mined) -> None:
-    path = "18_latin1_coding.py"
-    first, second = mined.site(path, 8), mined.site(path, 10)
-    assert (first["exception"], first["message"], first["message_style"]) == (
-        "KeyError",
-        "entrée inconnue: {name}",
-        "percent",
-    )
-    assert guards(first) == ["name not in table"]
-    assert (second["exception"], second["message"], second["message_style"]) == (
-        "ValueError",
-        "valeur absente pour «{name}» (°C)",
-        "fstring",
-    )
-    assert guards(second) == ["table[name] is None"]
-    assert first["scope"] == second["scope"] == "lookup"
-    assert "\ufffd" not in first["excerpt"]["text"]
-    assert "entrée" in first["excerpt"]["text"]
+def test_latin1_cookie_decodes_the_excerpt(mined: Mined) -> None:
+    excerpt = mined.site("cookie_latin1.py", 8)["excerpt"]["text"]
+    assert "\ufffd" not in excerpt
+    assert "mot inconnu: «%s»" in excerpt
+    assert "(été, 25°C)" in excerpt
 
 
-def test_latin1_byte_without_cookie_is_mined_with_a_note(mined: Mined) -> None:
-    # SHOULD met: a lossy decode, mined, with a note in the manifest.
-    path = "19_latin1_comment_no_cookie.py"
-    site = mined.site(path, 9)
-    assert (site["exception"], site["message"], site["scope"]) == (
-        "ValueError",
-        "n must be non-negative",
-        "check",
-    )
-    assert guards(site) == ["n < 0"]
-    assert mined.files[path]["status"] == "mined"
-    assert mined.files[path]["reason"] == "decoded with replacement characters (invalid bytes)"
+def test_latin1_byte_without_cookie_is_replaced(mined: Mined) -> None:
+    excerpt = mined.site("latin1_no_cookie.py", 9)["excerpt"]["text"]
+    assert excerpt.split("\n")[3] == "# Author: Fran\ufffdoise Ga\ufffdtan"
 
 
-def test_nul_in_string_literal(mined: Mined) -> None:
-    # libcst parses the file (CPython does not); mined, and NUL escaped in JSON.
-    path = "20_nul_in_string_literal.py"
-    assert [s["line"] for s in mined.of(path)] == [7, 8]
-    first, second = mined.site(path, 7), mined.site(path, 8)
-    assert first["message"] == "separator must not be \x00 (NUL)"
-    assert guards(first) == ['sep == "\x00"']
-    assert second["message"] == "escaped form \x00 is fine"
-    assert first["scope"] == second["scope"] == "pack"
-    line = next(
-        row for row in (mined.out / "sites.jsonl").read_text("utf-8").splitlines() if path in row
-    )
-    assert "separator must not be \\u0000 (NUL)" in line
+def test_nul_in_string_literal_is_escaped_in_json(mined: Mined) -> None:
+    rows = [
+        line
+        for line in (mined.out / "sites.jsonl").read_text("utf-8").splitlines()
+        if json.loads(line)["path"] == "nul_in_literal.py"
+    ]
+    assert len(rows) == 2
+    assert "delimiter \\u0000 (NUL) is reserved" in rows[0]
+    assert 'delimiter == \\"\\u0000\\"' in rows[0]
+    assert "the escape \\u0000 still means NUL" in rows[1]
 
 
 def test_nul_in_code_fails_with_both_reasons(mined: Mined) -> None:
-    entry = mined.files["21_nul_in_code.py"]
+    entry = mined.files["nul_in_code.py"]
     assert entry["status"] == "failed"
     assert entry["reason"] == (
         "libcst cannot parse: tokenizer error: '\\0' is not a valid character in this "
         "position @ 1:1; Python's parser: source code string cannot contain null bytes"
     )
-    assert mined.of("21_nul_in_code.py") == []
+    assert mined.of("nul_in_code.py") == []
 
 
 def test_python2_file_fails_with_a_hint(mined: Mined) -> None:
-    entry = mined.files["22_python2_file.py"]
+    entry = mined.files["legacy_py2.py"]
     assert entry["status"] == "failed"
-    assert entry["reason"].startswith("libcst cannot parse: parser error: error at 7:32")
+    # libcst's inner position (7:29, the end of the print line) and its header (8:28).
+    assert entry["reason"].startswith("libcst cannot parse: parser error: error at 7:29")
+    assert " @ 8:28; " in entry["reason"]
     assert entry["reason"].endswith(
         "Python's parser: Missing parentheses in call to 'print'. Did you mean print(...)? "
         "(line 7) (Python 2 syntax?)"
     )
-    assert mined.of("22_python2_file.py") == []
+    # Nothing made up from `raise SystemExit, 3` or `raise ValueError, "..."`.
+    assert mined.of("legacy_py2.py") == []
 
 
-# -- 24: valid Python that libcst rejects --------------------------------------
-FALLBACK = [
-    (
-        "24a_tabs_mixed_valid.py",
-        6,
-        "ValueError",
-        "x is None",
-        "check",
-        ["x is None"],
-        "tokenizer error: no matching outer block for dedent @ 1:1",
-    ),
-    (
-        "24c_rf_backslash_newline.py",
-        6,
-        "FileNotFoundError",
-        "no file C:\\data\\{name} \\\nfound",
-        "locate",
-        ["not name"],
-        "tokenizer error: unterminated string literal @ 1:1",
-    ),
-    (
-        "24d_lone_backslash_line.py",
-        9,
-        "ValueError",
-        "after the lone backslash",
-        "second",
-        ["x"],
-        "parser error: error at 8:7: expected INDENT @ 9:8",
-    ),
-]
+# -- valid Python that libcst rejects ------------------------------------------
+LIBCST_REASONS = {
+    "fallback_tabs.py": "tokenizer error: no matching outer block for dedent @ 1:1",
+    "fallback_rf_continuation.py": "tokenizer error: unterminated string literal @ 1:1",
+    "fallback_lone_backslash.py": "parser error: error at 8:7: expected INDENT @ 9:8",
+}
 
 
-@pytest.mark.parametrize("row", FALLBACK, ids=[r[0][:3] for r in FALLBACK])
+@pytest.mark.parametrize("path", list(FALLBACK))
 def test_what_libcst_rejects_is_mined_by_the_ast_fallback(
-    mined: Mined, cases_repo: Path, tmp_path: Path, row: tuple[Any, ...]
+    mined: Mined, mined_whole: Mined, path: str
 ) -> None:
-    path, line, exception, message, scope, expected_guards, cst_reason = row
-    whole = mine_repo(cases_repo, tmp_path / "full", "--full-parse")
-    for result in (mined, whole):
-        site = result.site(path, line)
-        assert [s["line"] for s in result.of(path)] == [line]
-        assert (site["exception"], site["message"], site["scope"]) == (exception, message, scope)
-        assert guards(site) == expected_guards
-    fallback = whole.site(path, line)
-    assert fallback["parser"] == "ast"
-    note = whole.files[path]
+    (row,) = FALLBACK[path]
+    assert [record(s) for s in mined.of(path)] == [row]
+    # The whole module given to libcst: every one of them falls back.
+    assert [record(s) for s in mined_whole.of(path)] == [row._replace(parser="ast")]
+    note = mined_whole.files[path]
     assert (note["status"], note["reason"]) == (
         "mined",
-        f"mined with the ast fallback (libcst cannot parse: {cst_reason})",
+        f"mined with the ast fallback (libcst cannot parse: {LIBCST_REASONS[path]})",
     )
-    # Without --full-parse, only the function holding the site is given to
-    # libcst: 24d's stray backslash lies outside it, so libcst mines 24d.
-    assert mined.site(path, line)["parser"] == ("libcst" if path.startswith("24d") else "ast")
 
 
-# -- 25, 26, 28a, 31 -----------------------------------------------------------
-NEWER_GRAMMAR = [
-    (8, "ValueError", 'no keys; known: {", ".join(table)}', "fstring", "pep701", ["not keys"]),
-    (
-        10,
-        "ValueError",
-        "bad width {width} for {table[\"name\"]!r}: {'\\n'.join(keys)}",
-        "fstring",
-        "pep701",
-        ["width < 0"],
-    ),
-    (
-        12,
-        "ValueError",
-        "too many keys: {len(keys)} > {width}",
-        "fstring",
-        "pep701",
-        ["len(keys) > width"],
-    ),
-    (
-        16,
-        "ValueError",
-        'nested {f"inner {keys[1]!r}"} done',
-        "fstring",
-        "pep701",
-        ["keys[0] is None"],
-    ),
-    (21, "IndexError", "first() of an empty list", "literal", "first", ["not items"]),
-    (
-        32,
-        "RuntimeError",
-        "could not open the connection",
-        "literal",
-        "pep758",
-        ["except TimeoutError, ConnectionError"],
-    ),
-    # SHOULD met: a t-string is styled as one.
-    (37, "ValueError", "template message for {user!r}", "tstring", "pep750", ["user is None"]),
-]
+def test_full_parse_run_differs_only_in_the_lone_backslash_file(
+    mined: Mined, mined_whole: Mined
+) -> None:
+    assert mined_whole.exit_code == 1
+    assert mined_whole.counts["sites_by_parser"] == {"ast": 3, "libcst": 529}
+    changed = {key for key in mined.sites if mined.sites[key] != mined_whole.sites[key]}
+    assert changed == {("fallback_lone_backslash.py", 9)}
+    assert set(mined.sites) == set(mined_whole.sites)
 
 
-def test_grammar_newer_than_the_host_python(mined: Mined) -> None:
-    path = "25_py312_py314_syntax.py"
-    assert [s["line"] for s in mined.of(path)] == [r[0] for r in NEWER_GRAMMAR]
-    for line, exception, message, style, scope, expected_guards in NEWER_GRAMMAR:
-        site = mined.site(path, line)
-        assert (site["exception"], site["message"], site["message_style"]) == (
-            exception,
-            message,
-            style,
-        )
-        assert (site["scope"], guards(site)) == (scope, expected_guards)
-        assert site["parser"] == "libcst"
-    handler = mined.site(path, 32)["guards"][0]
-    assert handler["test"] == "TimeoutError, ConnectionError"
-
-
+# -- parser limits: deep nesting, deep recursion -------------------------------
 def test_deep_parentheses_are_never_given_to_libcst(mined: Mined) -> None:
-    entry = mined.files["26_deep_parens_segfault.py"]
+    entry = mined.files["deep_parens.py"]
     assert entry["status"] == "failed"
     assert entry["reason"] == (
         "nesting too deep for libcst (CPython: too many nested parentheses (line 11))"
     )
-    assert mined.of("26_deep_parens_segfault.py") == []
-    assert mined.of("26_gen_deep_parens.py") == []
+    # The ordinary raise before the deep one is lost with the file.
+    assert mined.of("deep_parens.py") == []
 
 
-def test_deep_elif_chain_is_mined_whole(mined: Mined) -> None:
-    path = "28a_deep_elif_chain.py"
-    sites = mined.of(path)
-    assert len(sites) == 401
-    tests = [f'op == "op{i}"' for i in range(400)]
-    for i, site in enumerate(sites[:400]):
-        assert site["line"] == 7 + 2 * i
-        assert (site["exception"], site["message"], site["message_style"]) == (
+BRANCHES = 400
+
+
+def test_long_elif_chain_is_mined_whole(mined: Mined, cases_repo: Path) -> None:
+    assert (cases_repo / ELIF_CHAIN).read_text("utf-8") == elif_chain(BRANCHES)
+    sites = mined.of(ELIF_CHAIN)
+    assert len(sites) == BRANCHES + 1
+    tests = [f'cmd == "cmd{i}"' for i in range(BRANCHES)]
+    for i, site in enumerate(sites[:BRANCHES]):
+        assert record(site) == Row(
+            7 + 2 * i,
             "NotImplementedError",
-            f"op{i} is not implemented",
+            f"cmd{i} has no handler",
             "literal",
+            "literal",
+            "handle",
+            [f"not ({t})" for t in tests[:i]] + [tests[i]],
         )
-        assert site["scope"] == "dispatch"
-        assert guards(site) == [f"not ({t})" for t in tests[:i]] + [tests[i]]
-    last = sites[400]
-    assert (last["line"], last["exception"], last["message"]) == (
-        807,
-        "KeyError",
-        "unknown op {op!r}",
-    )
-    assert guards(last) == [f"not ({t})" for t in tests]
-    assert [g["line"] for g in last["guards"]] == [6 + 2 * i for i in range(400)]
+    last = sites[BRANCHES]
+    assert record(last) == Row(
+        807, "KeyError", "no command {cmd!r}", "template", "fstring", "handle",
+        [f"not ({t})" for t in tests],
+    )  # fmt: skip
+    assert [g["line"] for g in last["guards"]] == [6 + 2 * i for i in range(BRANCHES)]
 
 
+# -- symbolic links and submodules ---------------------------------------------
 def test_symlinks_are_not_followed(mined: Mined) -> None:
-    real = mined.site("31_symlinks/pkg/real_module.py", 6)
-    assert (real["exception"], real["message"], real["scope"]) == (
-        "ValueError",
-        "path is empty",
-        "load",
-    )
-    assert guards(real) == ["not path"]
     reason = "symbolic link (not followed; its target is mined where it lives)"
-    for link in ("31_symlinks/pkg/alias_module.py", "31_symlinks/pkg/dangling.py"):
+    for link in ("symlinked/lib/mirror.py", "symlinked/lib/broken.py"):
         assert mined.files[link]["status"] == "skipped"
         assert mined.files[link]["reason"] == reason
         assert mined.of(link) == []
-    # Counted once: the alias does not double the real module's site.
-    in_case = [key for key in mined.sites if key[0].startswith("31_symlinks/")]
-    assert in_case == [("31_symlinks/pkg/real_module.py", 6)]
+    # Counted once: the mirror does not double the real module's site.
+    in_case = [key for key in mined.sites if key[0].startswith("symlinked/")]
+    assert in_case == [("symlinked/lib/actual.py", 6)]
     # Directory links (the cycle and the sibling) are not .py entries: never walked.
-    assert not any(path.startswith("31_symlinks/pkg_link/") for path, _ in mined.sites)
-    assert not any("/loop/" in path for path in mined.files)
+    assert not any(path.startswith("symlinked/lib_alias/") for path in mined.files)
+    assert not any("/cycle/" in path for path in mined.files)
 
 
 def test_submodule_is_skipped_with_a_note(make_repo: Any, tmp_path: Path) -> None:
@@ -1230,28 +904,21 @@ def test_submodule_is_skipped_with_a_note(make_repo: Any, tmp_path: Path) -> Non
     assert manifest["counts"]["sites"] == 1
 
 
-# -- 29: a huge generated file -------------------------------------------------
+# -- a huge generated file -----------------------------------------------------
 def test_huge_generated_table_is_mined_within_limits(tmp_path: Path) -> None:
-    """Case 29 (4.3 MB, 200,008 lines). About 3 s: only the function holding the
-    raise is given to libcst (the whole module would take about 20 s)."""
+    """A 200,000-entry dict literal (about 5 MB, 200,008 lines), then one raise.
+    A few seconds: only the function holding the raise is given to libcst (the
+    whole module would take about 20 s)."""
     root = tmp_path / "repo"
     root.mkdir()
     repo = init_repo(root)
-    shutil.copyfile(CASES_DIR / "29_gen_huge_table.py", root / "29_gen_huge_table.py")
-    subprocess.run([sys.executable, "29_gen_huge_table.py"], cwd=root, check=True, timeout=120)
-    assert (root / "29_huge_flat_table.py").stat().st_size > 4_000_000
+    (root / "huge_table.py").write_text(huge_table(200_000), "utf-8")
+    assert (root / "huge_table.py").stat().st_size > 4_000_000
     commit_all(repo, "huge table", tag="v1")
     result = mine_repo(root, tmp_path / "out")
     assert result.exit_code == 0
-    site = result.site("29_huge_flat_table.py", 200007)
-    assert (site["exception"], site["message"], site["message_style"]) == (
-        "KeyError",
-        "unknown key {key!r}",
-        "fstring",
-    )
-    assert (site["scope"], guards(site), site["parser"]) == (
-        "lookup",
-        ["key not in TABLE"],
-        "libcst",
-    )
-    assert list(result.sites) == [("29_huge_flat_table.py", 200007)]
+    assert list(result.sites) == [("huge_table.py", 200_007)]
+    assert record(result.site("huge_table.py", 200_007)) == Row(
+        200_007, "KeyError", "no code named {name!r}", "template", "fstring", "code_for",
+        ["name not in CODES"],
+    )  # fmt: skip

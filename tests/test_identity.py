@@ -4,14 +4,15 @@ whole-module libcst parse (``extract_file(..., partial=False)``).
 The other paths: parallel workers with the partial (per-unit) parse, in this
 process with the partial parse, a cold cache (results stored), a warm cache
 (results served, re-pathed when the blob sits elsewhere). Fixture repositories
-hold this project's own source and the hard cases of ``../shared/cases``; the
-integration test takes every 5th file of SGLang v0.5.19 (``RAISE_MINER_IDENTITY_STEP``
-changes the step; 1 compares the whole release, about 10 CPU-minutes).
+hold this project's own source and its hard inputs (``hard_input_fixtures``);
+the integration test takes every 5th file of SGLang v0.5.19
+(``RAISE_MINER_IDENTITY_STEP`` changes the step; 1 compares the whole release,
+about 10 CPU-minutes).
 
 Where the reference itself cannot use libcst on the whole module (it fails,
 or a fallback parser made the records), the partial parse may legitimately do
 better: a unit can parse where the whole file does not (see
-``24d_lone_backslash_line.py``). Those files are listed, not compared.
+``fallback_lone_backslash.py``). Those files are listed, not compared.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import git
 import pytest
-from conftest import CASES_DIR
+from hard_input_fixtures import flat_cases
 
 from miner import pipeline
 from miner.extract.runner import extract_file
@@ -30,8 +31,9 @@ from miner.mining.extraction import MineOptions
 from miner.model import FileResult
 
 PROJECT = Path(__file__).resolve().parents[1]
+FIXTURES = PROJECT / "tests" / "fixtures"
 #: Inputs that kill the process running the whole-module parse (reference path).
-CRASHERS = {"26_deep_parens_segfault.py"}
+CRASHERS = {"deep_parens.py"}
 
 
 def reference(repo: git.Repo, entries: list[source.BlobRef]) -> list[FileResult]:
@@ -82,6 +84,7 @@ def test_project_source_all_paths_match_the_full_parse(make_repo, tmp_path: Path
         str(p.relative_to(PROJECT)): p.read_bytes()
         for folder in ("miner", "tests", "benchmarks")
         for p in sorted((PROJECT / folder).rglob("*.py"))
+        if FIXTURES not in p.parents  # data, compared by the next test
     }
     # The same content at a second path: served from the cache, re-pathed.
     files["copies/cache.py"] = files["miner/mining/cache.py"]
@@ -91,17 +94,13 @@ def test_project_source_all_paths_match_the_full_parse(make_repo, tmp_path: Path
     assert counts["sites"] > 150
 
 
-@pytest.mark.skipif(not CASES_DIR.is_dir(), reason=f"{CASES_DIR}: hard cases not found")
 def test_hard_cases_all_paths_match_the_full_parse(make_repo, tmp_path: Path) -> None:
-    files = {
-        p.name: p.read_bytes()
-        for p in sorted(CASES_DIR.glob("*.py"))
-        if p.name not in CRASHERS and not p.is_symlink()
-    }
+    files = {name: data for name, data in flat_cases().items() if name not in CRASHERS}
     root = make_repo(files)
     counts = check_all_paths(root, "v1", tmp_path)
-    assert counts["files"] >= 15
-    assert counts["sites"] >= 60
+    # Not compared: the three fallback_* files (the reference falls back to
+    # ast), the NUL in code and the Python 2 file (the reference fails).
+    assert counts == {"files": 18, "sites": 528, "not compared": 5}
 
 
 @pytest.mark.integration

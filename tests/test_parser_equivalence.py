@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import ast
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import git
 import libcst as cst
 import pytest
-from conftest import CASES_DIR
+from hard_input_fixtures import flat_cases
 
 from miner.extract.ast_fallback import collect_ast
 from miner.extract.limits import call_with_deep_stack
@@ -62,48 +61,40 @@ def both(path: str, data: bytes) -> tuple[list[Site], list[Site]] | None:
             collect_ast(tree, path=path, lines=text.lines),
         )
 
-    return call_with_deep_stack(run)  # case 28a needs the deep stack
+    return call_with_deep_stack(run)  # the long elif chain needs the deep stack
 
 
-def case_files() -> Iterator[Path]:
-    if not CASES_DIR.is_dir():
-        return
-    for path in sorted(CASES_DIR.glob("*.py")):
-        if "_gen_" not in path.name:
-            yield path
-
-
-@pytest.mark.skipif(not CASES_DIR.is_dir(), reason=f"hard-input cases not found at {CASES_DIR}")
-def test_both_extractors_agree_on_every_case_both_parse() -> None:
+def test_both_extractors_agree_on_every_hard_input_both_parse() -> None:
     compared = {}
     problems: list[str] = []
-    for path in case_files():
-        pair = both(path.name, path.read_bytes())
+    for name, data in flat_cases().items():
+        pair = both(name, data)
         if pair is None:
             continue
-        compared[path.name[:3]] = len(pair[0])
-        problems += differences(path.name, *pair)
+        compared[name] = len(pair[0])
+        problems += differences(name, *pair)
         assert all(s.parser == "ast" for s in pair[1])
     assert problems == []
-    # Every file both parsers accept (20, 21, 22, 25, 26 are not Python 3.11;
-    # libcst rejects 24a, 24c, 24d).
+    # Every input both parsers accept: CPython rejects the NUL bytes, Python 2,
+    # the grammar newer than 3.11 and the deep parentheses; libcst rejects the
+    # three fallback_* files.
     assert compared == {
-        "01_": 10,
-        "02_": 8,
-        "03_": 10,
-        "04_": 16,
-        "06_": 10,
-        "07_": 13,
-        "08_": 14,
-        "09_": 8,
-        "10_": 11,
-        "12_": 8,
-        "14_": 2,
-        "16_": 3,
-        "17_": 2,
-        "18_": 2,
-        "19_": 1,
-        "28a": 401,
+        "asserts_forms.py": 8,
+        "bom_utf8.py": 2,
+        "causes_reraises.py": 10,
+        "cookie_latin1.py": 2,
+        "elif_chain.py": 401,
+        "excerpt_edges.py": 2,
+        "guards_branches.py": 13,
+        "guards_loops_try.py": 14,
+        "guards_match.py": 8,
+        "latin1_no_cookie.py": 1,
+        "line_endings_mixed.py": 3,
+        "msg_fstrings.py": 8,
+        "msg_literals.py": 10,
+        "msg_percent_format.py": 10,
+        "msg_variables.py": 16,
+        "scopes_nesting.py": 11,
     }
 
 

@@ -1,7 +1,9 @@
 """Integration: the real SGLang v0.5.19 release, built from PyPI wheels.
 
-The expected values below were read off the release's files and the sample
-cards in ``../shared/seeds/``.
+The expected values below were read off the release's files. The excerpts are
+golden files, ``tests/golden/sglang-v0.5.19/*.excerpt.txt``: the lines of the
+file at the tag (``git show v0.5.19:<path>``), 18 either side of the site with
+blank edge lines trimmed, each file ending with one line break.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from miner.extract.text import decode_source
 pytestmark = pytest.mark.integration
 
 TAG = "v0.5.19"
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+GOLDEN = Path(__file__).resolve().parent / "golden" / "sglang-v0.5.19"
 
 
 def card_for(out: Path, title: str) -> str:
@@ -28,17 +30,31 @@ def card_for(out: Path, title: str) -> str:
     raise AssertionError(f"no card titled {title!r}")
 
 
-def seed_excerpt(name: str) -> list[str]:
-    """The excerpt of a sample card: the lines between ``Thrown at`` and ``View on GitHub``."""
-    lines = (SEEDS / name).read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("Thrown at")) + 1
-    end = next(i for i, line in enumerate(lines) if line.startswith("View on GitHub"))
-    body = lines[start:end]
-    while body and not body[0].strip():
-        body.pop(0)
-    while body and not body[-1].strip():
-        body.pop()
-    return body
+def golden_excerpt(name: str) -> str:
+    """A golden excerpt: the text of the lines, without the final line break."""
+    text = (GOLDEN / f"{name}.excerpt.txt").read_text("utf-8")
+    assert text.endswith("\n") and not text.endswith("\n\n")
+    return text[:-1]
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "start", "end"),
+    [
+        ("host-pool-retraction", "python/sglang/srt/mem_cache/registry.py", 137, 172),
+        (
+            "mlx-auxiliary-state",
+            "python/sglang/srt/hardware_backend/mlx/kv_cache/auxiliary_state.py",
+            316,
+            352,
+        ),
+    ],
+)
+def test_golden_excerpts_are_the_release_lines(
+    corpus: Path, name: str, path: str, start: int, end: int
+) -> None:
+    """The golden files hold the release's own lines (read without the miner)."""
+    text = git.Repo(corpus).git.show(f"{TAG}:{path}", strip_newline_in_stdout=False)
+    assert golden_excerpt(name) == "\n".join(text.split("\n")[start - 1 : end])
 
 
 def test_host_pool_card(mined_release) -> None:
@@ -58,13 +74,12 @@ def test_host_pool_card(mined_release) -> None:
         ("if", 'get_disagg().disaggregation_decode_retraction_backup == "host_pool"', False),
         ("if", "ctx.is_hybrid_ssm", False),
     ]
+    # 136..172, the blank line 136 trimmed.
+    assert (site.excerpt.start_line, site.excerpt.end_line) == (137, 172)
+    assert site.excerpt.text == golden_excerpt("host-pool-retraction")
     excerpt = site.excerpt.text.splitlines()
     assert excerpt[0].strip().startswith("# Honor a CLI --flexkv-config-file")
     assert excerpt[-1].strip() == "tree_components.append(ComponentType.C128)"
-    if SEEDS.exists():
-        assert [line.strip() for line in excerpt] == [
-            line.strip() for line in seed_excerpt("card-host-pool-retraction.txt")
-        ]
     card = card_for(out, "Host-pool retraction does not support Mamba models.")
     assert "Thrown at `python/sglang/srt/mem_cache/registry.py:154`" in card
     assert site.excerpt.text in card
@@ -83,19 +98,15 @@ def test_mlx_card(mined_release) -> None:
     assert [(g.kind, g.test, g.negated) for g in site.guards] == [
         ("if", "params.enable_mamba_extra_buffer", False)
     ]
-    # The sample card comes from a GitHub commit near the wheel's: the excerpt's
-    # bounds are the same, and the only lines that differ are the wheel's
-    # ``req.kv.`` accessors.
-    excerpt = [line.strip() for line in site.excerpt.text.splitlines()]
     assert (site.excerpt.start_line, site.excerpt.end_line) == (316, 352)
+    assert site.excerpt.text == golden_excerpt("mlx-auxiliary-state")
+    excerpt = [line.strip() for line in site.excerpt.text.splitlines()]
     assert excerpt[0] == "# auxiliary slot, so return it with the request row. Keyed on"
     assert excerpt[-1] == "if track_buffer is not None and track_len is not None:"
-    if SEEDS.exists():
-        seed = [line.strip() for line in seed_excerpt("card-mlx-auxiliary-state.txt")]
-        assert len(seed) == len(excerpt)
-        differing = [b for a, b in zip(seed, excerpt, strict=True) if a != b]
-        assert len(differing) == 3
-        assert all("req.kv." in line for line in differing)
+    # The wheel's code, not a GitHub commit's: its ``req.kv.`` accessors on
+    # lines 317, 350 and 351 (a card made from a GitHub commit near the
+    # release's had ``req.`` and ``getattr(req, ...)`` there, same bounds).
+    assert [n for n, line in enumerate(excerpt, 316) if "req.kv." in line] == [317, 350, 351]
     card = card_for(out, message[:60])
     assert (
         "Thrown at `python/sglang/srt/hardware_backend/mlx/kv_cache/auxiliary_state.py:334`" in card

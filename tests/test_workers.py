@@ -1,8 +1,8 @@
 """The worker pool: parallel extraction that one bad file cannot sink.
 
 Crashes come two ways: a real one (libcst's native parser segfaults on the
-deeply nested parentheses of ``../shared/cases/26_deep_parens_segfault.py``,
-unless a pre-check keeps the file from it) and the pool's test-only hook
+deeply nested parentheses of ``hard_input_fixtures.deep_parens()``, unless a
+pre-check keeps the file from it) and the pool's test-only hook
 (``RAISE_MINER_TEST_HOOKS=1`` and a ``# raise-miner-test: <action>`` line),
 which does not depend on a parser bug.
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import git
 import pytest
-from conftest import CASES_DIR
+from hard_input_fixtures import deep_parens
 
 from miner import pipeline
 from miner.cli import main
@@ -54,9 +54,7 @@ def test_a_crashing_file_among_a_thousand_costs_only_itself(
 ) -> None:
     files = {f"pkg/m{n:04d}.py": ORDINARY.format(n=n) for n in range(1000)}
     files["pkg/zz_crash.py"] = hook("segv")
-    deep = CASES_DIR / "26_deep_parens_segfault.py"
-    if deep.exists():
-        files["pkg/deep.py"] = deep.read_text()
+    files["pkg/deep.py"] = deep_parens()
     root = make_repo(files)
     out = tmp_path / "out"
 
@@ -70,9 +68,8 @@ def test_a_crashing_file_among_a_thousand_costs_only_itself(
     assert counts["raise_sites"] == 1000
     notes = {f["path"]: (f["status"], f["reason"]) for f in manifest["files"]}
     assert notes["pkg/zz_crash.py"] == ("failed", "parser crashed (SIGSEGV)")
-    if deep.exists():
-        # A segfault in libcst, or whatever reason a pre-check gives instead.
-        assert notes["pkg/deep.py"][0] == "failed"
+    # A segfault in libcst, or whatever reason a pre-check gives instead.
+    assert notes["pkg/deep.py"][0] == "failed"
     assert set(notes) == set(files) - {f"pkg/m{n:04d}.py" for n in range(1000)}
     sites = [json.loads(line) for line in (out / "sites.jsonl").read_text().splitlines()]
     by_path = {s["path"]: s for s in sites}
