@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import replace
 
 from miner import pipeline
 from miner.analysis import analyze
@@ -24,15 +23,15 @@ def main(argv: list[str]) -> int:
     start = time.perf_counter()
     repo, commit, info = pipeline.pin(repo_arg, rev)
     entries = source.python_blobs(repo, commit)
-    result = pipeline.assemble(info, pipeline.mine_blobs(repo, entries))
+    result = pipeline.assemble(info, pipeline.extract(repo, entries).files)
     mined = time.perf_counter()
     files = {
         e.path: source.read_blob(repo, e.blob) for e in entries if pipeline.skip_reason(e) is None
     }
     read = time.perf_counter()
-    result = replace(result, facts=collect(files, result.sites))
+    repo_facts = collect(files, result.sites)
     facts = time.perf_counter()
-    analyses = analyze(result)
+    analyses = analyze(result, repo_facts)
     done = time.perf_counter()
     print(f"{info.slug}@{info.short_sha}: {len(result.errors)} errors, {len(analyses)} analyses")
     print(f"mine    {mined - start:8.2f} s")
