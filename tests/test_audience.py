@@ -125,7 +125,7 @@ def assert_(test: str) -> Guard:
     return Guard("assert", test, True, 5)
 
 
-S, I, D, U = (
+S, IN, D, U = (
     Audience.USER_SETTING,
     Audience.USER_INPUT,
     Audience.DEPENDENCY,
@@ -540,14 +540,14 @@ CASES = [
     (
         "sampling-word",
         error(site("min_p must be in [0, 1], got {self.min_p}.", path="pkg/sampling/params.py")),
-        I,
+        IN,
         "message says 'min_p'",
         "message-input",
     ),
     (
         "request-word",
         error(site("Duplicate request ID detected: {rid}", path="pkg/managers/tokenizer.py")),
-        I,
+        IN,
         "message says 'request'",
         "message-input",
     ),
@@ -563,7 +563,7 @@ CASES = [
         error(
             site("Function tools must include a name.", path="pkg/entrypoints/openai/protocol.py")
         ),
-        I,
+        IN,
         "path: entrypoints/ (request handling) with message",
         "path-input",
     ),
@@ -577,7 +577,7 @@ CASES = [
     (
         "validator",
         error(site("entries must be unique", path="pkg/utils/fields.py", scope="validate_ids")),
-        I,
+        IN,
         "scope validate_ids validates inputs",
         "validator",
     ),
@@ -593,7 +593,7 @@ CASES = [
     (
         "dynamic-message-literals",
         error(site(source='fmt("bad request", x)', path="pkg/managers/io.py")),
-        I,
+        IN,
         "message says 'request'",
         "message-input",
     ),
@@ -752,7 +752,7 @@ def test_decision_json_and_helpers() -> None:
     }
     assert str(Audience.USER_INPUT) == "user-input"
     assert Audience("abstract") is Audience.ABSTRACT
-    assert USER_FACING == {S, I, D, U}
+    assert USER_FACING == {S, IN, D, U}
     errors = [error(site("a")), Error("e2", "ValueError", None, (), "none", (site(),))]
     assert {k: v.rule for k, v in classify_all(errors, SETTINGS).items()} == {
         "e1": "default",
