@@ -572,9 +572,9 @@ def _setting(error: Error, words: str, settings: Settings) -> AudienceDecision |
                 f"scope {site.scope} is a method of the arguments class {owner}",
                 "scope-args",
             )
-        m = _ARGS_PATH.search(site.path)
-        if m:
-            where = site.path[: m.end()]
+        found = _ARGS_PATH.search(site.path)
+        if found:
+            where = site.path[: found.end()]
             return AudienceDecision(
                 Audience.USER_SETTING, f"path: {where} (argument handling)", "path-args"
             )
