@@ -202,6 +202,15 @@ class Site:
     """First paragraph of the enclosing function's docstring, or None."""
     class_doc: str | None = None
     """First paragraph of the innermost enclosing class's docstring, or None."""
+    exits: tuple[Guard, ...] = ()
+    """Early-exit conditions before the site in its function (a ``return``,
+    ``raise``, ``continue`` or ``break`` under a test the path must fail)."""
+    body_only: bool = False
+    """The site statement is the whole body of its function (apart from a
+    docstring or ``pass``)."""
+    abstract: bool = False
+    """The enclosing function is decorated ``abstractmethod``, or its class is
+    based on ``ABC`` / ``Protocol``."""
     error_id: str = ""
     site_id: str = ""
 
@@ -228,6 +237,9 @@ class Site:
             "parser": self.parser,
             "function_doc": self.function_doc,
             "class_doc": self.class_doc,
+            "exits": [g.to_json() for g in self.exits],
+            "body_only": self.body_only,
+            "abstract": self.abstract,
         }
 
     @classmethod
@@ -252,6 +264,9 @@ class Site:
             parser=data["parser"],
             function_doc=data.get("function_doc"),
             class_doc=data.get("class_doc"),
+            exits=tuple(Guard.from_json(g) for g in data.get("exits", ())),
+            body_only=data.get("body_only", False),
+            abstract=data.get("abstract", False),
             error_id=data.get("error_id", ""),
             site_id=data.get("site_id", ""),
         )

@@ -1,0 +1,708 @@
+"""Who an error is for: the audience of every mined error, by rules (pure functions).
+
+A user who hits an error needs a full card only for errors they can cause: a
+setting, an input, a missing package or device, an unsupported combination.
+An internal invariant needs one "this is a bug, report it" page, and errors in
+tests, benchmarks and dev tools are for the people who run those.
+:func:`classify` gives each :class:`~miner.model.Error` one :class:`Audience`
+and says exactly what decided it (:class:`AudienceDecision`: a reason naming
+the guard, the words of the message or the path rule, and the rule's key).
+
+The rules, first match wins (keys in brackets):
+
+1. ``test`` [path-test]: every site is in test code: a folder ``test``,
+   ``tests``, ``testing``, ``unittest(s)``, ``unit_tests``, ``test_utils``, or a
+   file ``test_*.py``, ``*_test.py``, ``*_tests.py``, ``test.py``, ``tests.py``,
+   ``conftest.py`` (SGLang: ``python/sglang/test/``, ``multimodal_gen/test/``,
+   ``.../minimax_sparse_ops/tests/``, ``.../ComfyUI_SGLDiffusion/test/``).
+2. ``script`` [path-script]: every site is in a benchmark, example, script,
+   doc, build or dev tool: a folder ``benchmark(s)``, ``bench``, ``example(s)``,
+   ``script(s)``, ``tools``, ``3rdparty``, ``docs``, ``playground``,
+   ``debug_utils`` (SGLang's dumper, dump comparator, schedule simulator, log
+   parser: tools developers turn on) or a dot folder (``.github``, ``.claude``),
+   or a file ``bench_*.py``, ``benchmark_*.py``, ``*_benchmark.py``,
+   ``setup.py``, ``check_env.py``. Sites mixing test and script paths: ``script``.
+   Code vendored into the package (a folder ``third_party``, ``vendor``,
+   ``_vendor``) runs in production: its errors are ``dependency`` [path-vendored].
+3. ``abstract`` [abstract]: a ``NotImplementedError`` that is the whole body of
+   its function (``Site.body_only``) or in an abstract method (``Site.abstract``),
+   unless its message says what is unsupported or missing (rules 5 and 6: a stub
+   ``raise NotImplementedError("FP8 is not supported on NPU")`` is a feature a
+   user can ask for, not a placeholder for subclasses).
+4. ``user-setting``:
+   [guard-setting, exit-setting] a guard (``if`` / ``while`` / ``assert`` test)
+   or an early-exit condition (``Site.exits``) reads a setting of the
+   configuration model: a flag, a field of an arguments class, a derived
+   setting, an environment variable (:attr:`Settings.reads`, see
+   :meth:`Settings.from_config` for which reads count);
+   [message-flag] the message names a ``--flag`` of the model, or any other
+   ``--flag`` that is not part of a shell command (``pip install --upgrade``);
+   [message-env] it names an environment variable of the model;
+   [message-setting] it names a field of the primary arguments class that has
+   a flag (``tp_size``, ``chunked_prefill_size``: names with an underscore);
+   [message-asks] it tells the user what to set ("set the environment
+   variable", "export X=", "check your command-line arguments", "launch the
+   server with");
+   [scope-args] the raise (with a message) is in a method of the primary
+   arguments class, or a checking method (``validate``, ``check``,
+   ``__post_init__``, ``normalize``, ``resolve``...) of another one;
+   [path-args] or in a file or folder about arguments (``arg_groups/``,
+   ``server_args.py``, ``argparse_actions.py``).
+   Rules scope-args and path-args yield to rule 5.
+5. ``dependency``: [import-error] the exception is ``ImportError`` /
+   ``ModuleNotFoundError``; [guard-import] the site is in an ``except
+   ImportError`` handler; [message-dependency] the message says a package is
+   missing or old ("is not installed", "pip install", "install", "upgrade",
+   "version >= 2") or a device is needed ("requires CUDA", "on NPU",
+   "compute capability", "sm90", "Hopper", "on this platform"; not "requires a
+   CUDA tensor"); [guard-platform] or, for an error with a message, the
+   innermost condition tests the platform (``not _is_cuda``, ``_is_hip``,
+   ``is_sm90_supported()``, ``torch.cuda.is_available()``,
+   ``get_device_capability()``, ``is_flashinfer_available()``; not a tensor's
+   ``x.is_cuda``).
+6. ``unsupported``: [message-unsupported] the message says "not supported",
+   "unsupported", "not implemented", "only supports", "does not support",
+   "only X is supported" and explains it (at least two other words:
+   ``unsupported mma_n={}`` is an internal check); [not-implemented] or a
+   ``NotImplementedError`` has a message.
+7. ``user-input``: [message-input] the message names what a request, an API
+   call or the model brings ("request", "prompt", "input_ids", "sampling
+   params", "max_new_tokens", "temperature", "top_p", "logprob", "stop",
+   "lora_path", "json schema", "regex", "ebnf", "tool call", "messages",
+   "image", "video", "audio", "height", "model path", "chat template",
+   "config.json", "checkpoint"...), unless every site is in engine internals
+   (folders ``kernels``, ``layers``, ``ops``, ``models``, ``mem_cache``,
+   ``model_executor``, ``distributed``, ``speculative``, ``disaggregation``...,
+   where those words name tensors and batches); [path-input] a raise with a
+   message (not an assert) in request-handling code (``entrypoints/``,
+   ``openai_api/``, ``sampling/``, ``function_call/``, ``parser/``,
+   ``constrained/``, ``io_struct.py``, ``tokenizer_manager.py``,
+   ``serving_*.py``); [validator] or in a validation function outside engine
+   internals (``validate*``, ``_validate*``, ``verify*``, ``normalize*``,
+   ``check_*request``).
+8. ``internal``: everything else: [bare-assert] asserts with no message,
+   [assert] asserts whose message names nothing above, [bare-raise] raises with
+   no message, [default] other invariants of the code's own state.
+
+Message rules read only the literal text of the message (placeholders are code,
+not words, and read as ``{}``); a message computed at run time is read from the
+string literals of its source.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING
+
+from miner.model import Error, Guard, Site
+
+if TYPE_CHECKING:
+    from miner.analysis.config import ConfigModel, Derived
+    from miner.analysis.links import Read
+
+
+class Audience(str, Enum):
+    """Who an error is for."""
+
+    USER_SETTING = "user-setting"
+    USER_INPUT = "user-input"
+    DEPENDENCY = "dependency"
+    UNSUPPORTED = "unsupported"
+    ABSTRACT = "abstract"
+    INTERNAL = "internal"
+    TEST = "test"
+    SCRIPT = "script"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: Audiences whose errors users can cause and fix (they get full cards).
+USER_FACING = frozenset(
+    {Audience.USER_SETTING, Audience.USER_INPUT, Audience.DEPENDENCY, Audience.UNSUPPORTED}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AudienceDecision:
+    """An audience and what decided it."""
+
+    audience: Audience
+    reason: str
+    """What decided it, naming the guard, the words of the message or the path rule."""
+    rule: str
+    """The rule's key (``path-test``, ``guard-setting``, ``message-flag``...)."""
+
+    def to_json(self) -> dict[str, str]:
+        return {"audience": self.audience.value, "reason": self.reason, "rule": self.rule}
+
+
+#: What a guard of a site reads, in words: ``'server_args.enable_x' reads setting --enable-x``.
+GuardReader = Callable[[Guard, Site], "str | None"]
+
+#: A folder or file that organizes arguments (``arg_groups/``, ``server_args.py``):
+#: there an attribute named like a setting is that setting.
+_ARGS_PATH = re.compile(r"(?:^|/)[^/]*(?:args|arg_)[^/]*(?:/|\.py$)")
+#: An object expression that is (or wraps) an arguments object.
+_ARGS_OBJECT = re.compile(r"(?<![A-Za-z0-9])(?:server_args|\w*_args|args)(?![A-Za-z0-9])")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the classifier needs to know of the configuration model."""
+
+    flags: frozenset[str] = frozenset()
+    """Every option string of the model (``--tp-size``)."""
+    env_vars: frozenset[str] = frozenset()
+    """Every environment variable the code reads or declares."""
+    fields: Mapping[str, str] = field(default_factory=dict)
+    """Fields of the primary arguments class that have a flag, by name
+    (``tp_size`` -> ``--tp-size``); only names with an underscore are kept
+    (``device`` or ``port`` in a message says nothing)."""
+    classes: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """The arguments classes (``ServerArgs``) with the files defining them: a
+    raise in their methods is about settings."""
+    primary: str | None = None
+    """The primary arguments class: every raise in its methods is about settings
+    (in the others, only in validation methods)."""
+    reads: GuardReader | None = None
+    """Tells whether a guard test (of a site) reads a setting: a phrase naming
+    the expression and the setting (``'server_args.enable_x' reads setting
+    --enable-x``), or None."""
+
+    @classmethod
+    def from_config(
+        cls, config: ConfigModel, predicates: Mapping[str, Derived] | None = None
+    ) -> Settings:
+        """Settings of ``config``; guards are linked with :class:`~miner.analysis.links.Linker`.
+
+        A read the linker makes only by name (``cfg.enable_eplb``) counts when
+        the object is an arguments object by its name (``model_runner.server_args``,
+        ``resolved_view(server_args)``, ``self.args``), when the site is a method
+        of an arguments class reading ``self.x``, or when the site's file or
+        folder is about arguments (``arg_groups/``, ``server_args.py``).
+        """
+        from miner.analysis.links import Linker
+
+        linker = Linker(config, dict(predicates or {}))
+        paths: dict[str, set[str]] = {}
+        for opt in config.options:
+            if opt.owner in config.classes:
+                paths.setdefault(opt.owner, set()).add(opt.path)
+        classes = {name: frozenset(found) for name, found in sorted(paths.items())}
+
+        def counts(read: Read, site: Site) -> bool:
+            if read.exact:
+                return True
+            if read.kind == "env" or "." not in read.text:
+                return _ARGS_PATH.search(site.path) is not None
+            base = read.text.rsplit(".", 1)[0]
+            if _ARGS_OBJECT.search(base):
+                return True
+            if base == "self" and site.path in classes.get(site.scope.split(".")[0], ()):
+                return True
+            return _ARGS_PATH.search(site.path) is not None
+
+        def reads(guard: Guard, site: Site) -> str | None:
+            if guard.kind not in ("if", "while", "assert"):
+                return None
+            for clause in linker.link_guard(0, guard).clauses:
+                read = clause.read
+                if read is None or not counts(read, site):
+                    continue
+                if read.kind == "env":
+                    return f"'{read.text}' reads env var {read.target}"
+                if read.kind == "option":
+                    opt = config.option(read.target)
+                    name = (opt.flag or f"{opt.owner}.{opt.name}") if opt else read.target
+                    return f"'{read.text}' reads setting {name}"
+                derived = config.derived_setting(read.target)
+                owner = f"{derived.owner}." if derived is not None and derived.owner else ""
+                return f"'{read.text}' reads derived setting {owner}{read.target}()"
+            return None
+
+        primary = config.primary
+        fields = {
+            o.name: o.flags[0]
+            for o in config.options
+            if o.owner == primary and o.flags and "_" in o.name.strip("_") and not o.deprecated_for
+        }
+        return cls(
+            flags=config.flag_names(),
+            env_vars=frozenset(e.name for e in config.env),
+            fields=dict(sorted(fields.items())),
+            classes=classes,
+            primary=primary,
+            reads=reads,
+        )
+
+
+# --------------------------------------------------------------------------- paths
+
+_TEST_DIRS = frozenset(
+    {"test", "tests", "testing", "unittest", "unittests", "unit_tests", "test_utils", "conftest"}
+)
+_TEST_FILE = re.compile(r"^(?:test_.*|.*_tests?|tests?|conftest)\.py$")
+_SCRIPT_DIRS = frozenset(
+    {
+        "benchmark",
+        "benchmarks",
+        "bench",
+        "example",
+        "examples",
+        "script",
+        "scripts",
+        "tools",
+        "3rdparty",
+        "docs",
+        "doc",
+        "playground",
+        "debug_utils",
+    }
+)
+_VENDORED_DIRS = frozenset({"third_party", "vendor", "_vendor", "vendored"})
+_SCRIPT_FILE = re.compile(r"^(?:bench_.*|benchmark_.*|.*_benchmark|setup|check_env)\.py$")
+
+
+def path_kind(path: str) -> tuple[str, str] | None:
+    """``("test" | "script" | "vendored", rule text)`` for a path in test, tool or
+    vendored code, else None.
+
+    The rule text names what matched: ``python/sglang/test/ (test folder)``,
+    ``bench_serving.py (benchmark file)``.
+    """
+    parts = path.split("/")
+    folders, name = parts[:-1], parts[-1]
+    for i, folder in enumerate(folders):
+        if folder in _VENDORED_DIRS:
+            return "vendored", "/".join(parts[: i + 1]) + "/ (vendored third-party code)"
+    for i, folder in enumerate(folders):
+        if folder in _TEST_DIRS:
+            return "test", "/".join(parts[: i + 1]) + "/ (test folder)"
+    if _TEST_FILE.match(name):
+        return "test", f"{name} (test file)"
+    for i, folder in enumerate(folders):
+        if folder in _SCRIPT_DIRS:
+            what = "dev tools" if folder == "debug_utils" else f"{folder} folder"
+            return "script", "/".join(parts[: i + 1]) + f"/ ({what})"
+        if folder.startswith(".") and folder not in (".", ".."):
+            return "script", "/".join(parts[: i + 1]) + "/ (dot folder)"
+    if _SCRIPT_FILE.match(name):
+        what = "build script" if name == "setup.py" else "tool script"
+        if name.startswith("bench"):
+            what = "benchmark file"
+        return "script", f"{name} ({what})"
+    return None
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def message_text(error: Error) -> str:
+    """The words of the message: literal parts with placeholders as ``{}``, or
+    the message's source when it is computed at run time; ``""`` without one."""
+    if error.message_parts:
+        return "".join("{}" if p.expr is not None else (p.text or "") for p in error.message_parts)
+    if error.message:
+        return error.message
+    source = error.primary.message_source or ""
+    return " ".join(m.group(2) for m in _STRING.finditer(source))
+
+
+_STRING = re.compile(r"""(['"])((?:\\.|(?!\1).)*)\1""")
+
+
+_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*[A-Za-z0-9]")
+_WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*(?![\w(])")
+_ENV = re.compile(r"(?<![\w])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![\w])")
+
+_ASKS = (
+    r"set the (?:env(?:ironment)? var(?:iable)?|flag|option)",
+    r"(?:set|export) (?:the )?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=| to )",
+    r"(?:check|set|change|adjust|pass|use|review) (?:your |the )?(?:command[- ]line|server|cli) "
+    r"(?:arg|flag|option|setting)",
+    r"(?:launch|start|restart) the server with",
+)
+#: Shell commands in a message: a ``--flag`` after these is not a setting.
+_SHELL = re.compile(r"(?:pip3?|uv|cargo|conda|apt(?:-get)?|nvcc|make|cmake|git)\b[^.;:]*$", re.I)
+
+#: Devices and platforms named in messages.
+_DEVICE = (
+    r"(?:cuda|rocm|hip|npu|xpu|nvidia|amd|ascend|musa|mps|hopper|blackwell|ampere"
+    r"|sm_?\d{2,3}[a-z]?|torch_npu|gpus?)"
+)
+_DEPENDENCY = (
+    r"is not installed",
+    r"not installed",
+    r"pip install",
+    r"please install",
+    r"\b(?:re)?install\b",
+    r"(?:no module named|failed to import|cannot import|could not import|unable to import)",
+    rf"(?:requires?|needs?|needed) (?:an? |the )?(?:\w+ ){{0,2}}{_DEVICE}\b(?![/ \w]*tensor)",
+    rf"\b(?:on|for) (?:an? |the )?(?:\w+ )?{_DEVICE.replace('|gpus?', '')}\b",
+    r"cuda is not available",
+    r"compute capability",
+    r"\bsm_?\d{2,3}[a-z]?\b",
+    r"\b(?:hopper|blackwell|ampere)\b",
+    r"not available on (?:this|the current|your) (?:platform|device|system|gpu|hardware)",
+    r"(?:this|the current|your) (?:platform|device type|gpu|hardware)",
+    r"\bupgrade\b",
+    r"(?:newer|later|older) version",
+    r"version (?:of \w+ )?(?:>=|<=|>|<|\d)",
+)
+
+_UNSUPPORTED = (
+    r"not (?:yet |officially |currently )?supported",
+    r"unsupported",
+    r"not (?:yet )?implemented",
+    r"only supports?",
+    r"does not support",
+    r"doesn't support",
+    r"do not support",
+    r"don't support",
+    r"cannot support",
+    r"no support",
+    r"only \S+(?: \S+){0,6} (?:is|are) supported",
+)
+
+_INPUT = (
+    r"\brequests?\b",
+    r"\bprompts?\b",
+    r"negative_prompt",
+    r"input[_ ]ids",
+    r"input[_ ]embeds",
+    r"sampling[_ ]param",
+    r"max_new_tokens",
+    r"max_tokens",
+    r"max_completion_tokens",
+    r"\btemperature\b",
+    r"\btop_[pk]\b",
+    r"\bmin_p\b",
+    r"logprob",
+    r"logit_bias",
+    r"\bstop(?:_token_ids|_str|_regex)?\b",
+    r"lora[_ ]?(?:path|name|adapter|id|nickname)s?",
+    r"json[_ ]schema",
+    r"response_format",
+    r"\bregex\b",
+    r"\bebnf\b",
+    r"structural[_ ]tag",
+    r"tool[_ ]calls?",
+    r"tool_choice",
+    r"function[_ ]call",
+    r"\bmessages\b",
+    r"\bimages?\b",
+    r"\baudios?\b",
+    r"\bvideos?\b",
+    r"model[_ ]path",
+    r"chat[_ ]template",
+    r"\bcontext length\b",
+    r"\bcontext_len\b",
+    r"\b(?:rid|request_id)\b",
+    r"\b(?:height|width)\b",
+    r"(?:model_index|config)\.json",
+    r"quant(?:ization)? config",
+    r"\bcheckpoints?\b",
+    r"safetensors",
+)
+#: Folders of engine internals (kernels, layers, caches, workers): there the
+#: words of :data:`_INPUT` name tensors and batches, not what users send.
+_ENGINE_DIRS = frozenset(
+    {
+        "kernels",
+        "layers",
+        "ops",
+        "hardware_backend",
+        "mem_cache",
+        "model_executor",
+        "distributed",
+        "speculative",
+        "disaggregation",
+        "compilation",
+        "eplb",
+        "batch_overlap",
+        "models",
+        "kv_canary",
+        "weight_cache",
+        "model_loader",
+    }
+)
+
+
+def named_flags(words: str) -> list[str]:
+    """The ``--flags`` a message names, in order, leaving out those of shell
+    commands it quotes (``pip install --upgrade x``)."""
+    return [m.group(0) for m in _FLAG.finditer(words) if not _SHELL.search(words[: m.start()])]
+
+
+def named_env_vars(words: str, known: Iterable[str]) -> list[str]:
+    """The environment variables of ``known`` a message names, in order."""
+    names = set(known)
+    return [m.group(0) for m in _ENV.finditer(words) if m.group(0) in names]
+
+
+def _compile(words: Iterable[str]) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{w})" for w in words), re.I)
+
+
+_ASK_RE = _compile(_ASKS)
+_DEPENDENCY_RE = _compile(_DEPENDENCY)
+_UNSUPPORTED_RE = _compile(_UNSUPPORTED)
+_INPUT_RE = _compile(_INPUT)
+
+_PLATFORM_GUARD = re.compile(
+    r"(?<![\w.])_?(?:is_(?:cuda|hip|npu|xpu|cpu|mps|musa|cuda_alike|gfx\w*|sm\d+\w*"
+    r"|blackwell\w*|hopper\w*)"
+    r"|is_\w+_available|is_\w+_supported|get_device_capability|get_device_sm|get_device_name"
+    r"|has_\w+_support)\b"
+    r"|\.(?:is_(?:cuda|hip|npu|xpu|cpu|mps|musa)|is_available|get_device_capability)\(\)"
+)
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+_INPUT_DIRS = (
+    "entrypoints/",
+    "openai_api/",
+    "sampling/",
+    "function_call/",
+    "parser/",
+    "constrained/",
+)
+_INPUT_FILES = ("io_struct.py", "tokenizer_manager.py", "serving_")
+#: Methods of an arguments class that check or resolve its values.
+_CHECKER = re.compile(
+    r"_*(?:validate|verify|check|normalize|parse|post_init|adjust|handle|resolve)"
+)
+_VALIDATOR = re.compile(r"(?:^|[._])_*(?:validate|verify|check_\w*request|normalize)\w*$")
+
+
+def _short(exception: str | None) -> str:
+    return (exception or "").rsplit(".", 1)[-1].split("(")[0]
+
+
+def _said(pattern: re.Pattern[str], text: str) -> str | None:
+    """The phrase of ``text`` matched by ``pattern`` (lower case), or None."""
+    m = pattern.search(text)
+    return " ".join(m.group(0).lower().split()) if m else None
+
+
+# --------------------------------------------------------------------------- rules
+
+
+def _by_path(error: Error) -> AudienceDecision | None:
+    kinds = [path_kind(s.path) for s in error.sites]
+    if any(k is None for k in kinds):
+        return None
+    found = [k for k in kinds if k is not None]
+    vendored = [text for kind, text in found if kind == "vendored"]
+    if vendored:
+        return AudienceDecision(Audience.DEPENDENCY, f"path: {vendored[0]}", "path-vendored")
+    tests = [text for kind, text in found if kind == "test"]
+    if len(tests) == len(found):
+        return AudienceDecision(Audience.TEST, f"path: {tests[0]}", "path-test")
+    scripts = [text for kind, text in found if kind == "script"]
+    return AudienceDecision(Audience.SCRIPT, f"path: {scripts[0]}", "path-script")
+
+
+def _abstract(error: Error, words: str) -> AudienceDecision | None:
+    if _short(error.exception) != "NotImplementedError":
+        return None
+    site = next((s for s in error.sites if s.body_only or s.abstract), None)
+    if site is None:
+        return None
+    said = _said(_UNSUPPORTED_RE, words) or _said(_DEPENDENCY_RE, words)
+    if said is not None:
+        return None
+    if site.abstract:
+        reason = f"NotImplementedError in abstract method {site.scope}"
+    else:
+        reason = f"NotImplementedError is the whole body of {site.scope}"
+    return AudienceDecision(Audience.ABSTRACT, reason, "abstract")
+
+
+def _condition_guards(site: Site) -> Iterable[tuple[str, Guard]]:
+    for guard in site.guards:
+        yield "guard", guard
+    for guard in site.exits:
+        yield "exit condition", guard
+
+
+def _setting(error: Error, words: str, settings: Settings) -> AudienceDecision | None:
+    if settings.reads is not None:
+        for site in error.sites:
+            for label, guard in _condition_guards(site):
+                phrase = settings.reads(guard, site)
+                if phrase:
+                    rule = "guard-setting" if label == "guard" else "exit-setting"
+                    return AudienceDecision(Audience.USER_SETTING, f"{label} {phrase}", rule)
+    flags = named_flags(words)
+    if flags:
+        known = [f for f in flags if f in settings.flags]
+        note = "" if known else " (not in the configuration model)"
+        reason = f"message names --flag '{(known or flags)[0]}'{note}"
+        return AudienceDecision(Audience.USER_SETTING, reason, "message-flag")
+    names = named_env_vars(words, settings.env_vars)
+    if names:
+        reason = f"message names env var '{names[0]}'"
+        return AudienceDecision(Audience.USER_SETTING, reason, "message-env")
+    for m in _WORD.finditer(words):
+        flag = settings.fields.get(m.group(0))
+        if flag is not None:
+            return AudienceDecision(
+                Audience.USER_SETTING,
+                f"message names setting '{m.group(0)}' ({flag})",
+                "message-setting",
+            )
+    said = _said(_ASK_RE, words)
+    if said is not None:
+        return AudienceDecision(Audience.USER_SETTING, f"message says '{said}'", "message-asks")
+    if error.message_kind == "none" or _dependency(error, words) is not None:
+        return None
+    for site in error.sites:
+        owner, _, method = site.scope.partition(".")
+        if (
+            site.path in settings.classes.get(owner, ())
+            and method
+            and (owner == settings.primary or _CHECKER.match(method.split(".")[-1]))
+        ):
+            return AudienceDecision(
+                Audience.USER_SETTING,
+                f"scope {site.scope} is a method of the arguments class {owner}",
+                "scope-args",
+            )
+        found = _ARGS_PATH.search(site.path)
+        if found:
+            where = site.path[: found.end()]
+            return AudienceDecision(
+                Audience.USER_SETTING, f"path: {where} (argument handling)", "path-args"
+            )
+    return None
+
+
+def _dependency(error: Error, words: str) -> AudienceDecision | None:
+    name = _short(error.exception)
+    if name in _IMPORT_ERRORS:
+        return AudienceDecision(
+            Audience.DEPENDENCY, f"exception {name} (a missing package)", "import-error"
+        )
+    for site in error.sites:
+        for guard in site.guards:
+            if guard.kind in ("except", "except*") and any(e in guard.test for e in _IMPORT_ERRORS):
+                return AudienceDecision(
+                    Audience.DEPENDENCY,
+                    f"guard '{guard.describe()}' (a missing package)",
+                    "guard-import",
+                )
+    said = _said(_DEPENDENCY_RE, words)
+    if said is not None:
+        return AudienceDecision(Audience.DEPENDENCY, f"message says '{said}'", "message-dependency")
+    if not words:
+        return None
+    for site in error.sites:
+        decisive = [g for g in site.guards if g.kind in ("if", "while", "assert")][-1:]
+        tests = [("guard", g) for g in decisive] + [("exit condition", g) for g in site.exits]
+        for label, guard in tests:
+            m = _PLATFORM_GUARD.search(guard.test)
+            if m:
+                return AudienceDecision(
+                    Audience.DEPENDENCY,
+                    f"{label} '{guard.describe()}' tests the platform ({m.group(0).lstrip('.')})",
+                    "guard-platform",
+                )
+    return None
+
+
+def terse(words: str) -> bool:
+    """A message of fewer than two words besides "unsupported" and what it
+    reports (``unsupported mma_n={}``): an internal check, not an explanation."""
+    text = _UNSUPPORTED_RE.sub(" ", words.replace("{}", " "))
+    return len(re.findall(r"(?<![\w=])[A-Za-z]{2,}(?![\w=])", text)) < 2
+
+
+def _unsupported(error: Error, words: str) -> AudienceDecision | None:
+    said = _said(_UNSUPPORTED_RE, words)
+    if said is not None and not terse(words):
+        return AudienceDecision(
+            Audience.UNSUPPORTED, f"message says '{said}'", "message-unsupported"
+        )
+    if _short(error.exception) == "NotImplementedError" and words:
+        return AudienceDecision(
+            Audience.UNSUPPORTED, "NotImplementedError with a message", "not-implemented"
+        )
+    return None
+
+
+def engine_dir(path: str) -> str | None:
+    """The first folder of ``path`` that holds engine internals, or None."""
+    return next((f for f in path.split("/")[:-1] if f in _ENGINE_DIRS), None)
+
+
+def _input(error: Error, words: str) -> AudienceDecision | None:
+    said = _said(_INPUT_RE, words)
+    if said is not None and not all(engine_dir(s.path) for s in error.sites):
+        return AudienceDecision(Audience.USER_INPUT, f"message says '{said}'", "message-input")
+    if not words or _short(error.exception) == "AssertionError":
+        return None
+    for site in error.sites:
+        if engine_dir(site.path) is not None:
+            continue
+        hit = next((d for d in _INPUT_DIRS if f"/{d}" in f"/{site.path}"), None)
+        if hit is None:
+            name = site.path.rsplit("/", 1)[-1]
+            hit = next((f for f in _INPUT_FILES if name.startswith(f)), None)
+        if hit is not None:
+            return AudienceDecision(
+                Audience.USER_INPUT,
+                f"path: {hit} (request handling) with message",
+                "path-input",
+            )
+        if _VALIDATOR.search(site.scope):
+            return AudienceDecision(
+                Audience.USER_INPUT, f"scope {site.scope} validates inputs", "validator"
+            )
+    return None
+
+
+def _internal(error: Error, words: str) -> AudienceDecision:
+    site = error.primary
+    if site.kind == "assert" and site.message_kind == "none":
+        return AudienceDecision(
+            Audience.INTERNAL, "assert with no message: an invariant of the code", "bare-assert"
+        )
+    if site.kind == "assert":
+        return AudienceDecision(
+            Audience.INTERNAL,
+            "assert whose message names no setting, input or dependency",
+            "assert",
+        )
+    if site.message_kind == "none":
+        return AudienceDecision(
+            Audience.INTERNAL, f"{_short(error.exception) or 'raise'} with no message", "bare-raise"
+        )
+    return AudienceDecision(
+        Audience.INTERNAL, "message names no setting, input or dependency", "default"
+    )
+
+
+def classify(error: Error, settings: Settings | None = None) -> AudienceDecision:
+    """The audience of ``error`` and what decided it (rules in the module docstring)."""
+    settings = settings or Settings()
+    words = message_text(error)
+    return (
+        _by_path(error)
+        or _abstract(error, words)
+        or _setting(error, words, settings)
+        or _dependency(error, words)
+        or _unsupported(error, words)
+        or _input(error, words)
+        or _internal(error, words)
+    )
+
+
+def classify_all(
+    errors: Iterable[Error], settings: Settings | None = None
+) -> dict[str, AudienceDecision]:
+    """Error id -> decision, for every error."""
+    return {e.error_id: classify(e, settings) for e in errors}
