@@ -20,7 +20,7 @@ SITE     ?= site
 TAGS     ?= v0.5.*
 SINCE    ?= v0.5.16
 
-.PHONY: venv mine corpus demo test test-fast lint bench bench-hard bench-analysis clean site browser diff history release
+.PHONY: check-cards venv mine corpus demo test test-fast lint bench bench-hard bench-analysis clean site browser diff history release
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -66,6 +66,10 @@ history: $(STAMP)
 ## document the newest tag of RELEASE_REPO in SITE (a no-op when it is already there)
 release: $(STAMP)
 	$(BIN)/miner release --repo '$(RELEASE_REPO)' --tags '$(TAGS)' --since '$(SINCE)' --out '$(SITE)' --slug '$(SLUG)'
+
+## lint the cards of OUT (make demo first): duplicate prose per audience, defect counts
+check-cards: $(STAMP)
+	$(BIN)/miner check-cards '$(OUT)'
 
 lint: $(STAMP)
 	$(BIN)/ruff check miner tests benchmarks

@@ -2,7 +2,7 @@
 
 Exit codes, decided here and nowhere else: 0 success; 1 the run finished but
 some files were skipped or failed (``mine``), a diff found a change named by
-``--fail-on``, or a lookup found no good match; 2 bad input (any
+``--fail-on``, a lookup found no good match, or ``check-cards`` counted a defect; 2 bad input (any
 :class:`~miner.errors.MinerError`: unknown revision, not a repository, an
 output folder that cannot be written, missing records), with one line on
 stderr naming it; 130 interrupted (Ctrl-C); 141 the reader of the output went
@@ -320,6 +320,25 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     return 0 if matches and matches[0].good else 1
 
 
+def cmd_check_cards(args: argparse.Namespace) -> int:
+    import json
+
+    from miner.checks import check_cards, format_report
+    from miner.errors import RecordsError
+
+    if not (args.dir / "manifest.json").is_file():
+        raise RecordsError(
+            f"{args.dir}: no mined records here (manifest.json missing); "
+            "run `miner mine --out` first"
+        )
+    report = check_cards(args.dir)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    else:
+        print(format_report(report))
+    return 1 if report.has_defects else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="miner",
@@ -452,6 +471,13 @@ def _add_output_commands(sub: argparse._SubParsersAction) -> None:
     lookup.add_argument("--base-url", help="print card URLs under this site URL")
     lookup.add_argument("--json", action="store_true", help="print JSON for tools")
     lookup.set_defaults(func=cmd_lookup)
+
+    check = sub.add_parser(
+        "check-cards", help="lint the cards of a mined folder: duplicate prose and defect counts"
+    )
+    check.add_argument("dir", type=Path, nargs="?", default=Path("output"), help="mined folder")
+    check.add_argument("--json", action="store_true", help="print the figures as JSON")
+    check.set_defaults(func=cmd_check_cards)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -355,6 +355,23 @@ class CommitInfo:
         }
 
 
+#: Titles longer than this many characters are cut at a word boundary.
+TITLE_WIDTH = 72
+
+
+def shorten(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` characters at a word boundary, with an
+    ellipsis (``…``) when anything was cut; a single word longer than
+    ``width`` is cut inside with the ellipsis."""
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    if space >= width // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-([{") + "…"
+
+
 @dataclass(frozen=True, slots=True)
 class Error:
     """One error as users see it: an exception type and message template,
@@ -373,18 +390,19 @@ class Error:
 
     @property
     def title(self) -> str:
-        """The card title, cut at 60 characters: the message template, else the
-        message's source, else ``assert <test>`` or ``<Exception> in <scope>``."""
+        """The card title: the message template (or, for an assert, ``assert
+        <test>``) cut at a word boundary near :data:`TITLE_WIDTH` characters
+        with an ellipsis; a message computed at run time or missing gives
+        ``<Exception> in <scope>`` (never a bare variable name)."""
         site = self.primary
         if self.message:
             text = self.message
-        elif site.message_source:
-            text = site.message_source
         elif site.kind == "assert" and site.guards:
             text = f"assert {site.guards[-1].test}"
         else:
-            text = f"{self.exception or 're-raise'} in {site.scope}"
-        return " ".join(text.split())[:60]
+            where = "module level" if site.scope == "<module>" else site.scope
+            text = f"{self.exception or 're-raise'} in {where}"
+        return shorten(" ".join(text.split()), TITLE_WIDTH)
 
     @property
     def module(self) -> str:
@@ -432,6 +450,14 @@ class Analysis:
     evidence: tuple[str, ...] = ()
     """How each guard was linked to a setting (Markdown, one line per link:
     which name matched which flag or variable, exact or by name only)."""
+    audience: str = "internal"
+    """Who can cause and fix the error (:class:`miner.analysis.audience.Audience`
+    value): ``user-setting``, ``user-input``, ``dependency``, ``unsupported``
+    (user-facing), ``abstract``, ``internal``, ``test`` or ``script``."""
+    audience_rule: str = ""
+    """The rule that decided the audience (``path-test``, ``guard-setting``...)."""
+    audience_reason: str = ""
+    """What decided it: the guard, the words of the message or the path rule."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -449,6 +475,9 @@ class Analysis:
             "related": list(self.related),
             "author": self.author,
             "evidence": list(self.evidence),
+            "audience": self.audience,
+            "audience_rule": self.audience_rule,
+            "audience_reason": self.audience_reason,
         }
 
     @classmethod
@@ -465,6 +494,9 @@ class Analysis:
             related=tuple(data.get("related", ())),
             author=data.get("author", ""),
             evidence=tuple(data.get("evidence", ())),
+            audience=data.get("audience", "internal"),
+            audience_rule=data.get("audience_rule", ""),
+            audience_reason=data.get("audience_reason", ""),
         )
 
 

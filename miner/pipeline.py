@@ -252,7 +252,7 @@ def publish(mined: Mined, out: Path, *, site: bool = False, jobs: int | None = N
     output = cards.write_output(mined.result, out, mined.analyses, config=mined.facts.to_json())
     pages = None
     if site:
-        counts = records.manifest_json(mined.result)["counts"]
+        counts = records.manifest_json(mined.result, mined.analyses)["counts"]
         pages = html.write_site(
             mined.result,
             out / "site",

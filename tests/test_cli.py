@@ -89,7 +89,7 @@ def test_mine_writes_records_and_cards(repo: Path, tmp_path: Path, capsys) -> No
 
     card = (out / "errors" / f"{error_id}.md").read_text()
     assert card.startswith("acme/mlx · error · NotImplementedError\n")
-    assert "# MLX auxiliary-state radix cache does not support enable_mamb\n" in card
+    assert "# MLX auxiliary-state radix cache does not support…\n" in card
     assert "Thrown at `pkg/mlx.py:6` in `MlxAuxiliaryStateComponent.__init__`" in card
     assert (
         f"[View on GitHub (pinned to {sha[:10]})](https://github.com/acme/mlx/blob/{sha}/pkg/mlx.py#L6)"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from miner.analysis.audience import Settings, classify_all
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import GuardLink, Linker, settings_of
 from miner.analysis.related import related_errors
@@ -56,6 +57,7 @@ def analyze(
     writer = Writer(facts, result.commit.short_sha)
     links = {e.error_id: linker.link_site(e.primary) for e in result.errors}
     related = related_errors(result.errors, {k: settings_of(v) for k, v in links.items()})
+    audiences = classify_all(result.errors, Settings.from_config(facts.config, facts.predicates))
     author = rule_author(result.commit.short_sha)
     out: dict[str, Analysis] = {}
     for error in result.errors:
@@ -71,6 +73,9 @@ def analyze(
             related=related[error.error_id],
             author=author,
             evidence=evidence(site_links),
+            audience=audiences[error.error_id].audience.value,
+            audience_rule=audiences[error.error_id].rule,
+            audience_reason=audiences[error.error_id].reason,
         )
     if llm is not None:
         from miner.analysis.llm import rewrite

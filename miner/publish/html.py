@@ -52,7 +52,7 @@ from pygments.util import ClassNotFound
 from miner import __version__
 from miner.errors import OutputError
 from miner.files import remove_stale, write_text
-from miner.model import SCHEMA_VERSION, Analysis, Error, MineResult, Site
+from miner.model import SCHEMA_VERSION, Analysis, Error, MineResult, Site, shorten
 from miner.publish.cards import environment
 from miner.publish.patterns import PREFIX_PATTERNS
 from miner.publish.records import dumps, error_json
@@ -188,8 +188,7 @@ def headline(error: Error, width: int = 140) -> str:
     ellipsis; the card title when there is no message template."""
     if error.message is None:
         return error.title
-    text = " ".join(error.message.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return shorten(" ".join(error.message.split()), width)
 
 
 def card_path(error_id: str) -> str:

@@ -87,12 +87,16 @@ def error_json(
         "message_kind": error.message_kind,
         "title": error.title,
         "module": error.module,
+        "audience": None if analysis is None else analysis.audience,
         "sites": [site_json(s, commit) for s in error.sites],
     }
 
 
-def manifest_json(result: MineResult) -> dict[str, Any]:
-    """Repository, commit, tool version, counts, and every file not mined (with why)."""
+def manifest_json(
+    result: MineResult, analyses: Mapping[str, Analysis] | None = None
+) -> dict[str, Any]:
+    """Repository, commit, tool version, counts (errors per audience when the
+    ``analyses`` are given), and every file not mined (with why)."""
     statuses = Counter(f.status for f in result.files)
     kinds = Counter(s.kind for s in result.sites)
     parsers = Counter(s.parser for s in result.sites)
@@ -117,6 +121,9 @@ def manifest_json(result: MineResult) -> dict[str, Any]:
             "reraise_sites": sum(1 for s in result.sites if s.reraise),
             "sites_by_parser": dict(sorted(parsers.items())),
             "errors": len(result.errors),
+            "errors_by_audience": dict(
+                sorted(Counter(a.audience for a in (analyses or {}).values()).items())
+            ),
         },
         "files": notes,
     }
@@ -142,7 +149,7 @@ def record_files(
     when given, the configuration model's JSON."""
     histories = histories or {}
     files = {
-        MANIFEST: dumps(manifest_json(result)),
+        MANIFEST: dumps(manifest_json(result, analyses)),
         SITES: "".join(json_line(s.to_json()) for s in result.sites),
         ANALYSES: "".join(
             json_line(analysis_row(e.error_id, analyses[e.error_id], histories.get(e.error_id)))
