@@ -37,9 +37,8 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
-from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markdown_it import MarkdownIt
@@ -56,6 +55,9 @@ from miner.model import SCHEMA_VERSION, Analysis, Error, MineResult, Site, short
 from miner.publish.cards import environment
 from miner.publish.patterns import PREFIX_PATTERNS
 from miner.publish.records import dumps, error_json
+
+if TYPE_CHECKING:  # importlib.resources.abc is Python 3.11+; annotations only
+    from importlib.resources.abc import Traversable
 
 log = logging.getLogger("miner")
 
