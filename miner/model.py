@@ -20,8 +20,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-#: Version of the record format written to ``sites.jsonl`` and the JSON API.
-SCHEMA_VERSION = 1
+#: Version of every record format written: ``sites.jsonl``, ``analyses.jsonl``,
+#: ``manifest.json``, the JSON API, release diffs and the release site's files
+#: (one number for all; the JSON Schemas, :mod:`miner.publish.schemas`, carry it).
+#: 2: ids no longer hold the repository slug; ``analyses.jsonl`` added.
+SCHEMA_VERSION = 2
 
 SiteKind = Literal["raise", "assert"]
 MessageKind = Literal["literal", "template", "dynamic", "none"]

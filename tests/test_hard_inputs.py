@@ -603,6 +603,13 @@ def test_every_input_is_accounted_for_in_one_run(mined: Mined) -> None:
     assert mined_paths == set(TABLES) | {ELIF_CHAIN}
 
 
+def test_every_record_validates_against_its_schema(mined: Mined) -> None:
+    from test_schemas import validate_output
+
+    counts = validate_output(mined.out, None)
+    assert counts["site"] == len(mined.sites) and counts["manifest"] == 1
+
+
 def test_no_output_file_holds_a_nul_byte(mined: Mined) -> None:
     written = [p for p in mined.out.rglob("*") if p.is_file()]
     assert len(written) > 100

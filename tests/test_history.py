@@ -11,8 +11,7 @@ from conftest import add_commit
 
 from miner import pipeline
 from miner.errors import ReleaseError
-from miner.publish import records
-from miner.publish.html import SITE_TEMPLATES
+from miner.publish import records, schemas
 from miner.releases import history, versions
 
 KEEP = 'def keep(x):\n    if x is None:\n        raise ValueError("x is required here")\n'
@@ -158,8 +157,7 @@ def test_site_cards_carry_history(releases, tmp_path):
     assert expected in back
 
     record = json.loads((out / "api" / "errors" / f"{brief_id}.json").read_text())
-    schema = json.loads((SITE_TEMPLATES / "schema" / "error-v1.json").read_text())
-    jsonschema.Draft202012Validator(schema).validate(record)
+    jsonschema.Draft202012Validator(schemas.schema("error")).validate(record)
     assert record["history"]["present"] is False
     assert record["history"]["last_seen"] == "v1.2"
     assert record["commit"] == results[2][1].commit.sha

@@ -8,6 +8,7 @@ import pytest
 from conftest import add_commit
 
 from miner.cli import main
+from miner.model import SCHEMA_VERSION
 
 OLD = """\
 def check(x):
@@ -41,7 +42,7 @@ def test_diff_writes_report_and_json(repo, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "v1 -> v2: 1 removed, 1 added, 0 changed, 0 moved, 1 unchanged" in printed
     data = json.loads((out / "v1..v2.json").read_text())
-    assert data["schema_version"] == 1
+    assert data["schema_version"] == SCHEMA_VERSION
     assert data["counts"] == {"removed": 1, "added": 1, "changed": 0, "moved": 0, "unchanged": 1}
     assert [c["kind"] for c in data["changes"]] == ["removed", "added"]
     assert data["changes"][0]["old"]["message"] == "cache entry vanished"

@@ -11,6 +11,8 @@ the site (:mod:`miner.publish.html`), the records every writer renders from:
 ``config.json``        the configuration model the analysis read (flags,
                        settings, environment variables), for readers
 ``api/errors/<id>.json``  one error, its sites, analysis and history
+``schema/*-v<N>.json``     the JSON Schemas of the records above (N =
+                       ``SCHEMA_VERSION``; :mod:`miner.publish.schemas`)
 =====================  ======================================================
 
 :func:`read_mined` reads the first three back into exactly what the pipeline
@@ -40,6 +42,7 @@ from miner.model import (
     Site,
     group_errors,
 )
+from miner.publish.schemas import RECORD_SCHEMAS, schemas
 
 MANIFEST = "manifest.json"
 SITES = "sites.jsonl"
@@ -145,8 +148,8 @@ def record_files(
     histories: Mapping[str, History] | None = None,
 ) -> dict[str, str]:
     """The record files of a mined folder, folder-relative path -> text:
-    manifest, sites, analyses (every error of ``result``, in id order) and,
-    when given, the configuration model's JSON."""
+    manifest, sites, analyses (every error of ``result``, in id order), their
+    JSON Schemas and, when given, the configuration model's JSON."""
     histories = histories or {}
     files = {
         MANIFEST: dumps(manifest_json(result, analyses)),
@@ -158,6 +161,8 @@ def record_files(
     }
     if config is not None:
         files[CONFIG] = dumps(config)
+    for name, schema in schemas(RECORD_SCHEMAS):
+        files[f"schema/{name}"] = dumps(schema)
     return files
 
 

@@ -32,9 +32,6 @@ from miner.publish.records import dumps
 from miner.releases.diff import KIND_ORDER, MIN_TEXT, THRESHOLD, ChangeKind, Diff
 from miner.releases.history import HistoryBook
 
-#: Version of ``releases.json`` and ``history.json``.
-SITE_SCHEMA_VERSION = 1
-
 
 def render_diff(
     diff: Diff,
@@ -149,8 +146,7 @@ def write_release_site(
         for c, stem in zip(commits, [None, *diffs], strict=True)
     ]
     history = {
-        "schema_version": SITE_SCHEMA_VERSION,
-        "record_schema_version": SCHEMA_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "releases": list(book.releases),
         "errors": [h.to_json() for h in book.lineages()],
     }
@@ -165,7 +161,7 @@ def write_release_site(
         # written last: a run that stops early leaves the release undocumented
         write_text(
             out / "releases.json",
-            dumps({"schema_version": SITE_SCHEMA_VERSION, "releases": releases}),
+            dumps({"schema_version": SCHEMA_VERSION, "releases": releases}),
         )
     except OSError as exc:
         raise OutputError(

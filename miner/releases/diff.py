@@ -56,10 +56,8 @@ from typing import Any
 
 from rapidfuzz import fuzz, process
 
-from miner.model import CommitInfo, Error, Site
+from miner.model import SCHEMA_VERSION, CommitInfo, Error, Site
 
-#: Version of the diff JSON (``schema_version``); bump on incompatible changes.
-DIFF_SCHEMA_VERSION = 1
 #: Two texts are similar when their :func:`similarity` is at least this.
 THRESHOLD = 0.8
 #: Literal characters a message needs before pass 3 pairs it across scopes.
@@ -204,7 +202,7 @@ class Diff:
     def to_json(self, *, unchanged: bool = False) -> dict[str, Any]:
         """The diff as JSON; unchanged pairs are counted, and listed only when asked."""
         return {
-            "schema_version": DIFF_SCHEMA_VERSION,
+            "schema_version": SCHEMA_VERSION,
             "old": self.old.to_json(),
             "new": self.new.to_json(),
             "matching": {
