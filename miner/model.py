@@ -34,6 +34,18 @@ MessageStyle = Literal[
     "literal", "bytes", "fstring", "tstring", "percent", "format", "concat", "expression", "none"
 ]
 Parser = Literal["libcst", "ast"]
+#: Who can cause and fix an error (see :mod:`miner.analysis.audience`); the
+#: first four are user-facing.
+AudienceName = Literal[
+    "user-setting",
+    "user-input",
+    "dependency",
+    "unsupported",
+    "abstract",
+    "internal",
+    "test",
+    "script",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,7 +465,7 @@ class Analysis:
     evidence: tuple[str, ...] = ()
     """How each guard was linked to a setting (Markdown, one line per link:
     which name matched which flag or variable, exact or by name only)."""
-    audience: str = "internal"
+    audience: AudienceName = "internal"
     """Who can cause and fix the error (:class:`miner.analysis.audience.Audience`
     value): ``user-setting``, ``user-input``, ``dependency``, ``unsupported``
     (user-facing), ``abstract``, ``internal``, ``test`` or ``script``."""

@@ -183,9 +183,11 @@ def test_drift_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     written = Analysis.to_json
     monkeypatch.setattr(Analysis, "to_json", lambda self: {**written(self), "confidence": 1})
     assert list(walk(full_records()["error"], schema, schema, set())) == [
-        "/analysis: written ['author', 'confidence', 'evidence', 'example_fix', 'related', "
-        "'situations', 'solutions', 'trigger', 'what_it_means'], schema ['author', 'evidence', "
-        "'example_fix', 'related', 'situations', 'solutions', 'trigger', 'what_it_means']"
+        "/analysis: written ['audience', 'audience_reason', 'audience_rule', 'author', "
+        "'confidence', 'evidence', 'example_fix', 'related', 'situations', 'solutions', "
+        "'trigger', 'what_it_means'], schema ['audience', 'audience_reason', 'audience_rule', "
+        "'author', 'evidence', 'example_fix', 'related', 'situations', 'solutions', 'trigger', "
+        "'what_it_means']"
     ]
     monkeypatch.setattr(
         Analysis, "to_json", lambda self: {k: v for k, v in written(self).items() if k != "author"}

@@ -28,13 +28,14 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from miner import __version__
 from miner.errors import RecordsError
 from miner.model import (
     SCHEMA_VERSION,
     Analysis,
+    AudienceName,
     CommitInfo,
     Error,
     History,
@@ -101,6 +102,7 @@ def manifest_json(
     """Repository, commit, tool version, counts (errors per audience when the
     ``analyses`` are given), and every file not mined (with why)."""
     statuses = Counter(f.status for f in result.files)
+    audiences = Counter(a.audience for a in (analyses or {}).values())
     kinds = Counter(s.kind for s in result.sites)
     parsers = Counter(s.parser for s in result.sites)
     notes = [
@@ -124,9 +126,9 @@ def manifest_json(
             "reraise_sites": sum(1 for s in result.sites if s.reraise),
             "sites_by_parser": dict(sorted(parsers.items())),
             "errors": len(result.errors),
-            "errors_by_audience": dict(
-                sorted(Counter(a.audience for a in (analyses or {}).values()).items())
-            ),
+            "errors_by_audience": {
+                name: audiences[name] for name in get_args(AudienceName)
+            },
         },
         "files": notes,
     }

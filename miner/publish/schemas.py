@@ -48,6 +48,7 @@ from typing import Any, Literal, get_args, get_origin
 from miner.model import (
     SCHEMA_VERSION,
     Analysis,
+    AudienceName,
     CommitInfo,
     Error,
     ExampleFix,
@@ -240,6 +241,7 @@ DEFS: dict[str, tuple[type, Shape]] = {
                 "module": None,
                 "analysis": nullable(ref("Analysis")),
                 "history": nullable(ref("History")),
+                "audience": nullable({"enum": list(get_args(AudienceName))}),
             },
             refine={"sites": {"minItems": 1, "items": ref("PublishedSite")}},
             description="One error (exception type and message template) at one commit, "
@@ -318,6 +320,8 @@ def _counts() -> Schema:
     properties: dict[str, Schema] = {n: count for n in names}
     properties["sites_by_parser"] = obj(parsers, required=())
     properties["errors"] = count
+    audiences = {name: count for name in get_args(AudienceName)}
+    properties["errors_by_audience"] = obj(audiences, required=())
     return obj(properties, description="What was mined: files, sites and errors.")
 
 
