@@ -89,17 +89,43 @@ class MessagePart:
 
 @dataclass(frozen=True, slots=True)
 class Guard:
-    """One enclosing compound statement on the path from the scope to a site.
+    """One statement that decides whether a site is reached.
 
-    ``kind`` is the statement: ``if``, ``while``, ``while-else``, ``for``,
-    ``async for``, ``for-else``, ``try``, ``except``, ``except*``, ``try-else``,
-    ``finally``, ``with``, ``async with``, ``case`` or ``assert``.
-    ``test`` is the source text that decides the path: the condition for ``if``
-    and ``while``, ``target in iter`` for ``for``, the caught types for
-    ``except`` (empty for a bare ``except:``), the items for ``with``, the
-    pattern (and `` if guard``) for ``case``, empty for ``try`` / ``finally``.
+    Two lists of a :class:`Site` hold guards:
+
+    * ``Site.guards``: the enclosing compound statements on the path from the
+      scope down to the site. ``kind`` is the statement: ``if``, ``while``,
+      ``while-else``, ``for``, ``async for``, ``for-else``, ``try``, ``except``,
+      ``except*``, ``try-else``, ``finally``, ``with``, ``async with``, ``case``
+      or ``assert`` (the site's own failing test).
+    * ``Site.exits``: earlier statements of the same scope (in the site's block
+      or an enclosing block) that the path must get past, because on some branch
+      they definitely leave (``return``, ``raise``, or ``continue`` / ``break``
+      of the loop around the site). ``kind`` is one of the *exit kinds*:
+
+      - ``exit``: an ``if`` / ``elif`` branch that leaves; ``negated`` true (the
+        site needs the test false). ``negated`` false when every other branch of
+        the chain leaves, so the site needs this branch's test true.
+      - ``exit-except``: an ``except`` handler that leaves (every handler before
+        it leaves too): the ``try`` body raised no exception of the caught
+        types; ``negated`` is true.
+      - ``exit-case``: a ``case`` that leaves (``negated`` true: the subject does
+        not match), or the one case every other one leaves from (false).
+      - ``exit-while``: a ``while`` loop without ``break`` ended, so its test is
+        false (``negated`` true).
+      - ``asserted``: an earlier ``assert`` passed; its test holds.
+      - ``unreachable``: an earlier statement leaves on every branch; the site
+        is dead code (``test`` empty).
+
+    ``test`` is the source text that decides the path: the condition for
+    ``if``, ``while``, ``assert``, ``exit``, ``exit-while`` and ``asserted``,
+    ``target in iter`` for ``for``, the caught types for ``except`` and
+    ``exit-except`` (empty for a bare ``except:``), the items for ``with``, the
+    pattern (and `` if guard``) for ``case`` and ``exit-case``, empty for
+    ``try`` / ``finally`` / ``unreachable``.
     ``negated`` is true when the path runs where the test is false: an earlier
-    branch of an ``if``/``elif`` chain, and the failing test of an ``assert``.
+    branch of an ``if``/``elif`` chain, the failing test of an ``assert``, and
+    the exits above.
     """
 
     kind: str
@@ -137,7 +163,21 @@ class Guard:
         )
 
     def describe(self) -> str:
-        """The guard as one line of pseudo-Python, e.g. ``not (x is None)``."""
+        """The guard as one line of pseudo-Python, e.g. ``not (x is None)``.
+
+        An exit reads as what holds at the site: ``not (x is None)`` for
+        ``if x is None: return``, ``try body raised no KeyError`` for a handler
+        that leaves, ``unreachable (line 12 always leaves)``.
+        """
+        if self.kind in ("exit", "exit-while", "asserted"):
+            return f"not ({self.test})" if self.negated else self.test
+        if self.kind == "exit-except":
+            return f"try body raised no {self.test or 'exception'}"
+        if self.kind == "exit-case":
+            text = f"match {self.subject}: case {self.test}"
+            return f"not ({text})" if self.negated else text
+        if self.kind == "unreachable":
+            return f"unreachable (line {self.line} always leaves)"
         if self.kind in ("if", "while", "assert"):
             prefix = "" if self.kind != "while" else "while "
             return f"{prefix}not ({self.test})" if self.negated else f"{prefix}{self.test}"
@@ -210,6 +250,7 @@ class Site:
     """The enclosing ``__qualname__``: ``<module>``, ``Class``, ``Class.method``,
     ``outer.<locals>.inner``."""
     guards: tuple[Guard, ...]
+    """The enclosing compound statements, outermost first (see :class:`Guard`)."""
     excerpt: Excerpt
     parser: Parser
     """Which parser produced the record: ``libcst`` or the ``ast`` fallback."""
@@ -217,17 +258,27 @@ class Site:
     """First paragraph of the enclosing function's docstring, or None."""
     class_doc: str | None = None
     """First paragraph of the innermost enclosing class's docstring, or None."""
-    exits: tuple[Guard, ...] = ()
-    """Early-exit conditions before the site in its function (a ``return``,
-    ``raise``, ``continue`` or ``break`` under a test the path must fail)."""
-    body_only: bool = False
-    """The site statement is the whole body of its function (apart from a
-    docstring or ``pass``)."""
-    abstract: bool = False
-    """The enclosing function is decorated ``abstractmethod``, or its class is
-    based on ``ABC`` / ``Protocol``."""
     error_id: str = ""
     site_id: str = ""
+    exits: tuple[Guard, ...] = ()
+    """Earlier statements of the same scope that the path gets past only when
+    their exit is not taken, in source order, outermost block first (kinds
+    ``exit``, ``exit-except``, ``exit-case``, ``exit-while``, ``asserted``,
+    ``unreachable``; see :class:`Guard`). Like ``guards``, reset at every
+    ``def`` and ``class``. An exit is left out when a statement run between it
+    and the site (a loop's later rounds included) may rebind a name or
+    attribute path it tests. :func:`miner.analysis.condition.condition_of` joins
+    both into one condition."""
+    body_only: bool = False
+    """The site's statement is the whole body of its enclosing function, apart
+    from a docstring and ``pass`` / ``...`` (``def f(self): raise
+    NotImplementedError``)."""
+    abstract: bool = False
+    """The enclosing function is decorated ``abstractmethod`` (any dotted
+    spelling; also ``abstractproperty``, ``abstractclassmethod``,
+    ``abstractstaticmethod``), or is a method of a class whose bases list
+    ``ABC`` / ``Protocol`` (any dotted spelling, ``Protocol[T]`` too) or
+    ``metaclass=ABCMeta``."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -248,13 +299,13 @@ class Site:
             "reraised": list(self.reraised),
             "scope": self.scope,
             "guards": [g.to_json() for g in self.guards],
+            "exits": [g.to_json() for g in self.exits],
+            "body_only": self.body_only,
+            "abstract": self.abstract,
             "excerpt": self.excerpt.to_json(),
             "parser": self.parser,
             "function_doc": self.function_doc,
             "class_doc": self.class_doc,
-            "exits": [g.to_json() for g in self.exits],
-            "body_only": self.body_only,
-            "abstract": self.abstract,
         }
 
     @classmethod
@@ -275,13 +326,13 @@ class Site:
             reraised=tuple(data["reraised"]),
             scope=data["scope"],
             guards=tuple(Guard.from_json(g) for g in data["guards"]),
+            exits=tuple(Guard.from_json(g) for g in data.get("exits", ())),
+            body_only=data.get("body_only", False),
+            abstract=data.get("abstract", False),
             excerpt=Excerpt.from_json(data["excerpt"]),
             parser=data["parser"],
             function_doc=data.get("function_doc"),
             class_doc=data.get("class_doc"),
-            exits=tuple(Guard.from_json(g) for g in data.get("exits", ())),
-            body_only=data.get("body_only", False),
-            abstract=data.get("abstract", False),
             error_id=data.get("error_id", ""),
             site_id=data.get("site_id", ""),
         )

@@ -18,7 +18,7 @@ from hard_input_fixtures import flat_cases
 
 from miner.extract.ast_fallback import collect_ast
 from miner.extract.limits import call_with_deep_stack
-from miner.extract.runner import collect, extract_file
+from miner.extract.runner import collect, extract_file, plan_units
 from miner.extract.text import decode_source
 from miner.mining import source as git_source
 from miner.model import Site
@@ -179,6 +179,132 @@ def test_both_extractors_agree_on_every_statement_form() -> None:
     ]
     assert by_line[41].guards[-1].line == 40
     assert by_line[24].cause == "exc"
+
+
+EXITS = '''
+import abc
+import sys
+
+if sys.version_info < (3, 9): raise ImportError("old")
+assert sys.platform, "no platform"; flag = sys.flags.debug
+if flag:
+    raise RuntimeError(f"debug {flag}")
+
+
+class Shape(abc.ABC):
+    """Shapes."""
+    if flag:
+        raise TypeError("class body")
+
+    @abc.abstractmethod
+    def area(self):
+        """Area."""
+        raise NotImplementedError
+
+    @property
+    @abc.abstractmethod
+    def name(self): raise NotImplementedError(self)
+
+    def check(self, items, lock, reply):
+        msg = "bad"
+        if items is None:
+            return
+        elif not items: return None
+        x = 1; assert x, msg
+        for item in items:
+            if item.skip: continue
+            if item.stop:
+                break
+            try:
+                value = item.value()
+            except (KeyError, IndexError):
+                continue
+            except OSError as err:
+                raise
+            while item.busy():
+                item.wait()
+            match reply:
+                case {"error": e} if e:
+                    raise RuntimeError(e)
+                case _:
+                    pass
+            with lock:
+                if value:
+                    raise ValueError(msg)
+            if value > 3:
+                pass
+            else:
+                raise KeyError(value)
+            raise LookupError(f"{item!r}")
+        return x
+        raise AssertionError("dead")
+
+
+def plain(a):
+    if a: return 1
+    def inner(b):
+        if not b:
+            raise ValueError(b)
+    raise NotImplementedError
+
+
+def units(a, b):
+    """Every site here is mined from one statement of the body (a unit)."""
+    if a is None:
+        return
+    assert b, "b unset"
+    for x in a:
+        if x: continue
+        raise ValueError("x")
+'''
+
+
+def test_all_three_paths_agree_on_exits_body_only_and_abstract() -> None:
+    data = EXITS.encode()
+    pair = both("exits.py", data)
+    assert pair is not None
+    cst_sites, ast_sites = pair
+    assert differences("exits.py", cst_sites, ast_sites) == []
+    units = extract_file("exits.py", "0" * 40, data).sites
+    assert sorted(units, key=lambda s: s.line) == cst_sites
+    kinds = {g.kind for s in cst_sites for g in s.exits}
+    assert kinds == {"exit", "exit-except", "exit-case", "exit-while", "asserted", "unreachable"}
+    by_line = {s.line: s for s in cst_sites}
+    assert [g.describe() for g in by_line[8].exits] == [
+        "not (sys.version_info < (3, 9))",
+        "sys.platform",
+    ]
+    assert [g.describe() for g in by_line[14].exits] == []  # a class body is its own scope
+    assert [g.describe() for g in by_line[55].exits] == [
+        "not (items is None)",
+        "not (not items)",
+        "x",
+        "not (item.skip)",
+        "not (item.stop)",
+        "try body raised no (KeyError, IndexError)",
+        "try body raised no OSError",
+        "not (item.busy())",
+        'not (match reply: case {"error": e} if e)',
+        "value > 3",
+    ]
+    assert [g.describe() for g in by_line[57].exits][-1] == "unreachable (line 56 always leaves)"
+    # The units of units(): the exits before them come from the ast tree.
+    plan = plan_units(ast.parse(EXITS), EXITS.split("\n"))
+    assert [(u.start, u.end) for u in plan.units][-2:] == [(72, 72), (73, 75)]
+    assert [g.describe() for g in by_line[75].exits] == ["not (a is None)", "b", "not (x)"]
+    assert by_line[72].exits == by_line[75].exits[:1]
+    facts = [(s.line, s.body_only, s.abstract) for s in cst_sites if s.body_only or s.abstract]
+    assert facts == [
+        (19, True, True),
+        (23, True, True),
+        (30, False, True),
+        (40, False, True),
+        (45, False, True),
+        (50, False, True),
+        (54, False, True),
+        (55, False, True),
+        (57, False, True),
+    ]
 
 
 def test_a_file_libcst_rejects_is_marked_as_the_fallback_s() -> None:

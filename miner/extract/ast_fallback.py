@@ -27,6 +27,7 @@ a long ``elif`` chain needs no recursion.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -36,23 +37,38 @@ from miner.extract.rules import (
     Arg,
     Binding,
     Bindings,
+    Clause,
     Expr,
     FieldPart,
     Piece,
     SiteSink,
+    Stmt,
+    StmtKind,
+    StmtParts,
     UnitContext,
+    abstract_class,
+    abstract_function,
+    block_contributions,
     case_test,
+    dotted_path,
     for_test,
     with_item,
 )
 from miner.extract.text import one_line
-from miner.model import Site
+from miner.model import Guard, Site
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _DEBUG_TAIL = re.compile(r"[\s)]*=\s*(?:!([rsa]))?")
 _TRY_STAR: tuple[type, ...] = (ast.TryStar,) if hasattr(ast, "TryStar") else ()
+#: Statements that leave the block, by the kind the exit analysis knows them as.
+_LEAVING: dict[type, StmtKind] = {
+    ast.Return: "return",
+    ast.Raise: "raise",
+    ast.Continue: "continue",
+    ast.Break: "break",
+}
 
 
 def collect_ast(
@@ -74,8 +90,110 @@ def collect_ast(
         The sites in source order, with ``parser="ast"``.
     """
     walker = _Walker(path=path, lines=lines, context=context)
+    walker.sink.enter_block(lambda: walker.stmts(tree.body))
     walker.walk(tree.body)
     return walker.sink.sites
+
+
+def prefix_facts(
+    body: list[ast.stmt], first: int, last: int, lines: list[str]
+) -> tuple[tuple[Guard, ...], bool]:
+    """For a unit made of ``body[first:last + 1]``: the exits of the statements
+    of ``body`` before it (what the libcst walker of the whole block would have
+    found there), and whether every statement of ``body`` outside the unit is
+    trivial (a docstring, ``pass``, ``...``)."""
+    walker = _Walker(path="", lines=lines, context=None)
+    exits = tuple(block_contributions(walker.stmts(body[:first])))
+    alone = all(_inert(stmt) for i, stmt in enumerate(body) if not first <= i <= last)
+    return exits, alone
+
+
+def last_name(node: ast.AST) -> str | None:
+    """The last name of a dotted name (``abc.abstractmethod`` -> ``abstractmethod``),
+    of its subscript (``typing.Protocol[T]`` -> ``Protocol``); None for anything else."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def function_is_abstract(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Decorated ``abstractmethod`` and the like (see
+    :func:`~miner.extract.rules.abstract_function`)."""
+    return abstract_function([last_name(d) for d in node.decorator_list])
+
+
+def class_is_interface(node: ast.ClassDef) -> bool:
+    """Bases or metaclass declaring an interface (see
+    :func:`~miner.extract.rules.abstract_class`)."""
+    metaclass = None
+    for keyword in node.keywords:
+        if keyword.arg == "metaclass":
+            metaclass = last_name(keyword.value)
+    return abstract_class([last_name(b) for b in node.bases], metaclass)
+
+
+def stores(node: ast.AST) -> frozenset[str]:
+    """What a statement may rebind or change (see
+    :attr:`~miner.extract.rules.Stmt.stores`): every name and attribute path
+    it assigns, augments, deletes or binds (targets of ``for``, ``with``,
+    ``except``, ``:=``, comprehensions, imports, ``def``, ``class``, ``global``,
+    match captures), nested scopes included, but not the targets of
+    comprehensions (their own scope); ``*`` for a star import."""
+    out: set[str] = set()
+    stack: list[ast.AST] = [node]
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, ast.comprehension):
+            stack.extend([sub.iter, *sub.ifs])
+            continue
+        stack.extend(ast.iter_child_nodes(sub))
+        if isinstance(sub, (ast.Name, ast.Attribute, ast.Subscript)):
+            if isinstance(sub.ctx, (ast.Store, ast.Del)):
+                path = _store_path(sub)
+                if path is not None:
+                    out.add(path)
+        elif isinstance(sub, (*_FUNCTIONS, ast.ClassDef)):
+            out.add(sub.name)
+        elif isinstance(sub, ast.ExceptHandler):
+            if sub.name:
+                out.add(sub.name)
+        elif isinstance(sub, ast.alias):
+            out.add(sub.asname or sub.name.split(".")[0])
+        elif isinstance(sub, (ast.Global, ast.Nonlocal)):
+            out.update(sub.names)
+        elif isinstance(sub, (ast.MatchAs, ast.MatchStar)):
+            if sub.name:
+                out.add(sub.name)
+        elif isinstance(sub, ast.MatchMapping) and sub.rest:
+            out.add(sub.rest)
+    return frozenset(out)
+
+
+def _store_path(node: ast.AST) -> str | None:
+    """The name or attribute path a target changes: ``a.b`` for ``a.b = ...``,
+    ``x`` for ``x[i] = ...`` and ``x[i].a = ...``; None for ``f().a = ...``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return dotted_path(node) or _store_path(node.value)
+    if isinstance(node, ast.Subscript):
+        return _store_path(node.value)
+    return None
+
+
+def _inert(node: ast.stmt) -> bool:
+    """``pass``, ``...`` or a string constant (a docstring): a statement that does nothing."""
+    if isinstance(node, ast.Pass):
+        return True
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and (node.value.value is Ellipsis or isinstance(node.value.value, (str, bytes)))
+    )
 
 
 class _Source:
@@ -149,6 +267,10 @@ class _Walker:
     def expr(self, node: ast.AST) -> Expr:
         return to_expr(node, self)
 
+    def _text(self, node: ast.AST) -> Callable[[], str]:
+        """The source of ``node``, computed when asked."""
+        return lambda: self.code(node)
+
     def field_text(self, node: ast.expr) -> tuple[str, bool]:
         """The source of an f-string field's expression, and whether its
         position is trustworthy (checked by re-parsing the text)."""
@@ -160,6 +282,109 @@ class _Walker:
         except (SyntaxError, ValueError, RecursionError):
             pass
         return ast.unparse(node), False
+
+    # -- statements, for the exit analysis -----------------------------------
+    def stmts(self, body: list[ast.stmt]) -> list[Stmt]:
+        """The parser-neutral views of a block's statements."""
+        return [self._stmt(node) for node in body]
+
+    def _stmt(self, node: ast.stmt) -> Stmt:
+        at = (node.lineno, node.col_offset)
+        changed = functools.partial(stores, node)
+        kind = _LEAVING.get(type(node))
+        if kind is not None:
+            return Stmt(kind, at, lambda: StmtParts(node.lineno), changed)
+        if isinstance(node, ast.Assert):
+            return Stmt(
+                "assert", at, lambda: StmtParts(node.lineno, test=self._text(node.test)), changed
+            )
+        if isinstance(node, ast.If):
+            return Stmt(
+                "if",
+                at,
+                lambda: StmtParts(
+                    node.lineno,
+                    test=self._text(node.test),
+                    body=self.stmts(node.body),
+                    orelse=self.stmts(node.orelse) if node.orelse else None,
+                ),
+                changed,
+            )
+        if isinstance(node, ast.While):
+            return Stmt(
+                "while",
+                at,
+                lambda: StmtParts(
+                    node.lineno,
+                    test=self._text(node.test),
+                    body=self.stmts(node.body),
+                    orelse=self.stmts(node.orelse) if node.orelse else None,
+                ),
+                changed,
+            )
+        if isinstance(node, (ast.For, ast.AsyncFor)):
+            return Stmt(
+                "for",
+                at,
+                lambda: StmtParts(
+                    node.lineno,
+                    body=self.stmts(node.body),
+                    orelse=self.stmts(node.orelse) if node.orelse else None,
+                ),
+                changed,
+            )
+        if isinstance(node, (ast.Try, *_TRY_STAR)):
+            return Stmt("try", at, lambda: self._try_parts(node), changed)  # type: ignore[arg-type]
+        if isinstance(node, ast.Match):
+            return Stmt("match", at, lambda: self._match_parts(node), changed)
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            return Stmt("with", at, None, changed)
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+            return Stmt("scope", at, None, changed)
+        if _inert(node):
+            return Stmt("trivial", at, None, changed)
+        return Stmt("other", at, None, changed)
+
+    def _try_parts(self, node: ast.Try) -> StmtParts:
+        clauses = []
+        for handler in node.handlers:
+            kind = handler.type
+            test = self._text(kind) if kind is not None else None
+            clauses.append(Clause(handler.lineno, self.stmts(handler.body), test=test))
+        return StmtParts(
+            node.lineno,
+            body=self.stmts(node.body),
+            orelse=self.stmts(node.orelse) if node.orelse else None,
+            clauses=clauses,
+            final=self.stmts(node.finalbody),
+        )
+
+    def _match_parts(self, node: ast.Match) -> StmtParts:
+        clauses = []
+        for case, line in zip(node.cases, self._case_lines(node), strict=True):
+            pattern, guard = case.pattern, case.guard
+            clauses.append(
+                Clause(
+                    line,
+                    self.stmts(case.body),
+                    test=self._text(pattern),
+                    guard=self._text(guard) if guard is not None else None,
+                    irrefutable=guard is None
+                    and isinstance(pattern, ast.MatchAs)
+                    and pattern.pattern is None,
+                )
+            )
+        return StmtParts(node.lineno, clauses=clauses, subject=self._text(node.subject))
+
+    def _case_lines(self, node: ast.Match) -> list[int]:
+        """The line of each ``case`` keyword (``ast`` records only the pattern's)."""
+        out = []
+        low = (node.subject.end_lineno or node.lineno) + 1
+        for case in node.cases:
+            line = _keyword_line(self.lines, "case", low, case.pattern.lineno)
+            out.append(line or case.pattern.lineno)
+            low = (case.body[-1].end_lineno or case.body[-1].lineno) + 1
+        return out
 
     # -- the walk ----------------------------------------------------------
     def walk(self, body: list[ast.stmt]) -> None:
@@ -175,7 +400,9 @@ class _Walker:
         self, enter: Action, body: list[ast.stmt], leave: Action
     ) -> Iterator[ast.stmt | Action]:
         yield enter
+        yield lambda: self.sink.enter_block(lambda: self.stmts(body))
         yield from body
+        yield self.sink.leave_block
         yield leave
 
     def _guarded(
@@ -238,14 +465,21 @@ class _Walker:
         elif isinstance(node, _FUNCTIONS):
             doc = ast.get_docstring(node, clean=True)
             yield from self._block(
-                lambda: self.sink.enter_function(node.name, doc, lambda: _bindings(node, self)),
+                lambda: self.sink.enter_function(
+                    node.name,
+                    doc,
+                    lambda: _bindings(node, self),
+                    lambda: [last_name(d) for d in node.decorator_list],
+                ),
                 node.body,
                 self.sink.leave_scope,
             )
         elif isinstance(node, ast.ClassDef):
             doc = ast.get_docstring(node, clean=True)
             yield from self._block(
-                lambda: self.sink.enter_class(node.name, doc), node.body, self.sink.leave_scope
+                lambda: self.sink.enter_class(node.name, doc, lambda: class_is_interface(node)),
+                node.body,
+                self.sink.leave_scope,
             )
 
     def _try(self, node: ast.Try) -> Iterator[ast.stmt | Action]:
@@ -269,26 +503,31 @@ class _Walker:
 
     def _match(self, node: ast.Match) -> Iterator[ast.stmt | Action]:
         subject = self.code(node.subject)
-        low = (node.subject.end_lineno or node.lineno) + 1
-        for case in node.cases:
+        for case, line in zip(node.cases, self._case_lines(node), strict=True):
             guard = self.code(case.guard) if case.guard is not None else None
             test = case_test(self.code(case.pattern), guard)
-            line = _keyword_line(self.lines, "case", low, case.pattern.lineno)
-            yield from self._guarded(
-                "case", test, False, line or case.pattern.lineno, case.body, subject=subject
-            )
-            low = (case.body[-1].end_lineno or case.body[-1].lineno) + 1
+            yield from self._guarded("case", test, False, line, case.body, subject=subject)
 
     # -- sites -------------------------------------------------------------
     def _raise(self, node: ast.Raise) -> None:
         exc = self.expr(node.exc) if node.exc is not None else None
         cause = self.code(node.cause) if node.cause is not None else None
-        self.sink.raise_site(node.lineno, node.end_lineno or node.lineno, exc, cause)
+        self.sink.raise_site(
+            node.lineno,
+            node.end_lineno or node.lineno,
+            exc,
+            cause,
+            at=(node.lineno, node.col_offset),
+        )
 
     def _assert(self, node: ast.Assert) -> None:
         msg = self.expr(node.msg) if node.msg is not None else None
         self.sink.assert_site(
-            node.lineno, node.end_lineno or node.lineno, self.code(node.test), msg
+            node.lineno,
+            node.end_lineno or node.lineno,
+            self.code(node.test),
+            msg,
+            at=(node.lineno, node.col_offset),
         )
 
 

@@ -15,6 +15,7 @@ or a top-level statement; see :mod:`miner.extract.runner`), with
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
@@ -26,12 +27,18 @@ from miner.extract.rules import (
     Arg,
     Binding,
     Bindings,
+    Clause,
     Expr,
     FieldPart,
     Piece,
     PieceKind,
+    Position,
     SiteSink,
+    Stmt,
+    StmtKind,
+    StmtParts,
     UnitContext,
+    abstract_class,
     case_test,
     for_test,
     with_item,
@@ -42,6 +49,13 @@ from miner.model import Site
 
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.TemplatedString)
 _TEXT_PARTS = (cst.FormattedStringText, cst.TemplatedStringText)
+#: Small statements that leave the block, by the kind the exit analysis knows them as.
+_LEAVING: dict[type, StmtKind] = {
+    cst.Return: "return",
+    cst.Raise: "raise",
+    cst.Continue: "continue",
+    cst.Break: "break",
+}
 
 __all__ = ["SiteCollector", "UnitContext"]
 
@@ -101,17 +115,163 @@ class SiteCollector(cst.CSTVisitor):
         """The parser-neutral view of an expression (see :class:`Expr`)."""
         return to_expr(node, self.code)
 
+    def _text(self, node: cst.CSTNode) -> Callable[[], str]:
+        """The one-line source of ``node``, computed when asked."""
+        return lambda: self.code(node)
+
+    def _at(self, node: cst.CSTNode) -> Position:
+        start = self._range(node).start
+        return (start.line, start.column)
+
+    # -- statements, for the exit analysis -----------------------------------
+    def stmts(self, body: Sequence[cst.CSTNode]) -> list[Stmt]:
+        """The parser-neutral views of a block's statements (a line of simple
+        statements gives one view per statement)."""
+        out: list[Stmt] = []
+        for node in body:
+            if isinstance(node, cst.SimpleStatementLine):
+                out.extend(self._small(small) for small in node.body)
+            elif isinstance(node, cst.BaseSmallStatement):
+                out.append(self._small(node))
+            else:
+                out.append(self._compound(node))
+        return out
+
+    def _block(self, block: cst.BaseSuite) -> list[Stmt]:
+        return self.stmts(block.body)
+
+    def _small(self, node: cst.CSTNode) -> Stmt:
+        at = self._at(node)
+        changed = functools.partial(stores, node)
+        kind = _LEAVING.get(type(node))
+        if kind is not None:
+            return Stmt(kind, at, lambda: StmtParts(self._line(node)), changed)
+        if isinstance(node, cst.Assert):
+            return Stmt(
+                "assert",
+                at,
+                lambda: StmtParts(self._line(node), test=self._text(node.test)),
+                changed,
+            )
+        if isinstance(node, cst.Pass) or (isinstance(node, cst.Expr) and _inert(node.value)):
+            return Stmt("trivial", at, None, changed)
+        return Stmt("other", at, None, changed)
+
+    def _compound(self, node: cst.CSTNode) -> Stmt:
+        at = self._at(node)
+        changed = functools.partial(stores, node)
+        if isinstance(node, cst.If):
+            return Stmt("if", at, lambda: self._if_parts(node), changed)
+        if isinstance(node, cst.While):
+            return Stmt(
+                "while",
+                at,
+                lambda: StmtParts(
+                    self._line(node),
+                    test=self._text(node.test),
+                    body=self._block(node.body),
+                    orelse=self._else(node.orelse),
+                ),
+                changed,
+            )
+        if isinstance(node, cst.For):
+            return Stmt(
+                "for",
+                at,
+                lambda: StmtParts(
+                    self._line(node), body=self._block(node.body), orelse=self._else(node.orelse)
+                ),
+                changed,
+            )
+        if isinstance(node, (cst.Try, cst.TryStar)):
+            return Stmt("try", at, lambda: self._try_parts(node), changed)
+        if isinstance(node, cst.Match):
+            return Stmt("match", at, lambda: self._match_parts(node), changed)
+        if isinstance(node, cst.With):
+            return Stmt("with", at, None, changed)
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            return Stmt("scope", at, None, changed)
+        return Stmt("other", at, None, changed)
+
+    def _else(self, orelse: cst.Else | None) -> list[Stmt] | None:
+        return None if orelse is None else self._block(orelse.body)
+
+    def _if_parts(self, node: cst.If) -> StmtParts:
+        orelse: list[Stmt] | None
+        if isinstance(node.orelse, cst.If):
+            orelse = [self._compound(node.orelse)]
+        else:
+            orelse = self._else(node.orelse)
+        return StmtParts(
+            self._line(node),
+            test=self._text(node.test),
+            body=self._block(node.body),
+            orelse=orelse,
+        )
+
+    def _try_parts(self, node: cst.Try | cst.TryStar) -> StmtParts:
+        clauses = []
+        for handler in node.handlers:
+            kind = handler.type
+            test = self._text(kind) if kind is not None else None
+            clauses.append(Clause(self._line(handler), self._block(handler.body), test=test))
+        final = node.finalbody
+        return StmtParts(
+            self._line(node),
+            body=self._block(node.body),
+            orelse=self._else(node.orelse),
+            clauses=clauses,
+            final=self._block(final.body) if final is not None else (),
+        )
+
+    def _match_parts(self, node: cst.Match) -> StmtParts:
+        clauses = []
+        for case in node.cases:
+            pattern, guard = case.pattern, case.guard
+            clauses.append(
+                Clause(
+                    self._line(case),
+                    self._block(case.body),
+                    test=self._text(pattern),
+                    guard=self._text(guard) if guard is not None else None,
+                    irrefutable=guard is None
+                    and isinstance(pattern, cst.MatchAs)
+                    and pattern.pattern is None,
+                )
+            )
+        return StmtParts(self._line(node), clauses=clauses, subject=self._text(node.subject))
+
+    # -- blocks ------------------------------------------------------------
+    def visit_Module(self, node: cst.Module) -> None:
+        self.sink.enter_block(lambda: self.stmts(node.body))
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.sink.enter_block(lambda: self.stmts(node.body))
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self.sink.leave_block()
+
     # -- scopes ------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.sink.enter_function(
-            node.name.value, node.get_docstring(clean=True), lambda: self._bindings(node)
+            node.name.value,
+            node.get_docstring(clean=True),
+            lambda: self._bindings(node),
+            lambda: [_last_name(d.decorator) for d in node.decorators],
         )
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.sink.leave_scope()
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.sink.enter_class(node.name.value, node.get_docstring(clean=True))
+        def interface() -> bool:
+            metaclass = None
+            for arg in node.keywords:
+                if arg.keyword is not None and arg.keyword.value == "metaclass":
+                    metaclass = _last_name(arg.value)
+            return abstract_class([_last_name(b.value) for b in node.bases], metaclass)
+
+        self.sink.enter_class(node.name.value, node.get_docstring(clean=True), interface)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.sink.leave_scope()
@@ -262,7 +422,16 @@ class SiteCollector(cst.CSTVisitor):
         return any(isinstance(stmt, (cst.Raise, cst.Assert)) for stmt in node.body)
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> bool:
-        return any(isinstance(stmt, (cst.Raise, cst.Assert)) for stmt in node.body)
+        """A block on the line of its statement (``if x: raise E``): entered
+        only when it holds a site, like a line of simple statements."""
+        if not any(isinstance(stmt, (cst.Raise, cst.Assert)) for stmt in node.body):
+            return False
+        self.sink.enter_block(lambda: self.stmts(node.body))
+        return True
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        if any(isinstance(stmt, (cst.Raise, cst.Assert)) for stmt in original_node.body):
+            self.sink.leave_block()
 
     # -- sites -------------------------------------------------------------
     def visit_Raise(self, node: cst.Raise) -> None:
@@ -270,15 +439,161 @@ class SiteCollector(cst.CSTVisitor):
         exc = self.expr(node.exc) if node.exc is not None else None
         cause = self.code(node.cause.item) if node.cause is not None else None
         self.sink.raise_site(
-            where.start.line + self.offset, where.end.line + self.offset, exc, cause
+            where.start.line + self.offset,
+            where.end.line + self.offset,
+            exc,
+            cause,
+            at=(where.start.line, where.start.column),
         )
 
     def visit_Assert(self, node: cst.Assert) -> None:
         where = self._range(node)
         msg = self.expr(node.msg) if node.msg is not None else None
         self.sink.assert_site(
-            where.start.line + self.offset, where.end.line + self.offset, self.code(node.test), msg
+            where.start.line + self.offset,
+            where.end.line + self.offset,
+            self.code(node.test),
+            msg,
+            at=(where.start.line, where.start.column),
         )
+
+
+def _last_name(node: cst.CSTNode) -> str | None:
+    """The last name of a dotted name (``abc.abstractmethod`` -> ``abstractmethod``),
+    of its subscript (``typing.Protocol[T]`` -> ``Protocol``); None for anything else."""
+    if isinstance(node, cst.Subscript):
+        node = node.value
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    return None
+
+
+def stores(node: cst.CSTNode) -> frozenset[str]:
+    """What a statement may rebind or change: the same names and attribute
+    paths as :func:`miner.extract.ast_fallback.stores` finds."""
+    finder = _Stores()
+    node.visit(finder)
+    return frozenset(finder.found)
+
+
+def _store_path(node: cst.CSTNode) -> str | None:
+    """``a.b`` for ``a.b = ...``, ``x`` for ``x[i] = ...`` and ``x[i].a = ...``."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        parts = [node.attr.value]
+        head: cst.CSTNode = node.value
+        while isinstance(head, cst.Attribute):
+            parts.append(head.attr.value)
+            head = head.value
+        if isinstance(head, cst.Name):
+            return ".".join([head.value, *reversed(parts)])
+        return _store_path(node.value)
+    if isinstance(node, cst.Subscript):
+        return _store_path(node.value)
+    return None
+
+
+class _Stores(cst.CSTVisitor):
+    """Collects :func:`stores` (nested scopes and expressions included)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: set[str] = set()
+
+    def _target(self, node: cst.CSTNode) -> None:
+        if isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                self._target(element.value)
+        elif isinstance(node, (cst.StarredElement, cst.Element)):
+            self._target(node.value)
+        else:
+            path = _store_path(node)
+            if path is not None:
+                self.found.add(path)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._target(target.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._target(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._target(node.asname.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._target(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._target(node.target)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.found.add(node.name.value)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.found.add(node.name.value)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None:
+            self._target(node.name.name)
+
+    def visit_ExceptStarHandler(self, node: cst.ExceptStarHandler) -> None:
+        if node.name is not None:
+            self._target(node.name.name)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        for alias in node.names:
+            if alias.asname is not None:
+                self._target(alias.asname.name)
+            else:
+                head: cst.CSTNode = alias.name
+                while isinstance(head, cst.Attribute):
+                    head = head.value
+                self._target(head)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        if isinstance(node.names, cst.ImportStar):
+            self.found.add("*")
+            return
+        for alias in node.names:
+            self._target(alias.asname.name if alias.asname is not None else alias.name)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.found.update(item.name.value for item in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.found.update(item.name.value for item in node.names)
+
+    def visit_MatchAs(self, node: cst.MatchAs) -> None:
+        if node.name is not None:
+            self.found.add(node.name.value)
+
+    def visit_MatchStar(self, node: cst.MatchStar) -> None:
+        if node.name is not None:
+            self.found.add(node.name.value)
+
+    def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
+        if node.rest is not None:
+            self.found.add(node.rest.value)
+
+
+def _inert(node: cst.BaseExpression) -> bool:
+    """``...`` or a string constant (a docstring): a statement that does nothing."""
+    if isinstance(node, (cst.Ellipsis, cst.SimpleString)):
+        return True
+    if isinstance(node, cst.ConcatenatedString):
+        return _inert(node.left) and _inert(node.right)
+    return False
 
 
 # -- expressions -------------------------------------------------------------

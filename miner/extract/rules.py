@@ -14,10 +14,20 @@ node *means* is decided here, once, so both produce the same records:
   ``leave_*`` / ``push`` / ``pop`` / ``raise_site`` / ``assert_site`` methods.
 * The guard wording (``for`` tests, ``with`` items, ``case`` patterns, the types
   an ``except`` catches) lives in the ``*_test`` helpers.
+* Exits (:attr:`~miner.model.Site.exits`): each walker also translates the
+  statements of the blocks on a site's path into a parser-neutral :class:`Stmt`
+  (kind and position at once; tests, lines and child blocks lazily). The sink
+  keeps the blocks of each frame and, at a site, asks :func:`contributions` of
+  every statement before the one that holds the site, block by block, and
+  drops an exit when a statement run after it (later in its block, the
+  statement holding the site, a loop's other rounds) may rebind what it
+  tested (:func:`killed`, from each statement's :attr:`Stmt.stores`).
 """
 
 from __future__ import annotations
 
+import ast
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -377,6 +387,476 @@ def handler_types(type_expr: Expr | None) -> tuple[str, ...]:
     return (type_expr.source,)
 
 
+# -- statements and exits ------------------------------------------------------
+StmtKind = Literal[
+    "if",
+    "while",
+    "for",
+    "try",
+    "with",
+    "match",
+    "return",
+    "raise",
+    "continue",
+    "break",
+    "assert",
+    "trivial",
+    "scope",
+    "other",
+]
+Text = Callable[[], str]
+Position = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Clause:
+    """One handler of a ``try`` or case of a ``match``, for the exit analysis."""
+
+    line: int
+    """Line of the ``except`` / ``case`` keyword."""
+    body: Sequence[Stmt]
+    test: Text | None = None
+    """The caught types as written (None for a bare ``except:``), or the pattern."""
+    guard: Text | None = None
+    """A case's ``if`` guard, or None."""
+    irrefutable: bool = False
+    """A case that matches every subject (``case _:`` or ``case name:``, no guard)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StmtParts:
+    """What the exit analysis reads of a compound statement (or an ``assert``)."""
+
+    line: int
+    """Line of the statement's keyword."""
+    test: Text | None = None
+    """The test of ``if`` / ``elif``, ``while`` and ``assert``."""
+    body: Sequence[Stmt] = ()
+    orelse: Sequence[Stmt] | None = None
+    """The ``else`` block (for ``if``: ``elif`` as a block of one ``if``); None
+    when there is none."""
+    clauses: Sequence[Clause] = ()
+    """``except`` handlers of a ``try``, cases of a ``match``."""
+    final: Sequence[Stmt] = ()
+    """The ``finally`` block of a ``try``."""
+    subject: Text | None = None
+    """The subject of a ``match``."""
+
+
+_NO_PARTS = StmtParts(0)
+
+
+class Stmt:
+    """A parser-neutral view of one statement, only what the exit analysis reads.
+
+    A line of simple statements is seen as its statements, one by one, as
+    ``ast`` has them. ``kind`` is the statement (``trivial``: ``pass``, ``...``
+    or a string constant such as a docstring; ``scope``: ``def`` / ``class``;
+    ``other``: anything else that cannot leave). ``start`` orders statements
+    against a site's position (the walker's own positions). ``parts`` and
+    ``stores`` are computed on first use.
+    """
+
+    __slots__ = ("kind", "start", "_expand", "_parts", "_stores_of", "_stores")
+
+    def __init__(
+        self,
+        kind: StmtKind,
+        start: Position,
+        expand: Callable[[], StmtParts] | None = None,
+        stores: Callable[[], frozenset[str]] | None = None,
+    ) -> None:
+        self.kind = kind
+        self.start = start
+        self._expand = expand
+        self._parts: StmtParts | None = None
+        self._stores_of = stores
+        self._stores: frozenset[str] | None = None
+
+    @property
+    def parts(self) -> StmtParts:
+        if self._parts is None:
+            self._parts = self._expand() if self._expand is not None else _NO_PARTS
+        return self._parts
+
+    @property
+    def stores(self) -> frozenset[str]:
+        """What the statement (anything in it, nested scopes too) may rebind or
+        change: see :func:`store_paths`. ``*`` stands for any name."""
+        if self._stores is None:
+            self._stores = self._stores_of() if self._stores_of is not None else frozenset()
+        return self._stores
+
+    def __repr__(self) -> str:
+        return f"Stmt({self.kind}, {self.start})"
+
+
+# -- what a statement changes, what an exit reads ------------------------------
+def block_stores(block: Sequence[Stmt] | None) -> frozenset[str]:
+    """What the statements of a block may change (see :attr:`Stmt.stores`)."""
+    if not block:
+        return frozenset()
+    out: set[str] = set()
+    for stmt in block:
+        out |= stmt.stores
+    return frozenset(out)
+
+
+def _paths(node: ast.AST) -> set[str]:
+    """Every name and dotted attribute path an expression reads (``a.b.c``
+    gives ``a``, ``a.b``, ``a.b.c``)."""
+    out: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, (ast.Name, ast.Attribute)):
+            dotted = dotted_path(sub)
+            if dotted is not None:
+                out.add(dotted)
+    return out
+
+
+def dotted_path(node: ast.AST) -> str | None:
+    """``a.b.c`` for a chain of attributes on a name, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+@functools.lru_cache(maxsize=8192)
+def _reads(kind: str, test: str, subject: str | None) -> frozenset[str] | None:
+    try:
+        if kind == "exit-case":
+            found = _paths(ast.parse(subject or "None", mode="eval"))
+            match = ast.parse(f"match _:\n case {test}:\n  pass").body[0]
+            assert isinstance(match, ast.Match)
+            case = match.cases[0]
+            if case.guard is not None:
+                # Less the names the pattern itself captures.
+                captures = {
+                    getattr(sub, "name", None) or getattr(sub, "rest", None)
+                    for sub in ast.walk(case.pattern)
+                }
+                found |= {p for p in _paths(case.guard) if p.split(".")[0] not in captures}
+            return frozenset(found)
+        return frozenset(_paths(ast.parse(f"({test})", mode="eval")))
+    except (SyntaxError, ValueError, RecursionError, AssertionError):
+        return None
+
+
+def reads(guard: Guard) -> frozenset[str] | None:
+    """The names and attribute paths whose values an exit's truth depends on;
+    None when the test cannot be read (then any store may change it)."""
+    if guard.kind in ("exit-except", "unreachable"):
+        return frozenset()
+    return _reads(guard.kind, guard.test, guard.subject)
+
+
+def killed(guard: Guard, stores: frozenset[str] | set[str]) -> bool:
+    """Whether a statement storing ``stores`` after an exit may have changed
+    what it tested (``x = ...`` or ``x.a = ...`` after ``if x.a is None:
+    return``); such an exit no longer holds at the site."""
+    if not stores:
+        return False
+    paths = reads(guard)
+    if paths is None or "*" in stores:
+        return paths is None or bool(paths)
+    return not paths.isdisjoint(stores)
+
+
+#: Tests that never become false: a ``while`` on one of these has no exit condition.
+_ALWAYS_TRUE = frozenset({"True", "1"})
+_ALWAYS_FALSE = frozenset({"False", "0", "None"})
+
+
+def block_leaves(block: Sequence[Stmt]) -> bool:
+    """Whether every path through the block leaves it for good: one of its
+    statements always does (see :func:`always_leaves`)."""
+    return any(always_leaves(stmt) for stmt in block)
+
+
+def always_leaves(stmt: Stmt) -> bool:
+    """Whether every path through the statement ends in ``return``, ``raise``,
+    ``continue`` or ``break`` (of a loop around it) or a failing ``assert``.
+
+    Sound, not complete: a loop never counts, nor a ``with`` (its context
+    manager may swallow an exception raised in the body and carry on after it).
+    """
+    kind = stmt.kind
+    if kind in ("return", "raise", "continue", "break"):
+        return True
+    if kind == "assert":
+        test = stmt.parts.test
+        return test is not None and test() in _ALWAYS_FALSE
+    if kind == "if":
+        parts = stmt.parts
+        return parts.orelse is not None and block_leaves(parts.body) and block_leaves(parts.orelse)
+    if kind == "try":
+        parts = stmt.parts
+        if block_leaves(parts.final):
+            return True
+        if not all(block_leaves(c.body) for c in parts.clauses):
+            return False
+        return block_leaves(parts.body) or (parts.orelse is not None and block_leaves(parts.orelse))
+    if kind == "match":
+        cases = stmt.parts.clauses
+        return (
+            bool(cases)
+            and any(c.irrefutable for c in cases)
+            and all(block_leaves(c.body) for c in cases)
+        )
+    return False
+
+
+def has_break(block: Sequence[Stmt]) -> bool:
+    """Whether a ``break`` in the block leaves the loop whose body it is (not
+    one of an inner loop; the ``else`` of an inner loop counts)."""
+    for stmt in block:
+        kind = stmt.kind
+        if kind == "break":
+            return True
+        if kind in ("while", "for"):
+            orelse = stmt.parts.orelse
+            if orelse is not None and has_break(orelse):
+                return True
+        elif kind in ("if", "try", "with", "match"):
+            parts = stmt.parts
+            blocks = [parts.body, parts.orelse or (), parts.final]
+            blocks += [c.body for c in parts.clauses]
+            if any(has_break(b) for b in blocks):
+                return True
+    return False
+
+
+def block_contributions(
+    block: Sequence[Stmt] | None, after: frozenset[str] = frozenset()
+) -> list[Guard]:
+    """The exits of the statements of a block that still hold after it, in
+    order (see :func:`contributions`): an exit is dropped when a later
+    statement of the block, or ``after`` (what runs after the block before the
+    point of interest), may change what it tested (see :func:`killed`)."""
+    if not block:
+        return []
+    per = [contributions(stmt) for stmt in block]
+    return surviving(block, per, after)
+
+
+def surviving(
+    block: Sequence[Stmt], per: Sequence[Sequence[Guard]], after: frozenset[str] = frozenset()
+) -> list[Guard]:
+    """Of ``per[i]``, the exits of ``block[i]``, those no later statement of
+    ``per``'s range of the block (nor ``after``) may have changed."""
+    first = next((i for i, guards in enumerate(per) if guards), None)
+    if first is None:
+        return []
+    later: set[str] = set(after)
+    out: list[Guard] = []
+    for index in range(len(per) - 1, first - 1, -1):
+        out.extend(g for g in reversed(per[index]) if not killed(g, later))
+        if index > first:
+            later |= block[index].stores
+    out.reverse()
+    return out
+
+
+def contributions(stmt: Stmt) -> tuple[Guard, ...]:
+    """What holds after ``stmt`` when the path goes on past it: the exits
+    (:attr:`~miner.model.Site.exits`) it adds to every later site of its block.
+
+    Recorded only when sure: an ``if`` chain's branches that leave (and the one
+    branch that does not, when all others leave), the leading ``except``
+    handlers and ``case`` clauses that leave, a ``while`` without ``break``
+    (its test is false after it), an ``assert`` (its test holds), and a
+    statement that always leaves (``unreachable``). Nothing for ``with`` (its
+    context manager may swallow an exception) nor for loops' bodies.
+    """
+    kind = stmt.kind
+    if kind in ("return", "raise", "continue", "break"):
+        return (Guard("unreachable", "", False, stmt.parts.line),)
+    if kind == "assert":
+        parts = stmt.parts
+        assert parts.test is not None
+        test = parts.test()
+        if test in _ALWAYS_FALSE:
+            return (Guard("unreachable", "", False, parts.line),)
+        return (Guard("asserted", test, False, parts.line),)
+    if kind == "if":
+        return _if_contributions(stmt)
+    if kind == "try":
+        return _try_contributions(stmt)
+    if kind == "match":
+        return _match_contributions(stmt)
+    if kind == "while":
+        parts = stmt.parts
+        assert parts.test is not None
+        if has_break(parts.body):
+            return ()
+        test = parts.test()
+        if test in _ALWAYS_TRUE:
+            return (Guard("unreachable", "", False, parts.line),)
+        out = [Guard("exit-while", test, True, parts.line)]
+        if parts.orelse is not None:
+            if block_leaves(parts.orelse):
+                return (Guard("unreachable", "", False, parts.line),)
+            out = [g for g in out if not killed(g, block_stores(parts.orelse))]
+            out += block_contributions(parts.orelse)
+        return tuple(out)
+    return ()
+
+
+def _if_contributions(stmt: Stmt) -> tuple[Guard, ...]:
+    # The chain's branches: (test, line, body); an absent ``else`` is a branch
+    # that falls through (body None).
+    branches: list[tuple[Text | None, int, Sequence[Stmt] | None]] = []
+    node = stmt
+    while True:
+        parts = node.parts
+        branches.append((parts.test, parts.line, parts.body))
+        orelse = parts.orelse
+        if orelse is None:
+            branches.append((None, parts.line, None))
+            break
+        if len(orelse) == 1 and orelse[0].kind == "if":
+            node = orelse[0]
+            continue
+        branches.append((None, parts.line, orelse))
+        break
+    leaves = [body is not None and block_leaves(body) for _, _, body in branches]
+    if all(leaves):
+        return (Guard("unreachable", "", False, stmt.parts.line),)
+    first = leaves.index(False)
+    out: list[Guard] = []
+    for test, line, _ in branches[:first]:
+        assert test is not None
+        out.append(Guard("exit", test(), True, line))
+    if leaves.count(False) == 1:
+        test, line, body = branches[first]
+        if test is not None:
+            out.append(Guard("exit", test(), False, line))
+        if body is not None:
+            # The tests hold before the branch's body runs, not after it if it
+            # changes what they read.
+            changed = block_stores(body)
+            out = [g for g in out if not killed(g, changed)]
+            out += block_contributions(body)
+    return tuple(out)
+
+
+def _try_contributions(stmt: Stmt) -> tuple[Guard, ...]:
+    if always_leaves(stmt):
+        return (Guard("unreachable", "", False, stmt.parts.line),)
+    parts = stmt.parts
+    leaves = [block_leaves(c.body) for c in parts.clauses]
+    out: list[Guard] = []
+    final = block_stores(parts.final)
+    if all(leaves):
+        # Past the statement only when the body ran to its end.
+        out += block_contributions(parts.body, final | block_stores(parts.orelse))
+    for clause, leaving in zip(parts.clauses, leaves, strict=True):
+        if not leaving:
+            break
+        out.append(Guard("exit-except", clause.test() if clause.test else "", True, clause.line))
+    if all(leaves):
+        out += block_contributions(parts.orelse, final)
+    out += block_contributions(parts.final)
+    return tuple(out)
+
+
+def _match_contributions(stmt: Stmt) -> tuple[Guard, ...]:
+    if always_leaves(stmt):
+        return (Guard("unreachable", "", False, stmt.parts.line),)
+    parts = stmt.parts
+    cases = parts.clauses
+    if not cases:
+        return ()
+    subject = parts.subject() if parts.subject is not None else ""
+
+    def guard(clause: Clause, negated: bool) -> Guard:
+        assert clause.test is not None
+        test = case_test(clause.test(), clause.guard() if clause.guard else None)
+        return Guard("exit-case", test, negated, clause.line, subject=subject)
+
+    leaves = [block_leaves(c.body) for c in cases]
+    if all(leaves):
+        # No case matched (none always matches).
+        return tuple(guard(c, True) for c in cases)
+    first = leaves.index(False)
+    out = [guard(c, True) for c in cases[:first]]
+    if leaves.count(False) == 1 and any(c.irrefutable for c in cases):
+        # Every other case leaves, and some case always matches: this one ran.
+        if not cases[first].irrefutable:
+            out.append(guard(cases[first], False))
+        out = [g for g in out if not killed(g, stmt.stores)]
+        out += block_contributions(cases[first].body)
+    else:
+        out = [g for g in out if not killed(g, stmt.stores)]
+    return tuple(out)
+
+
+class Block:
+    """The statements of one block on the path to the sites being walked, and
+    the exits of its statements, computed once each as sites ask for them."""
+
+    __slots__ = ("_stmts", "_stmts_of", "_per")
+
+    def __init__(self, stmts: Callable[[], Sequence[Stmt]]) -> None:
+        self._stmts_of = stmts
+        self._stmts: Sequence[Stmt] | None = None
+        self._per: list[tuple[Guard, ...]] = []
+
+    @property
+    def stmts(self) -> Sequence[Stmt]:
+        if self._stmts is None:
+            self._stmts = self._stmts_of()
+        return self._stmts
+
+    def before(self, at: Position, holder: bool) -> int:
+        """How many statements come before the one holding position ``at``:
+        the site itself (``holder`` false: this is the site's own block), or a
+        compound statement around it (``holder`` true)."""
+        count = 0
+        for stmt in self.stmts:
+            if stmt.start >= at:
+                break
+            count += 1
+        return count - 1 if holder and count else count
+
+    def contributions(self, count: int) -> list[tuple[Guard, ...]]:
+        """The exits of each of the first ``count`` statements (see
+        :func:`contributions`), each computed once."""
+        stmts = self.stmts
+        while len(self._per) < count:
+            self._per.append(contributions(stmts[len(self._per)]))
+        return self._per[:count]
+
+    def trivial_but(self, index: int) -> bool:
+        """Whether every statement but the one at ``index`` is trivial."""
+        return all(s.kind == "trivial" for i, s in enumerate(self.stmts) if i != index)
+
+
+# -- abstract methods ----------------------------------------------------------
+_ABSTRACT_DECORATORS = frozenset(
+    {"abstractmethod", "abstractproperty", "abstractclassmethod", "abstractstaticmethod"}
+)
+_ABSTRACT_BASES = frozenset({"ABC", "Protocol"})
+_ABSTRACT_METACLASSES = frozenset({"ABCMeta"})
+
+
+def abstract_function(decorators: Sequence[str | None]) -> bool:
+    """Whether a function with decorators of these last names (``abc.abstractmethod``
+    -> ``abstractmethod``; None for anything but a dotted name) is abstract."""
+    return any(name in _ABSTRACT_DECORATORS for name in decorators)
+
+
+def abstract_class(bases: Sequence[str | None], metaclass: str | None) -> bool:
+    """Whether a class with bases of these last names (``typing.Protocol[T]`` ->
+    ``Protocol``) and this ``metaclass=`` last name declares an interface."""
+    return metaclass in _ABSTRACT_METACLASSES or any(b in _ABSTRACT_BASES for b in bases)
+
+
 # -- scopes and the traversal state -------------------------------------------
 def doc_summary(doc: str | None) -> str | None:
     """The first paragraph of a cleaned docstring, on one line."""
@@ -408,6 +888,16 @@ class UnitContext:
     """Docstring summary of the innermost enclosing class, if any."""
     function_doc: str | None = None
     """Docstring summary of the innermost enclosing function, if any."""
+    exits: tuple[Guard, ...] = ()
+    """The exits of the scope's statements before the unit (see
+    :attr:`~miner.model.Site.exits`)."""
+    alone: bool = True
+    """For a function: every statement of its body outside the unit is trivial
+    (a docstring, ``pass``, ``...``), so a site alone in the unit is alone in
+    the body (see :attr:`~miner.model.Site.body_only`)."""
+    abstract: bool = False
+    """For a function: it is abstract (see :attr:`~miner.model.Site.abstract`); for a class:
+    its bases or metaclass declare an interface, so its methods are abstract."""
 
 
 @dataclass
@@ -422,7 +912,19 @@ class Frame:
     """For a function: computes its bindings (called at most once)."""
     guards: list[Guard] = field(default_factory=list)
     handlers: list[tuple[tuple[str, ...], str | None]] = field(default_factory=list)
+    blocks: list[Block] = field(default_factory=list)
+    """The blocks of statements from the scope's body down to the walk's position."""
+    exits: tuple[Guard, ...] = ()
+    """Exits of the scope's statements before the walked unit (from its context)."""
+    alone: bool = True
+    abstract: bool | Callable[[], bool] = False
+    """See :attr:`UnitContext.abstract`; a callable is asked on first use."""
     _bound: Bindings | None = None
+
+    def is_abstract(self) -> bool:
+        if callable(self.abstract):
+            self.abstract = self.abstract()
+        return self.abstract
 
     def bound(self) -> Bindings | None:
         if self.bindings is None:
@@ -460,6 +962,9 @@ class SiteSink:
                 qualname=ctx.qualname or "<module>",
                 class_doc=ctx.class_doc,
                 function_doc=ctx.function_doc,
+                exits=ctx.exits,
+                alone=ctx.alone,
+                abstract=ctx.abstract,
             )
         ]
         self.sites: list[Site] = []
@@ -469,8 +974,22 @@ class SiteSink:
         return self.frames[-1]
 
     # scopes
-    def enter_function(self, name: str, doc: str | None, bindings: Callable[[], Bindings]) -> None:
+    def enter_function(
+        self,
+        name: str,
+        doc: str | None,
+        bindings: Callable[[], Bindings],
+        decorators: Callable[[], Sequence[str | None]] = tuple,
+    ) -> None:
+        """A ``def``; ``decorators`` gives the last names of its decorators
+        (see :func:`abstract_function`), asked only when a site needs it."""
         parent = self.frame
+
+        def abstract() -> bool:
+            if abstract_function(decorators()):
+                return True
+            return parent.kind == "class" and parent.is_abstract()
+
         self.frames.append(
             Frame(
                 kind="function",
@@ -478,18 +997,69 @@ class SiteSink:
                 class_doc=parent.class_doc,
                 function_doc=doc_summary(doc),
                 bindings=bindings,
+                abstract=abstract,
             )
         )
 
-    def enter_class(self, name: str, doc: str | None) -> None:
+    def enter_class(
+        self,
+        name: str,
+        doc: str | None,
+        interface: Callable[[], bool] | bool = False,
+    ) -> None:
+        """A ``class``; ``interface`` says whether its bases declare an
+        interface (see :func:`abstract_class`)."""
         parent = self.frame
         self.frames.append(
             Frame(
                 kind="class",
                 qualname=child_qualname(parent.kind, parent.qualname, name),
                 class_doc=doc_summary(doc),
+                abstract=interface,
             )
         )
+
+    # blocks
+    def enter_block(self, stmts: Callable[[], Sequence[Stmt]]) -> None:
+        """A block of statements (a scope's body, a branch, a loop body...):
+        ``stmts`` gives them in order, asked only when a site needs them."""
+        self.frame.blocks.append(Block(stmts))
+
+    def leave_block(self) -> None:
+        self.frame.blocks.pop()
+
+    def _path_facts(self, at: Position) -> tuple[tuple[Guard, ...], bool]:
+        """The exits of a site at position ``at`` and whether it is alone in
+        its function's body."""
+        frame = self.frame
+        last = len(frame.blocks) - 1
+        count = 0
+        levels: list[tuple[Block, int, list[tuple[Guard, ...]]]] = []
+        for depth, block in enumerate(frame.blocks):
+            count = block.before(at, holder=depth < last)
+            levels.append((block, count, block.contributions(count)))
+        exits: list[Guard] = []
+        pending = [any(per) for _, _, per in levels]
+        # Innermost block first: what runs later may change what was tested.
+        later: frozenset[str] = frozenset()
+        for depth in range(last, -1, -1):
+            if not (frame.exits or any(pending[: depth + 1])):
+                break
+            block, count, per = levels[depth]
+            if depth < last:  # the statement holding the site (a loop's next rounds too)
+                later |= block.stmts[count].stores
+            if pending[depth]:
+                exits[:0] = surviving(block.stmts, per, later)
+            if frame.exits or any(pending[:depth]):
+                later |= block_stores(block.stmts[:count])
+        exits[:0] = [g for g in frame.exits if not killed(g, later)]
+        alone = (
+            frame.kind == "function"
+            and frame.alone
+            and len(frame.blocks) == 1
+            and frame.blocks[0].trivial_but(count)
+        )
+        return tuple(exits), alone
 
     def leave_scope(self) -> None:
         self.frames.pop()
@@ -553,8 +1123,11 @@ class SiteSink:
         return not last[:1].isupper()
 
     # sites
-    def raise_site(self, line: int, end_line: int, exc: Expr | None, cause: str | None) -> None:
-        """A ``raise`` statement: classify what is raised and add the site."""
+    def raise_site(
+        self, line: int, end_line: int, exc: Expr | None, cause: str | None, *, at: Position
+    ) -> None:
+        """A ``raise`` statement at position ``at`` (the walker's own position
+        of its start): classify what is raised and add the site."""
         exception: str | None
         reraise = False
         reraised: tuple[str, ...] = ()
@@ -582,13 +1155,17 @@ class SiteSink:
                 reraise, reraised, message = True, caught, Message.none()
             else:
                 message = Message.dynamic(exception)
-        self._add("raise", line, end_line, exception, message, cause, reraise, reraised, ())
+        self._add("raise", line, end_line, exception, message, cause, reraise, reraised, (), at)
 
-    def assert_site(self, line: int, end_line: int, test: str, msg: Expr | None) -> None:
-        """An ``assert`` statement; its failing test is its last guard."""
+    def assert_site(
+        self, line: int, end_line: int, test: str, msg: Expr | None, *, at: Position
+    ) -> None:
+        """An ``assert`` statement at position ``at``; its failing test is its last guard."""
         message = Message.none() if msg is None else render(msg, self.resolve)
         guard = Guard("assert", test, True, line)
-        self._add("assert", line, end_line, "AssertionError", message, None, False, (), (guard,))
+        self._add(
+            "assert", line, end_line, "AssertionError", message, None, False, (), (guard,), at
+        )
 
     def _add(
         self,
@@ -601,8 +1178,10 @@ class SiteSink:
         reraise: bool,
         reraised: tuple[str, ...],
         extra_guards: tuple[Guard, ...],
+        at: Position,
     ) -> None:
         frame = self.frame
+        exits, alone = self._path_facts(at)
         self.sites.append(
             Site(
                 path=self.path,
@@ -624,5 +1203,8 @@ class SiteSink:
                 parser=self.parser,
                 function_doc=frame.function_doc if frame.kind == "function" else None,
                 class_doc=frame.class_doc,
+                exits=exits,
+                body_only=alone,
+                abstract=frame.kind == "function" and frame.is_abstract(),
             )
         )

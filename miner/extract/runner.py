@@ -12,6 +12,10 @@ The work per file, cheapest first:
    site at module or class level, the top-level statement that holds it. Only
    those units are parsed with libcst, with their line offset and enclosing
    scope (a third of the lines of the files holding sites in SGLang 0.5.19).
+   What a unit's sites need from outside it comes with the scope: the exits
+   of the statements of its block before it (read from the ``ast`` tree with
+   the same rules), whether the rest of the function's body is trivial, and
+   whether the function or class is abstract.
 4. When ``ast`` cannot parse the file (newer grammar than the host Python, NUL
    bytes), when a unit does not parse on its own, or when the units' sites do
    not add up to ``ast``'s count, the whole module is parsed with libcst
@@ -22,13 +26,19 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from miner.extract import limits
-from miner.extract.ast_fallback import collect_ast
+from miner.extract.ast_fallback import (
+    class_is_interface,
+    collect_ast,
+    function_is_abstract,
+    prefix_facts,
+)
 from miner.extract.cst_visitor import SiteCollector
 from miner.extract.rules import MESSAGE_KEYWORDS, UnitContext, child_qualname, doc_summary
 from miner.extract.text import DecodeError, SourceText, decode_source
@@ -48,6 +58,19 @@ class Unit:
     start: int
     end: int
     context: UnitContext
+    block: Sequence[ast.stmt] | None = field(default=None, compare=False)
+    """The block the unit is cut from (a function's body or the module's), when
+    the unit's sites may belong to its scope; the unit is ``block[first:last + 1]``."""
+    first: int = 0
+    last: int = 0
+
+    def full_context(self, lines: list[str]) -> UnitContext:
+        """The context with what the unit's sites need from the rest of the
+        block: the exits of the statements before it, whether the rest is trivial."""
+        if self.block is None:
+            return self.context
+        exits, alone = prefix_facts(list(self.block), self.first, self.last, lines)
+        return replace(self.context, exits=exits, alone=alone)
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,15 +283,14 @@ def _extract_units(path: str, lines: list[str], plan: Plan) -> list[Site] | None
             module = cst.parse_module(text)
         except cst.ParserSyntaxError:
             return None
+        context = unit.full_context(lines)
         if indented:
             # Take the unit's statements out of the opener again, so that it
             # is not seen as a guard; the opener's line goes with it.
             opener = module.body[0]
             assert isinstance(opener, cst.If) and isinstance(opener.body, cst.IndentedBlock)
             module = module.with_changes(body=opener.body.body)
-        sites.extend(
-            collect(module, path=path, lines=lines, line_offset=offset, context=unit.context)
-        )
+        sites.extend(collect(module, path=path, lines=lines, line_offset=offset, context=context))
     if len(sites) != plan.site_count:
         return None
     return sites
@@ -282,9 +304,11 @@ def plan_units(tree: ast.Module, lines: list[str]) -> Plan:
     subject all lie on the path inside that statement), unless the collector
     may need the function's bindings for it (see :func:`_needs_bindings`) or
     the statement shares a line with the ``def``; then the whole (innermost)
-    function. A site outside functions gets its top-level statement.
+    function, from its first decorator. A site outside functions gets its
+    top-level statement.
     """
     clusters = _clusters(tree.body)
+    tops = _block_units(tree.body, clusters, UnitContext())
     units: dict[tuple[int, int], Unit] = {}
     count = 0
     # Iterative walk: (node, top-level cluster, innermost function unit, unit of
@@ -301,7 +325,7 @@ def plan_units(tree: ast.Module, lines: list[str]) -> Plan:
             if unit is not None:
                 units.setdefault((unit.start, unit.end), unit)
             elif top is not None:
-                units.setdefault(top, Unit(top[0], top[1], UnitContext()))
+                units.setdefault(top, tops[top])
             continue
         body: dict[int, Unit | None] = {}
         if isinstance(node, _FUNCTIONS):
@@ -319,11 +343,19 @@ def plan_units(tree: ast.Module, lines: list[str]) -> Plan:
                 qual = child_qualname(scope.kind, scope.qualname, child.name)
                 doc = doc_summary(ast.get_docstring(child, clean=True))
                 if isinstance(child, ast.ClassDef):
-                    child_scope = UnitContext("class", qual, doc, None)
+                    interface = class_is_interface(child)
+                    child_scope = UnitContext("class", qual, doc, None, abstract=interface)
                 else:
                     end = child.end_lineno or child.lineno
-                    child_unit, child_body = Unit(child.lineno, end, scope), None
-                    child_scope = UnitContext("function", qual, scope.class_doc, doc)
+                    # From the first decorator: the unit's walker reads them.
+                    start = min([child.lineno, *(d.lineno for d in child.decorator_list)])
+                    child_unit, child_body = Unit(start, end, scope), None
+                    abstract = function_is_abstract(child) or (
+                        scope.kind == "class" and scope.abstract
+                    )
+                    child_scope = UnitContext(
+                        "function", qual, scope.class_doc, doc, abstract=abstract
+                    )
             stack.append((child, child_top, child_unit, child_body, child_scope))
     ordered = sorted(units.values(), key=lambda u: (u.start, -u.end))
     kept: list[Unit] = []
@@ -345,12 +377,30 @@ def _body_units(
     first: dict[int, int] = {}  # line -> column of the first statement on it
     for stmt in func.body:
         first[stmt.lineno] = min(first.get(stmt.lineno, stmt.col_offset), stmt.col_offset)
+    units = _block_units(func.body, spans, context)
     out: dict[int, Unit | None] = {}
     for stmt in func.body:
         start, end = spans[stmt.lineno]
         head = lines[start - 1].encode("utf-8", "surrogatepass")
         alone = start > func.lineno and not head[: first[start]].strip()
-        out[id(stmt)] = Unit(start, end, context) if alone else None
+        out[id(stmt)] = units[(start, end)] if alone else None
+    return out
+
+
+def _block_units(
+    body: list[ast.stmt], spans: dict[int, tuple[int, int]], context: UnitContext
+) -> dict[tuple[int, int], Unit]:
+    """One unit per group of statements of ``body`` sharing lines, by line
+    range. A group of only ``def`` / ``class`` statements holds no site of the
+    scope itself, so it needs nothing from the rest of the block."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for index, stmt in enumerate(body):
+        groups.setdefault(spans[stmt.lineno], []).append(index)
+    out = {}
+    for (start, end), indices in groups.items():
+        scopes = all(isinstance(body[i], (*_FUNCTIONS, ast.ClassDef)) for i in indices)
+        block = None if scopes else body
+        out[(start, end)] = Unit(start, end, context, block, indices[0], indices[-1])
     return out
 
 

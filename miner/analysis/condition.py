@@ -1,0 +1,446 @@
+"""The condition under which a site is reached inside its function.
+
+A site's :attr:`~miner.model.Site.guards` (the compound statements around it)
+and :attr:`~miner.model.Site.exits` (the earlier statements it must get past)
+are joined into ONE boolean :class:`Condition` by :func:`condition_of`. Pure
+functions, no I/O.
+
+* Atoms are source expressions. A guard's test is parsed with :mod:`ast` and
+  its ``and`` / ``or`` / ``not`` become structure, so ``a and not b`` is two
+  atoms. The same expression spelled twice (``x is None`` and
+  ``not (x is not None)``) is one atom.
+* Negation is pushed inward and written the Python way: ``not (x is not
+  None)`` reads ``x is None``, ``not (a == b)`` ``a != b``, ``not (a < b)``
+  ``a >= b`` (as for numbers: not so for sets or NaN), ``not (x in y)``
+  ``x not in y``, ``not (not x)`` ``x``. No double negation is ever written.
+* What each guard kind adds: ``if`` / ``exit`` / ``asserted`` their test (false
+  when ``negated``), ``while`` its test, ``while-else`` and ``exit-while`` its
+  test false, ``for`` the atom ``target in iter`` (the body runs for some item),
+  ``except`` the atom "try body raised T" (``exit-except``: it did not; one
+  atom per handler),
+  ``case`` / ``exit-case`` the atom "subject matches pattern" and the case's
+  ``if`` guard, the site's own ``assert`` its test false, ``unreachable``
+  false. ``with``, ``try``, ``finally``, ``try-else`` and ``for-else`` add
+  nothing. No atoms at all is ``True``.
+* The conjunction is simplified by the ``boolean.py`` library (duplicates,
+  ``a and not a``, absorption, De Morgan), not by rules of our own, and its
+  result is read back into a :class:`Condition` whose operands keep source
+  order (by each operand's first atom).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import boolean
+
+from miner.model import Guard, Site
+
+ConditionOp = Literal["true", "false", "atom", "and", "or"]
+AtomKind = Literal["expr", "raised", "match", "loop"]
+"""What an atom stands for: ``expr`` a Python expression (the test as
+written), ``raised`` an exception of the caught types raised in a ``try`` body,
+``match`` a ``match`` subject matching a ``case`` pattern, ``loop`` a ``for``
+loop's body running for an item."""
+
+#: Above this many atoms the conjunction is only flattened, not simplified
+#: (the library's pairwise steps grow with the square of the operands).
+MAX_SIMPLIFIED_ATOMS = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A boolean condition over source atoms: a tree of ``and`` / ``or`` over
+    (possibly negated) atoms, or the constants ``true`` / ``false``.
+
+    ``op`` says which fields are set: ``and`` / ``or``: ``args`` (two or more,
+    never of the same ``op`` as the parent); ``atom``: ``atom`` (the expression
+    in its positive, canonical spelling), ``negated``, ``kind`` and ``shown``
+    (the atom as written with its polarity, negation pushed inward:
+    ``x is not None`` for ``x is None`` negated).
+    """
+
+    op: ConditionOp
+    args: tuple[Condition, ...] = ()
+    atom: str = ""
+    negated: bool = False
+    kind: AtomKind = "expr"
+    shown: str = ""
+
+    TRUE: ClassVar[Condition]
+    FALSE: ClassVar[Condition]
+
+    @property
+    def is_true(self) -> bool:
+        """No condition: reached every time its function runs that far."""
+        return self.op == "true"
+
+    @property
+    def is_false(self) -> bool:
+        """Never reached (dead code, or contradictory guards)."""
+        return self.op == "false"
+
+    def conjuncts(self) -> tuple[Condition, ...]:
+        """The top-level AND terms: the args of an ``and``, nothing for
+        ``true``, else the condition itself."""
+        if self.op == "and":
+            return self.args
+        if self.op == "true":
+            return ()
+        return (self,)
+
+    def atoms(self) -> tuple[Condition, ...]:
+        """The atom leaves, left to right."""
+        if self.op == "atom":
+            return (self,)
+        return tuple(leaf for arg in self.args for leaf in arg.atoms())
+
+    def text(self) -> str:
+        """Python-like text: ``enable_teacache and x is not None``; an ``or``
+        inside an ``and`` (and the reverse) is parenthesized."""
+        if self.op == "true":
+            return "True"
+        if self.op == "false":
+            return "False"
+        if self.op == "atom":
+            return self.shown
+        joiner = f" {self.op} "
+        return joiner.join(
+            f"({a.text()})" if a.op in ("and", "or") else a.text() for a in self.args
+        )
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"op": "true"}``, ``{"op": "and", "args": [...]}`` or
+        ``{"atom": ..., "negated": ..., "kind": ..., "text": ...}``."""
+        if self.op == "atom":
+            return {
+                "atom": self.atom,
+                "negated": self.negated,
+                "kind": self.kind,
+                "text": self.shown,
+            }
+        if self.op in ("and", "or"):
+            return {"op": self.op, "args": [a.to_json() for a in self.args]}
+        return {"op": self.op}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Condition:
+        if "atom" in data:
+            return cls(
+                "atom",
+                atom=data["atom"],
+                negated=data["negated"],
+                kind=data.get("kind", "expr"),
+                shown=data["text"],
+            )
+        op = data["op"]
+        if op in ("and", "or"):
+            return cls(op, args=tuple(cls.from_json(a) for a in data["args"]))
+        return cls.TRUE if op == "true" else cls.FALSE
+
+
+Condition.TRUE = Condition("true")
+Condition.FALSE = Condition("false")
+
+
+def condition_of(site: Site) -> Condition:
+    """The condition under which ``site`` is reached inside its function (and
+    raises, for an ``assert``: its test is false), simplified."""
+    return condition_from(site.guards, site.exits)
+
+
+def condition_from(guards: Sequence[Guard], exits: Sequence[Guard] = ()) -> Condition:
+    """The simplified conjunction of what ``guards`` and ``exits`` require, in
+    source order (by line)."""
+    builder = _Builder()
+    terms = []
+    for guard in sorted([*exits, *guards], key=lambda g: g.line):
+        term = builder.guard(guard)
+        if term is not None:
+            terms.append(term)
+    return builder.condition(terms)
+
+
+# -- atoms ---------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Atom:
+    key: str
+    """Identity: the same expression however spelled (``ast.dump``)."""
+    kind: AtomKind
+    positive: str
+    """The canonical text (``x is None``, ``a == b``, ``a < b``)."""
+    negative: str
+    """The text of its negation (``x is not None``, ``a != b``, ``a >= b``)."""
+
+
+#: Comparison operators and their negations; the first of each pair is canonical.
+_FLIPS: dict[type, tuple[type, str, str]] = {
+    ast.Eq: (ast.NotEq, "==", "!="),
+    ast.Is: (ast.IsNot, "is", "is not"),
+    ast.In: (ast.NotIn, "in", "not in"),
+    ast.Lt: (ast.GtE, "<", ">="),
+    ast.Gt: (ast.LtE, ">", "<="),
+}
+_CANONICAL = {neg: pos for pos, (neg, _, _) in _FLIPS.items()}
+_OP_TEXT: dict[type, tuple[str, str]] = {}
+for _pos, (_neg, _pos_text, _neg_text) in _FLIPS.items():
+    _OP_TEXT[_pos] = (_pos_text, _neg_text)
+    _OP_TEXT[_neg] = (_neg_text, _pos_text)
+_OP_PATTERN: dict[str, re.Pattern[str]] = {
+    text: re.compile(r"\s+".join(re.escape(word) for word in text.split()))
+    for pair in _OP_TEXT.values()
+    for text in pair
+}
+#: Expressions written after ``not`` without parentheses.
+_PRIMARY = (
+    ast.Name,
+    ast.Attribute,
+    ast.Call,
+    ast.Subscript,
+    ast.Constant,
+    ast.List,
+    ast.Tuple,
+    ast.Dict,
+    ast.Set,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.JoinedStr,
+)
+#: Expressions that need parentheses as an operand of ``and`` / ``or``.
+_LOOSE = (ast.IfExp, ast.Lambda, ast.NamedExpr)
+
+
+def _segment(text: str, node: ast.AST) -> str:
+    found = ast.get_source_segment(text, node)
+    return found if found is not None else ast.unparse(node)
+
+
+def _expr_atom(text: str, node: ast.expr) -> tuple[_Atom, bool]:
+    """The atom of a leaf expression of ``text`` and whether ``node`` says it
+    positively (False: ``node`` is the negated spelling, ``x is not None``)."""
+    seg = _segment(text, node)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in _OP_TEXT:
+        op = type(node.ops[0])
+        flipped = _flip(text, node, seg)
+        canonical = _CANONICAL.get(op, op)
+        key = ast.dump(ast.Compare(node.left, [canonical()], node.comparators))
+        if flipped is not None:
+            if op in _FLIPS:
+                return _Atom("expr:" + key, "expr", seg, flipped), True
+            return _Atom("expr:" + key, "expr", flipped, seg), False
+    shown = f"({seg})" if isinstance(node, _LOOSE) else seg
+    negative = f"not {seg}" if isinstance(node, _PRIMARY) else f"not ({seg})"
+    return _Atom("expr:" + ast.dump(node), "expr", shown, negative), True
+
+
+def _flip(text: str, node: ast.Compare, seg: str) -> str | None:
+    """The comparison with its operator negated, spelled as written; None when
+    the operator cannot be found between the operands."""
+    left, right = node.left, node.comparators[0]
+    if not (node.lineno == node.end_lineno == left.end_lineno == right.lineno == 1):
+        return None
+    data = text.encode("utf-8", "surrogatepass")
+
+    def cut(a: int | None, b: int | None) -> str:
+        return data[a:b].decode("utf-8", "surrogatepass")
+
+    middle = cut(left.end_col_offset, right.col_offset)
+    written, negated = _OP_TEXT[type(node.ops[0])]
+    match = _OP_PATTERN[written].search(middle)
+    if match is None:
+        return None
+    middle = middle[: match.start()] + negated + middle[match.end() :]
+    head = cut(node.col_offset, left.end_col_offset)
+    tail = cut(right.col_offset, node.end_col_offset)
+    return head + middle + tail
+
+
+def _raised_atom(types: str, line: int) -> _Atom:
+    """The atom "the try body raised one of ``types``" (empty: a bare
+    ``except:``), for the handler at ``line``: the handler of another ``try``
+    is another atom, and the text says which (``(except at line 12)``)."""
+    where = f" (except at line {line})"
+    if not types:
+        what, key = "an exception", ""
+        negative = "no exception"
+    elif types.startswith("("):
+        what, negative = f"one of {types}", f"none of {types}"
+    else:
+        what, negative = types, f"no {types}"
+    if types:
+        try:
+            key = ast.dump(ast.parse(types, mode="eval").body)
+        except (SyntaxError, ValueError, RecursionError):
+            key = types
+    return _Atom(
+        f"raised:{line}:{key}",
+        "raised",
+        f"try body raised {what}{where}",
+        f"try body raised {negative}{where}",
+    )
+
+
+def _match_atom(subject: str, pattern: str) -> _Atom:
+    return _Atom(
+        f"match:{subject}\x1f{pattern}",
+        "match",
+        f"{subject} matches {pattern}",
+        f"{subject} does not match {pattern}",
+    )
+
+
+def _loop_atom(test: str) -> _Atom:
+    """``target in iter`` of a ``for``; a bare tuple target gets parentheses."""
+    shown = test
+    try:
+        loop = ast.parse(f"for {test}: pass").body[0]
+    except (SyntaxError, ValueError, RecursionError):
+        loop = None
+    if isinstance(loop, ast.For):
+        target = _segment(f"for {test}: pass", loop.target)
+        if isinstance(loop.target, ast.Tuple) and not target.startswith("("):
+            shown = f"({target}) in {_segment(f'for {test}: pass', loop.iter)}"
+    return _Atom("loop:" + test, "loop", shown, f"not ({shown})")
+
+
+# -- building and simplifying ----------------------------------------------------
+class _Builder:
+    """Turns guards into ``boolean.py`` expressions over numbered symbols (one
+    per atom, numbered in order of first appearance) and reads the simplified
+    result back."""
+
+    def __init__(self) -> None:
+        self.algebra = boolean.BooleanAlgebra()
+        self.atoms: list[_Atom] = []
+        self.index: dict[str, int] = {}
+
+    def symbol(self, atom: _Atom, positive: bool = True) -> boolean.Expression:
+        number = self.index.get(atom.key)
+        if number is None:
+            number = self.index[atom.key] = len(self.atoms)
+            self.atoms.append(atom)
+        expr = self.algebra.Symbol(number)
+        return expr if positive else self.algebra.NOT(expr)
+
+    def both(self, parts: Sequence[boolean.Expression], op: str = "and") -> boolean.Expression:
+        if not parts:
+            return self.algebra.TRUE if op == "and" else self.algebra.FALSE
+        if len(parts) == 1:
+            return parts[0]
+        return (self.algebra.AND if op == "and" else self.algebra.OR)(*parts)
+
+    # tests
+    def test(self, text: str) -> boolean.Expression:
+        """A test's text as structure: ``and`` / ``or`` / ``not`` split, the
+        rest atoms; text that does not parse is one atom."""
+        text = text.strip()
+        # An unparenthesized walrus (``if m := f():``) parses only in parentheses.
+        for source in (text, f"({text})"):
+            try:
+                node = ast.parse(source, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            return self._structure(source, node)
+        return self.symbol(_Atom("text:" + text, "expr", f"({text})", f"not ({text})"))
+
+    def _structure(self, text: str, node: ast.expr) -> boolean.Expression:
+        if isinstance(node, ast.BoolOp):
+            parts = [self._structure(text, value) for value in node.values]
+            return self.both(parts, "and" if isinstance(node.op, ast.And) else "or")
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return self.algebra.NOT(self._structure(text, node.operand))
+        if isinstance(node, ast.Constant) and node.value is not Ellipsis:
+            return self.algebra.TRUE if node.value else self.algebra.FALSE
+        atom, positive = _expr_atom(text, node)
+        return self.symbol(atom, positive)
+
+    def case(self, subject: str, test: str) -> boolean.Expression:
+        """``case pattern if guard``: the match and the guard's structure."""
+        source = f"match _:\n case {test}:\n  pass"
+        try:
+            match = ast.parse(source).body[0]
+        except (SyntaxError, ValueError, RecursionError):
+            return self.symbol(_match_atom(subject, test))
+        assert isinstance(match, ast.Match)
+        case = match.cases[0]
+        parts = [self.symbol(_match_atom(subject, _segment(source, case.pattern)))]
+        if case.guard is not None:
+            parts.append(self.test(_segment(source, case.guard)))
+        return self.both(parts)
+
+    def guard(self, guard: Guard) -> boolean.Expression | None:
+        """What one guard or exit requires, or None when it requires nothing."""
+        kind = guard.kind
+        term: boolean.Expression
+        if kind in ("if", "exit", "asserted", "assert", "while", "exit-while"):
+            term = self.test(guard.test)
+        elif kind == "while-else":
+            return self.algebra.NOT(self.test(guard.test))
+        elif kind in ("for", "async for"):
+            term = self.symbol(_loop_atom(guard.test))
+        elif kind in ("except", "except*", "exit-except"):
+            term = self.symbol(_raised_atom(guard.test, guard.line))
+        elif kind in ("case", "exit-case"):
+            term = self.case(guard.subject or "", guard.test)
+        elif kind == "unreachable":
+            return self.algebra.FALSE
+        else:
+            return None
+        return self.algebra.NOT(term) if guard.negated else term
+
+    # the result
+    def condition(self, terms: Iterable[boolean.Expression]) -> Condition:
+        expr = self.both(list(terms))
+        if len(self.atoms) <= MAX_SIMPLIFIED_ATOMS:
+            expr = expr.simplify()
+        else:
+            expr = expr.literalize()
+            if isinstance(expr, self.algebra.AND):
+                expr = expr.flatten()
+        return self.read(expr)
+
+    def read(self, expr: boolean.Expression) -> Condition:
+        """The library's expression as a :class:`Condition`."""
+        return self._read(expr)[0]
+
+    def _read(self, expr: boolean.Expression) -> tuple[Condition, int]:
+        """The condition and the number of its first atom (operands are put
+        in that order: source order)."""
+        algebra = self.algebra
+        if expr == algebra.TRUE:
+            return Condition.TRUE, -1
+        if expr == algebra.FALSE:
+            return Condition.FALSE, -1
+        if isinstance(expr, algebra.Symbol):
+            return self._leaf(expr.obj, False), expr.obj
+        if isinstance(expr, algebra.NOT):
+            inner = expr.args[0]
+            if isinstance(inner, algebra.Symbol):
+                return self._leaf(inner.obj, True), inner.obj
+            return self._read(expr.demorgan())
+        op: ConditionOp = "and" if isinstance(expr, algebra.AND) else "or"
+        operands: list[boolean.Expression] = []
+        pending = list(reversed(expr.args))
+        while pending:  # (a and b) and c: one "and" of a, b, c
+            arg = pending.pop()
+            if isinstance(arg, type(expr)):
+                pending.extend(reversed(arg.args))
+            else:
+                operands.append(arg)
+        args = [self._read(arg) for arg in operands]
+        args.sort(key=lambda pair: pair[1])
+        return Condition(op, tuple(c for c, _ in args)), args[0][1]
+
+    def _leaf(self, number: int, negated: bool) -> Condition:
+        atom = self.atoms[number]
+        shown = atom.negative if negated else atom.positive
+        return Condition("atom", atom=atom.positive, negated=negated, kind=atom.kind, shown=shown)
