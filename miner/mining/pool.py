@@ -36,6 +36,7 @@ check the pool without depending on a parser bug.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import resource
@@ -281,48 +282,146 @@ def extract_parallel(
     worker's batch goes to a fresh worker. Never raises for a file's sake;
     ``KeyboardInterrupt`` stops every worker before it propagates.
     """
-    limits = limits or Limits()
-    pending: deque[list[Task]] = deque(make_batches(tasks, jobs))
-    if not pending:
+    pool = _Pool(git_dir, jobs, partial, limits or Limits(), on_result)
+    pool.pending.extend(make_batches(tasks, jobs))
+    if not pool.pending:
         return 0
-    ctx = _context()
-    workers: list[_Worker] = []
-    lost = 0
-    scratch = tempfile.TemporaryDirectory(prefix="raise-miner-workers-")
-    serial = 0
-    test_hooks = os.environ.get(_TEST_HOOK_ENV) == "1"
+    finished = False
+    try:
+        pool.run()
+        finished = True
+    finally:
+        pool.shutdown(graceful=finished)
+    return pool.lost
 
-    def spawn() -> _Worker:
-        nonlocal serial
-        serial += 1
-        stderr_path = str(Path(scratch.name) / f"worker-{serial}.stderr")
-        parent_conn, child_conn = ctx.Pipe(duplex=True)
-        process = ctx.Process(
+
+class _Pool:
+    """The state of one :func:`extract_parallel` run: the workers, the batches
+    not yet sent, and how many workers were lost."""
+
+    def __init__(
+        self,
+        git_dir: str,
+        jobs: int,
+        partial: bool,
+        limits: Limits,
+        on_result: Callable[[int, FileResult, bool], None],
+    ) -> None:
+        self.git_dir = git_dir
+        self.jobs = jobs
+        self.partial = partial
+        self.limits = limits
+        self.on_result = on_result
+        self.pending: deque[list[Task]] = deque()
+        self.workers: list[_Worker] = []
+        self.lost = 0
+        self.ctx = _context()
+        self.scratch = tempfile.TemporaryDirectory(prefix="raise-miner-workers-")
+        self.serial = 0
+        self.test_hooks = os.environ.get(_TEST_HOOK_ENV) == "1"
+
+    def run(self) -> None:
+        """Send batches and collect results until every task has a result."""
+        self.workers.extend(self.spawn() for _ in range(min(self.jobs, len(self.pending))))
+        while self.pending or any(w.busy for w in self.workers):
+            self.dispatch()
+            if not self.workers:
+                self.workers.append(self.spawn())
+                continue
+            ready = set(wait(self.waitables(), self.timeout()))
+            for worker in list(self.workers):
+                self.check(worker, ready)
+            wanted = min(self.jobs, len(self.pending) + sum(1 for w in self.workers if w.busy))
+            self.workers.extend(self.spawn() for _ in range(wanted - len(self.workers)))
+
+    def spawn(self) -> _Worker:
+        self.serial += 1
+        stderr_path = str(Path(self.scratch.name) / f"worker-{self.serial}.stderr")
+        parent_conn, child_conn = self.ctx.Pipe(duplex=True)
+        process = self.ctx.Process(
             target=_worker_main,
-            args=(child_conn, git_dir, partial, limits.memory_mb, stderr_path, test_hooks),
-            name=f"raise-miner-worker-{serial}",
+            args=(
+                child_conn,
+                self.git_dir,
+                self.partial,
+                self.limits.memory_mb,
+                stderr_path,
+                self.test_hooks,
+            ),
+            name=f"raise-miner-worker-{self.serial}",
             daemon=True,
         )
         process.start()
         child_conn.close()
         return _Worker(process=process, conn=parent_conn, stderr_path=stderr_path)
 
-    def retire(worker: _Worker, reason: str | None) -> None:
+    def dispatch(self) -> None:
+        """Give a batch to every idle worker while batches are pending."""
+        for worker in list(self.workers):
+            if worker.busy or not self.pending:
+                continue
+            batch = self.pending.popleft()
+            try:
+                worker.conn.send(batch)
+            except OSError:  # it died while idle: nobody to blame
+                self.pending.appendleft(batch)
+                self.retire(worker, None)
+                continue
+            worker.batch, worker.position = batch, 0
+            worker.started = time.monotonic()
+
+    def waitables(self) -> list[Any]:
+        return [w.conn for w in self.workers] + [w.process.sentinel for w in self.workers]
+
+    def timeout(self) -> float | None:
+        """Seconds until the first busy worker passes the per-file time limit."""
+        if self.limits.file_timeout <= 0:
+            return None
+        deadlines = [w.started + self.limits.file_timeout for w in self.workers if w.busy]
+        return max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
+
+    def check(self, worker: _Worker, ready: set[Any]) -> None:
+        """Take a worker's results; replace it when it died or ran out of time.
+
+        Raises:
+            WorkerStartError: it died before it could take any work.
+        """
+        alive = True
+        if worker.conn in ready or worker.process.sentinel in ready:
+            alive = self.drain(worker)
+        if worker.process.sentinel in ready or not alive:
+            worker.process.join()
+            if not worker.ready:
+                raise WorkerStartError(
+                    f"a worker process exited with code {worker.process.exitcode} "
+                    "before taking work (a script that mines must guard its main "
+                    "code with `if __name__ == '__main__':`); --jobs 0 mines "
+                    "in one process"
+                )
+            self.retire(worker, _death_reason(worker, self.limits))
+        elif (
+            self.limits.file_timeout > 0
+            and worker.busy
+            and time.monotonic() - worker.started > self.limits.file_timeout
+        ):
+            worker.process.kill()
+            self.retire(worker, time_limit(self.limits.file_timeout))
+
+    def retire(self, worker: _Worker, reason: str | None) -> None:
         """Drop a dead (or killed) worker: blame its current file, requeue the rest."""
-        nonlocal lost
-        lost += 1
+        self.lost += 1
         worker.conn.close()
         worker.process.join()
         if worker.busy:
             rest = worker.batch[worker.position :]
             if reason is not None:
-                on_result(rest[0].index, _failed(rest[0], reason), False)
+                self.on_result(rest[0].index, _failed(rest[0], reason), False)
                 rest = rest[1:]
             if rest:
-                pending.appendleft(rest)
-        workers.remove(worker)
+                self.pending.appendleft(rest)
+        self.workers.remove(worker)
 
-    def drain(worker: _Worker) -> bool:
+    def drain(self, worker: _Worker) -> bool:
         """Take every result waiting in the pipe; False when the pipe is closed."""
         try:
             while worker.conn.poll():
@@ -333,79 +432,28 @@ def extract_parallel(
                 if worker.busy and worker.current.index == index:
                     worker.position += 1
                     worker.started = time.monotonic()
-                on_result(index, result, cacheable)
+                self.on_result(index, result, cacheable)
         except (EOFError, OSError):
             return False
         except Exception:  # noqa: BLE001 - a message cut short by the worker's death
             return False
         return True
 
-    finished = False
-    try:
-        workers.extend(spawn() for _ in range(min(jobs, len(pending))))
-        while pending or any(w.busy for w in workers):
-            for worker in list(workers):
-                if not worker.busy and pending:
-                    batch = pending.popleft()
-                    try:
-                        worker.conn.send(batch)
-                    except OSError:  # it died while idle: nobody to blame
-                        pending.appendleft(batch)
-                        retire(worker, None)
-                        continue
-                    worker.batch, worker.position = batch, 0
-                    worker.started = time.monotonic()
-            if not workers:
-                workers.append(spawn())
-                continue
-            waitables: list[Any] = [w.conn for w in workers] + [w.process.sentinel for w in workers]
-            timeout = None
-            if limits.file_timeout > 0:
-                deadlines = [w.started + limits.file_timeout for w in workers if w.busy]
-                if deadlines:
-                    timeout = max(0.0, min(deadlines) - time.monotonic())
-            ready = set(wait(waitables, timeout))
-            for worker in list(workers):
-                alive = True
-                if worker.conn in ready or worker.process.sentinel in ready:
-                    alive = drain(worker)
-                if worker.process.sentinel in ready or not alive:
-                    worker.process.join()
-                    if not worker.ready:
-                        raise WorkerStartError(
-                            f"a worker process exited with code {worker.process.exitcode} "
-                            "before taking work (a script that mines must guard its main "
-                            "code with `if __name__ == '__main__':`); --jobs 0 mines "
-                            "in one process"
-                        )
-                    retire(worker, _death_reason(worker, limits))
-                elif (
-                    limits.file_timeout > 0
-                    and worker.busy
-                    and time.monotonic() - worker.started > limits.file_timeout
-                ):
-                    worker.process.kill()
-                    retire(worker, time_limit(limits.file_timeout))
-            wanted = min(jobs, len(pending) + sum(1 for w in workers if w.busy))
-            workers.extend(spawn() for _ in range(wanted - len(workers)))
-        finished = True
-    finally:
-        for worker in workers:
-            if finished:
-                try:
+    def shutdown(self, *, graceful: bool) -> None:
+        """Stop every worker (asked to finish when ``graceful``, else killed)."""
+        for worker in self.workers:
+            if graceful:
+                with contextlib.suppress(OSError):
                     worker.conn.send(None)
-                except OSError:
-                    pass
             else:
                 worker.process.kill()
-        for worker in workers:
+        for worker in self.workers:
             worker.process.join(timeout=5)
             if worker.process.is_alive():
                 worker.process.kill()
                 worker.process.join()
             worker.conn.close()
-        scratch.cleanup()
-    return lost
+        self.scratch.cleanup()
 
 
 def _death_reason(worker: _Worker, limits: Limits) -> str | None:
