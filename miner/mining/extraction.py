@@ -94,50 +94,26 @@ def extract_blobs(
     """
     options = options or MineOptions()
     started = time.perf_counter()
-    results: list[FileResult | None] = [None] * len(entries)
-    by_blob: dict[str, list[int]] = {}
-    skipped = 0
     with _progress_bar(len(entries), options.progress_bar) as bar:
-
-        def deliver(index: int, result: FileResult) -> None:
-            results[index] = result
-            if result.status != "mined":
-                log.warning("%s: %s", result.path, result.reason)
-            bar(result)
-            if progress is not None:
-                progress(result)
-
+        sink = _Results(entries, bar, progress)
         for index, entry in enumerate(entries):
             reason = skip(entry)
             if reason is not None:
-                skipped += 1
-                deliver(index, FileResult(entry.path, entry.blob, "skipped", reason=reason))
+                sink.skipped += 1
+                sink.deliver(index, FileResult(entry.path, entry.blob, "skipped", reason=reason))
             else:
-                by_blob.setdefault(entry.blob, []).append(index)
-
-        def settle(blob: str, result: FileResult) -> None:
-            for index in by_blob[blob]:
-                deliver(index, repath(result, entries[index].path))
-
-        if options.cache:
-            cache_dir = options.cache_dir or source.default_cache_dir()
-            # Whole-module parses are kept apart: a file libcst rejects whole
-            # may still have its units parsed, so the ``parser`` field differs.
-            version = extractor_version() + ("" if partial else "+full")
-            cache = BlobCache.open(cache_dir, version, lock_timeout=options.cache_lock_timeout)
-        else:
-            cache = BlobCache.disabled()
-        with cache:
-            hits = cache.get_many(by_blob)
+                sink.by_blob.setdefault(entry.blob, []).append(index)
+        with _open_cache(options, partial) as cache:
+            hits = cache.get_many(sink.by_blob)
             for blob, result in hits.items():
-                settle(blob, result)
-            misses = [blob for blob in by_blob if blob not in hits]
+                sink.settle(blob, result)
+            misses = [blob for blob in sink.by_blob if blob not in hits]
             fresh: list[FileResult] = []
             failed = 0
 
             def mined(blob: str, result: FileResult, cacheable: bool) -> None:
                 nonlocal failed
-                settle(blob, result)
+                sink.settle(blob, result)
                 if cacheable:
                     fresh.append(result)
                     if len(fresh) >= _FLUSH_EVERY:
@@ -146,36 +122,15 @@ def extract_blobs(
                 else:
                     failed += 1
 
-            jobs = default_jobs() if options.jobs is None else max(0, options.jobs)
-            jobs = min(jobs, len(misses))
-            lost = 0
-            if jobs == 0:
-                for blob in misses:
-                    entry = entries[by_blob[blob][0]]
-                    data = source.read_blob(repo, blob)
-                    mined(blob, extract_file(entry.path, blob, data, partial=partial), True)
-            else:
-                tasks: list[Task] = []
-                for blob in misses:
-                    entry = entries[by_blob[blob][0]]
-                    payload = source.read_blob(repo, blob) if options.send_bytes else None
-                    tasks.append(Task(len(tasks), entry.path, blob, entry.size, payload))
-                lost = extract_parallel(
-                    str(repo.git_dir),
-                    tasks,
-                    jobs=jobs,
-                    partial=partial,
-                    limits=options.limits,
-                    on_result=lambda i, result, ok: mined(tasks[i].blob, result, ok),
-                )
+            jobs, lost = _mine_misses(repo, entries, sink.by_blob, misses, options, partial, mined)
             cache.put_many(fresh)
             state = cache.state
-    done = [r for r in results if r is not None]
+    done = [r for r in sink.results if r is not None]
     assert len(done) == len(entries), "every entry gets exactly one result"
     stats = RunStats(
         files=len(entries),
-        skipped=skipped,
-        blobs=len(by_blob),
+        skipped=sink.skipped,
+        blobs=len(sink.by_blob),
         cache_hits=len(hits),
         parsed=len(misses),
         failed=failed,
@@ -185,6 +140,88 @@ def extract_blobs(
         seconds=time.perf_counter() - started,
     )
     return Extraction(files=done, stats=stats)
+
+
+class _Results:
+    """One result slot per entry; entries sharing a blob share its result."""
+
+    def __init__(
+        self,
+        entries: Sequence[source.BlobRef],
+        bar: Callable[[FileResult], None],
+        progress: Callable[[FileResult], None] | None,
+    ) -> None:
+        self.entries = entries
+        self.bar = bar
+        self.progress = progress
+        self.results: list[FileResult | None] = [None] * len(entries)
+        self.by_blob: dict[str, list[int]] = {}
+        """Blob id -> indexes of the entries holding it (entries read only)."""
+        self.skipped = 0
+
+    def deliver(self, index: int, result: FileResult) -> None:
+        self.results[index] = result
+        if result.status != "mined":
+            log.warning("%s: %s", result.path, result.reason)
+        self.bar(result)
+        if self.progress is not None:
+            self.progress(result)
+
+    def settle(self, blob: str, result: FileResult) -> None:
+        """The result of ``blob``, re-pathed for every entry that holds it."""
+        for index in self.by_blob[blob]:
+            self.deliver(index, repath(result, self.entries[index].path))
+
+
+def _open_cache(options: MineOptions, partial: bool) -> BlobCache:
+    """The blob cache the options ask for (a disabled one with ``cache`` off)."""
+    if not options.cache:
+        return BlobCache.disabled()
+    cache_dir = options.cache_dir or source.default_cache_dir()
+    # Whole-module parses are kept apart: a file libcst rejects whole
+    # may still have its units parsed, so the ``parser`` field differs.
+    version = extractor_version() + ("" if partial else "+full")
+    return BlobCache.open(cache_dir, version, lock_timeout=options.cache_lock_timeout)
+
+
+def _mine_misses(
+    repo: git.Repo,
+    entries: Sequence[source.BlobRef],
+    by_blob: dict[str, list[int]],
+    misses: list[str],
+    options: MineOptions,
+    partial: bool,
+    mined: Callable[[str, FileResult, bool], None],
+) -> tuple[int, int]:
+    """Mine the blobs the cache did not hold, in this process (``jobs`` 0) or
+    in the worker pool; ``mined`` sees each result. Returns the worker
+    processes used and the workers lost.
+
+    Raises:
+        WorkerStartError: worker processes cannot start at all.
+    """
+    jobs = default_jobs() if options.jobs is None else max(0, options.jobs)
+    jobs = min(jobs, len(misses))
+    if jobs == 0:
+        for blob in misses:
+            entry = entries[by_blob[blob][0]]
+            data = source.read_blob(repo, blob)
+            mined(blob, extract_file(entry.path, blob, data, partial=partial), True)
+        return 0, 0
+    tasks: list[Task] = []
+    for blob in misses:
+        entry = entries[by_blob[blob][0]]
+        payload = source.read_blob(repo, blob) if options.send_bytes else None
+        tasks.append(Task(len(tasks), entry.path, blob, entry.size, payload))
+    lost = extract_parallel(
+        str(repo.git_dir),
+        tasks,
+        jobs=jobs,
+        partial=partial,
+        limits=options.limits,
+        on_result=lambda i, result, ok: mined(tasks[i].blob, result, ok),
+    )
+    return jobs, lost
 
 
 @contextlib.contextmanager
