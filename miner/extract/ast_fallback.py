@@ -676,36 +676,64 @@ def _bindings(root: ast.FunctionDef | ast.AsyncFunctionDef, walker: _Walker) -> 
             continue
         if isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
             continue
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                bind(target, value(node.value) if isinstance(target, ast.Name) else other)
-        elif isinstance(node, ast.AnnAssign):
-            if isinstance(node.target, ast.Name):
-                bind(node.target, value(node.value) if node.value else Binding("value"))
-            else:
-                bind(node.target)
-        elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
-            bind(node.target)
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            bind(node.optional_vars)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            found[node.name].append(other)
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                found[alias.asname or alias.name.split(".")[0]].append(Binding("class"))
-        elif isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                if alias.name != "*":
-                    found[alias.asname or alias.name].append(Binding("class"))
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                found[name].append(other)
-        elif isinstance(node, ast.Delete):
-            for target in node.targets:
-                bind(target)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            found[node.name].append(other)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            found[node.rest].append(other)
+        if not _bind_assignment(node, bind, value):
+            for name in _names_bound(node):
+                found[name].append(other if name not in _imported(node) else Binding("class"))
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
     return found
+
+
+def _bind_assignment(
+    node: ast.AST,
+    bind: Callable[..., None],
+    value: Callable[[ast.expr], Binding],
+) -> bool:
+    """Bind the targets of an assignment-like statement; False for other nodes."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                bind(target, value(node.value))
+            else:
+                bind(target)
+    elif isinstance(node, ast.AnnAssign):
+        if isinstance(node.target, ast.Name):
+            bind(node.target, value(node.value) if node.value else Binding("value"))
+        else:
+            bind(node.target)
+    elif isinstance(node, (ast.AugAssign, ast.For, ast.AsyncFor, ast.NamedExpr)):
+        bind(node.target)
+    elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+        bind(node.optional_vars)
+    elif isinstance(node, ast.Delete):
+        for target in node.targets:
+            bind(target)
+    else:
+        return False
+    return True
+
+
+def _imported(node: ast.AST) -> set[str]:
+    """Names an import statement binds (bound as classes: a module or an import)."""
+    if isinstance(node, ast.Import):
+        return {alias.asname or alias.name.split(".")[0] for alias in node.names}
+    if isinstance(node, ast.ImportFrom):
+        return {alias.asname or alias.name for alias in node.names if alias.name != "*"}
+    return set()
+
+
+def _names_bound(node: ast.AST) -> list[str]:
+    """Plain names bound by imports, ``global``/``nonlocal``, ``except ... as``
+    and ``match`` captures, in source order."""
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        if isinstance(node, ast.Import):
+            return [alias.asname or alias.name.split(".")[0] for alias in node.names]
+        return [alias.asname or alias.name for alias in node.names if alias.name != "*"]
+    if isinstance(node, ast.Global | ast.Nonlocal):
+        return list(node.names)
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchAs | ast.MatchStar) and node.name:
+        return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
+    return []
