@@ -57,9 +57,9 @@ def _descendants(pid: int) -> list[int]:
         current = found[index]
         index += 1
         try:
-            for tid in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{tid}/children") as fh:
-                    found.extend(int(c) for c in fh.read().split())
+            for task in Path(f"/proc/{current}/task").iterdir():
+                children = (task / "children").read_text()
+                found.extend(int(c) for c in children.split())
         except OSError:
             continue
     return found
@@ -68,8 +68,7 @@ def _descendants(pid: int) -> list[int]:
 def _cpu_ticks(pid: int) -> int:
     """User + system CPU of one process so far, in clock ticks (``/proc/PID/stat``)."""
     try:
-        with open(f"/proc/{pid}/stat") as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         return int(fields[11]) + int(fields[12])
     except (OSError, IndexError, ValueError):
         return 0
@@ -77,7 +76,7 @@ def _cpu_ticks(pid: int) -> int:
 
 def _pss_kib(pid: int) -> int:
     try:
-        with open(f"/proc/{pid}/smaps_rollup") as fh:
+        with Path(f"/proc/{pid}/smaps_rollup").open() as fh:
             for line in fh:
                 if line.startswith("Pss:"):
                     return int(line.split()[1])

@@ -35,8 +35,8 @@ def write_bytes(path: Path, data: bytes) -> bool:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        Path(tmp).chmod(0o644)
+        Path(tmp).replace(path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

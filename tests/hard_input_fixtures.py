@@ -20,7 +20,6 @@ Every kind of hard input is a minimal reproduction written for this project.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -229,4 +228,4 @@ def write_tree(root: Path) -> None:
     for link, target in SYMLINKS.items():
         path = root / link
         path.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(target, path)
+        path.symlink_to(target)

@@ -752,7 +752,7 @@ def test_decision_json_and_helpers() -> None:
     }
     assert str(Audience.USER_INPUT) == "user-input"
     assert Audience("abstract") is Audience.ABSTRACT
-    assert USER_FACING == {S, IN, D, U}
+    assert {S, IN, D, U} == USER_FACING
     errors = [error(site("a")), Error("e2", "ValueError", None, (), "none", (site(),))]
     assert {k: v.rule for k, v in classify_all(errors, SETTINGS).items()} == {
         "e1": "default",

@@ -178,7 +178,7 @@ def test_symlink_and_submodule_entries_are_skipped(make_repo, tmp_path: Path) ->
     root = make_repo(
         {"pkg/real.py": "def f(p):\n    if not p:\n        raise ValueError('path is empty')\n"}
     )
-    os.symlink("real.py", root / "pkg" / "alias.py")
+    (root / "pkg" / "alias.py").symlink_to("real.py")
     sub = make_repo({"inner.py": "raise E('x')\n"}, name="sub")
     repo = git.Repo(root)
     repo.git.update_index(

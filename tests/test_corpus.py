@@ -666,10 +666,7 @@ def test_real_sglang_release_from_pypi(tmp_path: Path):
     """Builds v0.5.19 from PyPI (about 25 MB), or reads $RAISE_MINER_CORPUS if set."""
     assert "0.5.19" in DEFAULT_VERSIONS
     prebuilt = os.environ.get("RAISE_MINER_CORPUS")
-    if prebuilt:
-        path = Path(prebuilt)
-    else:
-        path = build_corpus(tmp_path / "sglang", ["0.5.19"]).path
+    path = Path(prebuilt) if prebuilt else build_corpus(tmp_path / "sglang", ["0.5.19"]).path
     repo = git.Repo(path)
     assert _line(repo, "v0.5.19", "python/sglang/srt/mem_cache/registry.py", 154) == (
         'raise ValueError("Host-pool retraction does not support Mamba models.")'

@@ -71,7 +71,7 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def run(cmd: list[str], cwd: Path, **extra: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
+    return subprocess.run(
         [str(c) for c in cmd],
         cwd=cwd,
         env=clean_env(**extra),
@@ -80,7 +80,6 @@ def run(cmd: list[str], cwd: Path, **extra: str) -> subprocess.CompletedProcess[
         timeout=600,
         check=False,
     )
-    return done
 
 
 def _can_build_without_isolation() -> bool:

@@ -368,8 +368,8 @@ def _swap_into(tmp: Path, dest: Path) -> None:
         elif dest.exists():
             # Only reached for a corpus this module built (checked by inspect_dest).
             old = Path(tempfile.mkdtemp(prefix=f".{dest.name}.old-", dir=dest.parent))
-            os.replace(dest, old / "corpus")
-        os.replace(tmp, dest)
+            dest.replace(old / "corpus")
+        tmp.replace(dest)
     except OSError as exc:
         raise CorpusError(
             f"cannot move the new corpus into {dest}: {exc.strerror or exc}; "

@@ -166,10 +166,7 @@ def _open(url: str, accept: str | None) -> IO[bytes]:
         raise _FetchError(f"HTTP {exc.code} {exc.reason}", exc.code) from None
     except urllib.error.URLError as exc:
         reason = exc.reason
-        if isinstance(reason, OSError) and reason.strerror:
-            text = reason.strerror
-        else:
-            text = str(reason)
+        text = reason.strerror if isinstance(reason, OSError) and reason.strerror else str(reason)
         status = 404 if isinstance(reason, FileNotFoundError) else None
         raise _FetchError(text, status) from None
     except (OSError, ValueError) as exc:
@@ -474,7 +471,7 @@ def fetch_wheel(wheel: ReleaseWheel, cache_dir: Path, say: Callable[[str], None]
                 f"({wheel.size} bytes), download has sha256 {got_sha} ({got_size} bytes); "
                 "the file was deleted, retry later or check the index"
             )
-        os.replace(tmp, target)
+        tmp.replace(target)
     finally:
         tmp.unlink(missing_ok=True)
     return target

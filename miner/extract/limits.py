@@ -50,7 +50,7 @@ T = TypeVar("T")
 _lock = threading.Lock()
 
 
-class DeepStackUnavailable(RuntimeError):
+class DeepStackUnavailableError(RuntimeError):
     """The retry thread could not be started (for example under a tight
     address-space limit); the message says why."""
 
@@ -63,7 +63,7 @@ def call_with_deep_stack(fn: Callable[[], T]) -> T:
     including ``RecursionError``, propagate to the caller.
 
     Raises:
-        DeepStackUnavailable: the thread could not be started.
+        DeepStackUnavailableError: the thread could not be started.
     """
     outcome: dict[str, object] = {}
 
@@ -86,7 +86,9 @@ def call_with_deep_stack(fn: Callable[[], T]) -> T:
             try:
                 thread.start()
             except (RuntimeError, MemoryError) as exc:
-                raise DeepStackUnavailable(f"cannot start a deep-stack thread: {exc}") from None
+                raise DeepStackUnavailableError(
+                    f"cannot start a deep-stack thread: {exc}"
+                ) from None
             thread.join()
         finally:
             sys.setrecursionlimit(old_limit)

@@ -1113,9 +1113,12 @@ class SiteSink:
         """Whether a raised name holds an instance rather than naming a class."""
         if expr.kind == "name":
             bindings = self.frame.bound() if self.frame.kind == "function" else None
-            if bindings is not None and expr.name in bindings:
-                if not all(b.kind == "class" for b in bindings[expr.name]):
-                    return True
+            if (
+                bindings is not None
+                and expr.name in bindings
+                and not all(b.kind == "class" for b in bindings[expr.name])
+            ):
+                return True
             if self.caught(expr) is not None:
                 return True
             return not expr.name[:1].isupper()

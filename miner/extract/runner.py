@@ -129,27 +129,9 @@ def extract_file(path: str, blob: str, data: bytes, *, partial: bool = True) -> 
             encoding=source.encoding,
         )
 
-    # The standard library's parser runs first, at the normal recursion limit:
-    # what it refuses for nesting is never handed to libcst (which may crash).
-    tree: ast.Module | None = None
-    ast_reason: str | None = None
-    try:
-        tree = ast.parse(source.text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        if isinstance(exc, MemoryError) and len(source.text) > limits.MAX_WHOLE_PARSE_BYTES:
-            # A large file: more likely out of memory than a parser stack overflow.
-            return failed("MemoryError while parsing with ast: out of memory")
-        refusal = limits.nesting_refusal(exc)
-        if refusal is not None:
-            return failed(f"nesting too deep for libcst ({refusal})")
-        ast_reason = _ast_reason(exc, source.text)
-    if tree is None:
-        depth = limits.bracket_depth(source.text)
-        if depth > limits.MAX_BRACKET_DEPTH:
-            return failed(
-                f"nesting too deep for libcst ({depth} levels of brackets; "
-                f"limit {limits.MAX_BRACKET_DEPTH})"
-            )
+    tree, ast_reason, refused = _parse_with_ast(source.text)
+    if refused is not None:
+        return failed(refused)
 
     try:
         try:
@@ -160,7 +142,7 @@ def extract_file(path: str, blob: str, data: bytes, *, partial: bool = True) -> 
             )
     except RecursionError:
         return failed(f"recursion limit ({limits.DEEP_RECURSION_LIMIT}) reached while mining")
-    except limits.DeepStackUnavailable as exc:
+    except limits.DeepStackUnavailableError as exc:
         return failed(f"recursion limit reached while mining; {exc}")
     except Exception as exc:  # noqa: BLE001 - one bad file is data, not a crash
         # MemoryError too: "MemoryError while mining: ..." (the worker pool reads it).
@@ -177,6 +159,33 @@ def extract_file(path: str, blob: str, data: bytes, *, partial: bool = True) -> 
         reason="; ".join(notes) or None,
         encoding=source.encoding,
     )
+
+
+def _parse_with_ast(text: str) -> tuple[ast.Module | None, str | None, str | None]:
+    """``(tree, why ast failed, why the file is refused)``.
+
+    The standard library's parser runs first, at the normal recursion limit:
+    what it refuses for nesting is never handed to libcst (which may crash).
+    A file ``ast`` cannot parse for other reasons (newer grammar) goes on to
+    libcst with the reason kept.
+    """
+    try:
+        return ast.parse(text), None, None
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        if isinstance(exc, MemoryError) and len(text) > limits.MAX_WHOLE_PARSE_BYTES:
+            # A large file: more likely out of memory than a parser stack overflow.
+            return None, None, "MemoryError while parsing with ast: out of memory"
+        refusal = limits.nesting_refusal(exc)
+        if refusal is not None:
+            return None, None, f"nesting too deep for libcst ({refusal})"
+        ast_reason = _ast_reason(exc, text)
+    depth = limits.bracket_depth(text)
+    if depth > limits.MAX_BRACKET_DEPTH:
+        return None, ast_reason, (
+            f"nesting too deep for libcst ({depth} levels of brackets; "
+            f"limit {limits.MAX_BRACKET_DEPTH})"
+        )
+    return None, ast_reason, None
 
 
 def _one_line(text: str, limit: int = 200) -> str:
@@ -296,6 +305,12 @@ def _extract_units(path: str, lines: list[str], plan: Plan) -> list[Site] | None
     return sites
 
 
+#: One step of :func:`plan_units`' walk: the node, its top-level cluster, the
+#: innermost function unit, the unit of the statement of that function's body
+#: that holds the node, and the enclosing scope.
+_WalkEntry = tuple[ast.AST, tuple[int, int] | None, "Unit | None", "Unit | None", UnitContext]
+
+
 def plan_units(tree: ast.Module, lines: list[str]) -> Plan:
     """The units holding the file's sites, given the file's parsed ``tree`` and its ``lines``.
 
@@ -313,8 +328,7 @@ def plan_units(tree: ast.Module, lines: list[str]) -> Plan:
     count = 0
     # Iterative walk: (node, top-level cluster, innermost function unit, unit of
     # the statement of that function's body that holds the node, scope).
-    Entry = tuple[ast.AST, tuple[int, int] | None, Unit | None, Unit | None, UnitContext]
-    stack: list[Entry] = [(tree, None, None, None, UnitContext())]
+    stack: list[_WalkEntry] = [(tree, None, None, None, UnitContext())]
     while stack:
         node, top, func_unit, body_unit, scope = stack.pop()
         if isinstance(node, (ast.Raise, ast.Assert)):

@@ -222,10 +222,7 @@ def format_template(
             auto += 1
         if head.isdigit():
             idx = int(head)
-            if idx < len(positional) and not has_star:
-                expr = positional[idx]
-            else:
-                expr = f"args[{idx}]"
+            expr = positional[idx] if idx < len(positional) and not has_star else f"args[{idx}]"
         else:
             expr = keywords.get(head, head)
         if rest:

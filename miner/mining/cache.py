@@ -158,7 +158,7 @@ class BlobCache:
             except OSError as exc:
                 log.warning("%s: cannot use the cache (%s); mining without it", path, exc)
                 return cls(None, path, version)
-            except (_Foreign, sqlite3.DatabaseError) as exc:
+            except (_ForeignError, sqlite3.DatabaseError) as exc:
                 if attempt == 2 or not _move_aside(path):
                     log.warning("%s: cannot rebuild the cache (%s); mining without it", path, exc)
                     return cls(None, path, version)
@@ -172,8 +172,7 @@ class BlobCache:
     @classmethod
     def disabled(cls) -> BlobCache:
         """A cache that holds nothing and keeps nothing (``--no-cache``)."""
-        cache = cls(None, Path(os.devnull), "")
-        return cache
+        return cls(None, Path(os.devnull), "")
 
     # -- reading -------------------------------------------------------------
     def get_many(self, blobs: Iterable[str]) -> dict[str, FileResult]:
@@ -263,12 +262,12 @@ class BlobCache:
         try:
             conn = _connect(self.path, 5.0)
             _check_or_create(conn, self.version)
-        except (_Foreign, sqlite3.Error, OSError):
+        except (_ForeignError, sqlite3.Error, OSError):
             return
         self._conn, self.writable, self.state = conn, True, "rebuilt"
 
 
-class _Foreign(Exception):
+class _ForeignError(Exception):
     """A SQLite file that is not this cache (another application or format)."""
 
 
@@ -320,9 +319,9 @@ def _check_or_create(conn: sqlite3.Connection, version: str) -> None:
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
             fmt = conn.execute("PRAGMA user_version").fetchone()[0]
         if app_id != APPLICATION_ID:
-            raise _Foreign(f"not a raise-miner cache (application_id {app_id:#x})")
+            raise _ForeignError(f"not a raise-miner cache (application_id {app_id:#x})")
         if fmt != FORMAT:
-            raise _Foreign(f"cache format {fmt}, this miner reads format {FORMAT}")
+            raise _ForeignError(f"cache format {fmt}, this miner reads format {FORMAT}")
         _touch_version(conn, version)
     except BaseException:
         conn.close()
@@ -359,7 +358,7 @@ def _move_aside(path: Path) -> bool:
         for suffix in ("", "-wal", "-shm"):
             part = Path(str(path) + suffix)
             if part.exists():
-                os.replace(part, Path(str(part) + ".bad"))
+                part.replace(Path(str(part) + ".bad"))
     except OSError:
         return False
     return True

@@ -163,8 +163,8 @@ def _create(out: Path) -> None:
     """
     try:
         out.mkdir(parents=True, exist_ok=True)
-        probe = tempfile.NamedTemporaryFile(dir=out, prefix=".write-test.", delete=True)
-        probe.close()
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test."):
+            pass
     except OSError as exc:
         raise OutputError(
             f"{out}: cannot write the output folder ({exc.strerror or exc}); "
