@@ -7,8 +7,11 @@ this?". Three parts, each a function of data:
   (:class:`Raised`): log prefixes stripped, the ``Type: message`` line and the
   ``File "...", line N`` frames of each traceback of a chain.
 * :func:`compile_template` turns a message template (``message_parts``) into a
-  regular expression: literal parts exact (white space runs match any white
-  space), each placeholder any text, new lines included.
+  :class:`Template` matcher: literal parts exact (white space runs match any
+  white space), each placeholder any text, new lines included. No regular
+  expression is built from a template and nothing backtracks: a message is
+  matched in at most ``len(message) + blocks`` ``str.find`` calls, whatever
+  the message (:meth:`Template.match_solid`).
 * :class:`LookupIndex` scores every error against the parsed paste and
   returns :class:`Match` records, best first.
 
@@ -26,6 +29,7 @@ and JavaScript; the HTML site ships them to its search (:mod:`miner.publish.html
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import math
 import re
@@ -62,6 +66,8 @@ _EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::(?: (?P<message>.*)
 _CARETS = re.compile(r"^\s*[~^]+\s*$")
 _WORD = re.compile(r"[a-z_][a-z0-9_]+|[0-9]+")
 _SPACE = re.compile(r"\s+")
+#: What separates two chunks of a template (:func:`compile_template`).
+_NONE, _BLANK, _ANY = 0, 1, 2
 
 Role = Literal["final", "cause", "context", "message"]
 #: Message kinds whose parts are matched (dynamic messages have no template).
@@ -240,28 +246,184 @@ def _solid(text: str) -> int:
     return len(text) - sum(1 for c in text if c.isspace())
 
 
-def compile_template(parts: Sequence[MessagePart]) -> re.Pattern[str]:
-    """A full-match pattern for messages rendered from ``parts``.
+@dataclass(frozen=True, slots=True)
+class Solid:
+    """A message as :class:`Template` matches it: its text with all white
+    space removed, and where the white space was."""
+
+    text: str
+    """The non-blank characters, in order."""
+    breaks: int
+    """Bit ``k`` set: white space came before ``text[k]`` (``k > 0``)."""
+
+    @classmethod
+    def of(cls, message: str) -> Solid:
+        """``message`` read once: O(len(message))."""
+        words = message.split()  # splits at runs of the characters ``\\s`` matches
+        text = "".join(words)
+        if len(words) < 2:
+            return cls(text, 0)
+        bits = bytearray(b"0" * len(text))  # bit k is character len - 1 - k of the numeral
+        for start in itertools.accumulate(map(len, words[:-1])):
+            bits[len(text) - 1 - start] = 0x31
+        return cls(text, int(bits, 2))
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """Literal text between two placeholders, white space removed."""
+
+    text: str
+    """The chunks (blank-free pieces of the literal text), joined."""
+    inner: int
+    """Bit ``k`` set: ``text[k]`` continues a chunk, so the message may not
+    have white space before it (it may before the first character of a
+    chunk, or not: a white space run of the template matches any white space
+    run, or none)."""
+
+    def at(self, solid: Solid, start: int) -> bool:
+        """Whether the block's text at ``solid.text[start:]`` is a match:
+        white space only where the template has some. One C-level test of
+        the break mask (the text is known to match)."""
+        return not (solid.breaks >> start) & self.inner
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """A message template as the matcher sees it: :class:`Block` of literal
+    text separated by placeholders (consecutive placeholders are one).
+
+    ``open_start`` (``open_end``): a placeholder comes before the first
+    block (after the last one); otherwise the message starts (ends) with it.
+    Leading and trailing white space of a message is ignored.
+    """
+
+    blocks: tuple[Block, ...]
+    open_start: bool
+    open_end: bool
+
+    def fullmatch(self, message: str) -> bool:
+        """Whether the whole of ``message`` is a rendering of the template."""
+        return self.match_solid(Solid.of(message))
+
+    def match_solid(self, solid: Solid) -> bool:
+        """:meth:`fullmatch` of a message read by :meth:`Solid.of` (read it
+        once, match it against many templates).
+
+        No regular expression, no backtracking. White space is removed from
+        the message and from the template's literal text, keeping where it
+        was: a block then matches at a position of the message's solid text
+        when its text is there and the message has no white space inside one
+        of its chunks (:meth:`Block.at`). Between blocks, a placeholder
+        matches any text, so:
+
+        * the first block is pinned to the start of the message unless a
+          placeholder comes first, the last block to its end unless a
+          placeholder comes last;
+        * every other block is taken at its leftmost match after the
+          previous block's end: a later match ends later (blocks have a
+          fixed length), so the leftmost one never loses a match of what
+          follows (the greedy rule, exact for ``*``-only glob patterns).
+
+        Bound, with ``n`` the message's length, ``k`` the number of blocks
+        (at most the number of literal parts) and ``m`` the template's
+        literal length (non-blank characters):
+
+        * reading the message (:meth:`Solid.of`) is O(n), once for all
+          templates;
+        * each block's search starts where the previous block's match ended,
+          so each position of the message is a candidate start of at most
+          one block: at most ``n + k`` ``str.find`` calls and mask tests in
+          all, O(n + k) interpreter steps whatever the message;
+        * in C, the finds scan disjoint stretches of the message left to
+          right (a rejected candidate, where the block's text is but the
+          message has white space inside a chunk, resumes one position on),
+          so O(n + m) alignments in all, each comparing at most the block's
+          length: O(n * m) character comparisons and a shift of the n-bit
+          break mask per candidate in the very worst case (about 25 ms for
+          a 9,000-character message of ``a`` and a 1,000-character chunk of
+          ``a``), O(n + m) in the usual one.
+
+        The matcher of ``f"{a0},{a1},...,{a11},end"`` (which a backtracking
+        regular expression took minutes on) rejects ``",end" + "," * 5000 +
+        "x"`` at once: the last block is pinned to the message's end.
+        """
+        text = solid.text
+        blocks = self.blocks
+        if not blocks:
+            return self.open_end or not text
+        lo, hi = 0, len(text)
+        first, last = 0, len(blocks)
+        if not self.open_start:
+            block = blocks[0]
+            if not (text.startswith(block.text) and block.at(solid, 0)):
+                return False
+            if last == 1 and not self.open_end:
+                return len(block.text) == hi
+            lo, first = len(block.text), 1
+        if not self.open_end:
+            block = blocks[-1]
+            start = hi - len(block.text)
+            if start < lo or not (text.endswith(block.text) and block.at(solid, start)):
+                return False
+            hi, last = start, last - 1
+        for block in blocks[first:last]:
+            start = text.find(block.text, lo, hi)
+            while start >= 0 and not block.at(solid, start):
+                start = text.find(block.text, start + 1, hi)
+            if start < 0:
+                return False
+            lo = start + len(block.text)
+        return True
+
+
+def _block(chunks: Sequence[str]) -> Block:
+    text = "".join(chunks)
+    inner = (1 << len(text)) - 2 if text else 0  # every position but the first ...
+    start = 0
+    for chunk in chunks[:-1]:
+        start += len(chunk)
+        inner &= ~(1 << start)  # ... and the first of each chunk
+    return Block(text, inner)
+
+
+def compile_template(parts: Sequence[MessagePart]) -> Template:
+    """The matcher of messages rendered from ``parts`` (see
+    :meth:`Template.match_solid`).
 
     Literal text matches itself (a run of white space matches any white
     space, or none); a placeholder matches any text, new lines included.
     Leading and trailing white space is ignored.
     """
-    pieces = [r"\s*"]
-    previous_placeholder = False
+    blocks: list[Block] = []
+    chunks: list[str] = []
+    gap = _NONE  # what separates the next chunk from the previous one
+    open_start = False
     for part in parts:
         if part.expr is not None:
-            if not previous_placeholder:
-                pieces.append("(.*?)")
-            previous_placeholder = True
+            gap = _ANY
             continue
-        text = part.text or ""
-        if not text:
-            continue
-        previous_placeholder = False
-        pieces.append(r"\s*".join(re.escape(chunk) for chunk in _SPACE.split(text)))
-    pieces.append(r"\s*")
-    return re.compile("".join(pieces), re.DOTALL)
+        for number, chunk in enumerate(_SPACE.split(part.text or "")):
+            if number:
+                gap = max(gap, _BLANK)
+            if not chunk:
+                continue
+            if not chunks and not blocks:
+                open_start = gap == _ANY
+                chunks.append(chunk)
+            elif gap == _ANY:
+                blocks.append(_block(chunks))
+                chunks = [chunk]
+            elif gap == _BLANK:
+                chunks.append(chunk)
+            else:  # literal parts next to each other
+                chunks[-1] += chunk
+            gap = _NONE
+    if chunks:
+        blocks.append(_block(chunks))
+    else:  # no literal text: any text when there is a placeholder, else only white space
+        open_start = gap == _ANY
+    return Template(tuple(blocks), open_start, gap == _ANY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,7 +524,7 @@ class LookupIndex:
 
     def __init__(self, cards: Iterable[Card]) -> None:
         self.entries: list[Entry] = []
-        self._patterns: dict[int, re.Pattern[str]] = {}
+        self._patterns: dict[int, Template] = {}
         self._by_word: dict[str, list[int]] = defaultdict(list)
         self._by_suffix: dict[tuple[str, ...], set[str]] = defaultdict(set)
         self._sites_by_path: dict[str, list[tuple[int, SiteRef]]] = defaultdict(list)
@@ -409,7 +571,7 @@ class LookupIndex:
             pass
         return cls.from_errors(group_errors(read_sites(out / SITES)))
 
-    def _pattern(self, index: int) -> re.Pattern[str]:
+    def _pattern(self, index: int) -> Template:
         pattern = self._patterns.get(index)
         if pattern is None:
             pattern = compile_template(self.entries[index].card.message_parts)
@@ -430,17 +592,20 @@ class LookupIndex:
     def _message_scores(self, text: str) -> dict[int, float]:
         """Coverage of ``text`` by every template that fully matches it."""
         text = text[:MAX_MESSAGE]
-        size = _solid(text)
+        solid = Solid.of(text)
+        size = len(solid.text)
         if not size:
             return {}
         scores: dict[int, float] = {}
         for index, entry in enumerate(self.entries):
-            if entry.literal_size < MIN_LITERAL or entry.anchor not in text:
+            if entry.literal_size < MIN_LITERAL or entry.literal_size > size:
+                continue  # too little to go by, or more literal text than the message has
+            if entry.anchor not in text:
                 continue
             coverage = min(entry.literal_size / size, 1.0)
             if coverage < MIN_COVERAGE:
                 continue
-            if self._pattern(index).fullmatch(text):
+            if self._pattern(index).match_solid(solid):
                 scores[index] = coverage
         return scores
 
@@ -594,6 +759,52 @@ def raised_json(raised: Raised) -> dict[str, object]:
     }
 
 
+# ---- Text for a terminal: mined content shown, never obeyed. ----
+#
+# Messages, titles, paths and scopes come from the mined repository and may
+# hold any character. Printed raw, a control character is an instruction to
+# the terminal: ESC [2J clears the screen, ESC ]0;...BEL sets the window
+# title, ESC ]8;;url makes a hyperlink, CSI (U+009B) starts a control
+# sequence on its own. :func:`visible` writes each as a readable escape.
+
+#: Characters shown as escapes: C0 controls (tab and new line included: a
+#: field is one line), DEL, C1 controls, the Unicode line and paragraph
+#: separators, and the bidirectional embeddings, overrides and isolates that
+#: reorder what is shown ("Trojan Source").
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    named = _NAMED.get(char)
+    if named is not None:
+        return named
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """``text`` with every character of :data:`UNSAFE` written as an escape
+    (``\\x1b``, ``\\x07``, ``\\x00``, ``\\t``, ``\\n``, ``\\u009b``, ``\\u202e``);
+    everything else, backslashes included, as it is."""
+    return UNSAFE.sub(_escape, text)
+
+
+#: The characters of :data:`UNSAFE` that JSON leaves raw in its strings.
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def visible_json(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``, which escapes C0
+    controls but not DEL, C1 controls or the separators and bidirectional
+    controls of :data:`UNSAFE`) with those written as ``\\uXXXX``: the same
+    JSON value, safe to print. They occur only inside strings, where such an
+    escape means the character itself."""
+    return _JSON_RAW.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def report_json(text: str, matches: Sequence[Match], data: Path, base_url: str | None) -> str:
     """``miner lookup --json``: whether a card matched, how the paste was
     read, and every result with its score, site, card location and reasons."""
@@ -602,12 +813,18 @@ def report_json(text: str, matches: Sequence[Match], data: Path, base_url: str |
         "pasted": [raised_json(r) for r in parse_paste(text)],
         "results": [match_json(m, card_location(data, m.card.error_id, base_url)) for m in matches],
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False)
+    return visible_json(json.dumps(payload, indent=2, ensure_ascii=False))
 
 
 def report_text(text: str, matches: Sequence[Match], data: Path, base_url: str | None) -> str:
     """``miner lookup``: the matching cards (score, exception and message,
-    ``path:line``, card, why), or a notice and the closest candidates."""
+    ``path:line``, card, why), or a notice and the closest candidates.
+
+    Mined text is shown, never obeyed: every control character in it
+    (``ESC``, ``BEL``, ``NUL``, C1 ``CSI``, a new line in a path...) is
+    written as an escape (:func:`visible`); the only raw
+    control characters are the new lines between the lines written here.
+    """
     if not matches:
         return "no card matches this text, and no card is close to it"
     good = matches[0].good
@@ -623,4 +840,4 @@ def report_text(text: str, matches: Sequence[Match], data: Path, base_url: str |
             f"   card: {card_location(data, card.error_id, base_url)}",
             f"   why: {'; '.join(match.reasons)}",
         ]
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sample_repo import HOST_POOL_TRACEBACK, error_for, mine_sample
 
 from miner import cli
@@ -40,10 +43,73 @@ T = MessagePart  # literal: T(text=...), placeholder: T(expr=...)
         ([T("exact")], "exact", True),
         ([T("exact")], "exactly", False),
         ([T(expr="a"), T(" != "), T(expr="b")], "3 != 4", True),
+        # A white space run of the template matches any run, or none.
+        ([T("page size "), T(expr="n")], "pagesize 3", True),
+        ([T("pagesize "), T(expr="n")], "page size 3", False),
+        ([T("a"), T("b "), T(expr="n"), T(" c")], "  ab\t7\n c \n", True),
+        ([T("a"), T("b "), T(expr="n"), T(" c")], "a b 7 c", False),
+        # Repeated literals: each middle one at its leftmost place is enough.
+        ([T(expr="a"), T(","), T(expr="b"), T(",end")], ",end,,,,end", True),
+        ([T(expr="a"), T(","), T(expr="b"), T(",end")], ",end,,,,x", False),
+        ([T(expr="a"), T("ab ab"), T(expr="b"), T("ab")], "xab abyab", True),
+        ([T(expr="a"), T("ab ab"), T(expr="b"), T("ab")], "xab ab", False),  # no overlap
+        ([T("ab"), T(expr="b"), T("ba")], "aba", False),
+        ([T("ab"), T(expr="b"), T("ba")], "abba", True),
+        # No literal text: a placeholder takes anything, else only white space.
+        ([T(expr="a")], "anything\nat all", True),
+        ([T(" ")], " \n", True),
+        ([T(" ")], "x", False),
+        ([], "", True),
     ],
 )
 def test_compile_template(parts: list[MessagePart], message: str, matches: bool) -> None:
     assert bool(compile_template(parts).fullmatch(message)) is matches
+
+
+def reference_pattern(parts: list[MessagePart]) -> re.Pattern[str]:
+    """The backtracking regular expression lookup used to build (exponential
+    on hostile input; fine on the small cases here): the specification the
+    linear matcher keeps."""
+    pieces, previous_placeholder = [r"\s*"], False
+    for part in parts:
+        if part.expr is not None:
+            if not previous_placeholder:
+                pieces.append("(.*?)")
+            previous_placeholder = True
+        elif part.text:
+            previous_placeholder = False
+            pieces.append(r"\s*".join(re.escape(c) for c in re.split(r"\s+", part.text)))
+    pieces.append(r"\s*")
+    return re.compile("".join(pieces), re.DOTALL)
+
+
+#: Few letters and several kinds of white space, so that literals repeat,
+#: overlap and meet white space in every way.
+_ALPHABET = "ab,\n \t\x1c\x85\xa0"
+_PARTS = st.lists(
+    st.one_of(st.just(T(expr="x")), st.text(_ALPHABET, max_size=4).map(T)), max_size=7
+)
+
+
+@st.composite
+def _template_and_message(draw: st.DrawFn) -> tuple[list[MessagePart], str]:
+    parts = draw(_PARTS)
+    if draw(st.booleans()):
+        return parts, draw(st.text(_ALPHABET, max_size=14))
+    # A rendering of the template, white space runs changed.
+    values = st.text(_ALPHABET, max_size=3)
+    message = "".join(p.text or "" if p.expr is None else draw(values) for p in parts)
+    spaces = draw(st.lists(st.sampled_from(["", " ", "\n\t", "\xa0 "]), min_size=1))
+    runs = iter(spaces * len(message))
+    return parts, re.sub(r"\s+", lambda _: next(runs), message)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_template_and_message())
+def test_template_matcher_is_the_regular_expression(case) -> None:
+    parts, message = case
+    expected = reference_pattern(parts).fullmatch(message) is not None
+    assert compile_template(parts).fullmatch(message) is expected
 
 
 @pytest.mark.parametrize(

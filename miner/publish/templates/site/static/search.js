@@ -35,7 +35,6 @@
   }
   function normalize(text) { return text.replace(/\s+/g, " ").trim(); }
   function solid(text) { return text.replace(/\s+/g, "").length; }
-  function escapeRegExp(text) { return text.replace(/[.*+?^${}()|[\]\\\/-]/g, "\\$&"); }
 
   function readings(lines) {
     lines = lines.slice();
@@ -118,7 +117,7 @@
       var literal = normalize(parts.filter(function (p) { return p !== 0; }).join(" "));
       var chunks = literal ? literal.split(" ") : [];
       var anchor = chunks.reduce(function (a, b) { return b.length > a.length ? b : a; }, "");
-      return { parts: parts, literal: literal, size: solid(literal), anchor: anchor, re: null };
+      return { parts: parts, literal: literal, size: solid(literal), anchor: anchor, template: null };
     });
     suffixes = new Map(); basenames = new Map();
     paths.forEach(function (path, index) {
@@ -132,18 +131,82 @@
       basenames.get(base).push(index);
     });
   }
-  function pattern(entry) {
-    if (!entry.re) {
-      var src = "^\\s*", prevPlaceholder = false;
-      entry.parts.forEach(function (p) {
-        if (p === 0) { if (!prevPlaceholder) src += "([\\s\\S]*?)"; prevPlaceholder = true; return; }
-        if (!p) return;
-        prevPlaceholder = false;
-        src += p.split(/\s+/).map(escapeRegExp).join("\\s*");
+  /* The template matcher of miner/lookup.py (compile_template, Solid,
+   * Template.match_solid): no RegExp built from a template, no backtracking.
+   * White space is removed from the message and from the literal text,
+   * keeping where it was (bit k of `breaks`: white space before text[k]).
+   * A block (literal text between placeholders) matches where its text is
+   * and the message has no white space inside one of its chunks (a white
+   * space run of the template matches any run, or none). The first block is
+   * pinned to the start unless a placeholder comes first, the last to the end
+   * unless one comes last, and every other block is taken at its leftmost
+   * match after the previous one (exact: placeholders match any text).
+   * Each position is a candidate start of at most one block: O(n + k)
+   * indexOf calls and mask tests for n characters and k blocks. */
+  var NONE = 0, BLANK = 1, ANY = 2, ZERO = BigInt(0), ONE = BigInt(1);
+  function solidOf(message) {
+    var words = message.split(/\s+/).filter(Boolean), text = words.join("");
+    if (words.length < 2) return { text: text, breaks: ZERO };
+    var bits = new Array(text.length).fill("0"), start = 0;  // bit k is digit length - 1 - k
+    for (var i = 0; i < words.length - 1; i++) { start += words[i].length; bits[text.length - 1 - start] = "1"; }
+    return { text: text, breaks: BigInt("0b" + bits.join("")) };
+  }
+  function makeBlock(chunks) {
+    var text = chunks.join(""), inner = (ONE << BigInt(text.length)) - BigInt(2), start = 0;
+    for (var i = 0; i < chunks.length - 1; i++) { start += chunks[i].length; inner &= ~(ONE << BigInt(start)); }
+    return { text: text, inner: inner };
+  }
+  function compileTemplate(parts) {
+    var blocks = [], chunks = [], gap = NONE, openStart = false;
+    parts.forEach(function (p) {
+      if (p === 0) { gap = ANY; return; }
+      if (!p) return;
+      p.split(/\s+/).forEach(function (chunk, number) {
+        if (number) gap = Math.max(gap, BLANK);
+        if (!chunk) return;
+        if (!chunks.length) { openStart = gap === ANY; chunks.push(chunk); }
+        else if (gap === ANY) { blocks.push(makeBlock(chunks)); chunks = [chunk]; }
+        else if (gap === BLANK) chunks.push(chunk);
+        else chunks[chunks.length - 1] += chunk;
+        gap = NONE;
       });
-      entry.re = new RegExp(src + "\\s*$");
+    });
+    if (chunks.length) blocks.push(makeBlock(chunks)); else openStart = gap === ANY;
+    return { blocks: blocks, openStart: openStart, openEnd: gap === ANY };
+  }
+  function blockAt(block, read, start) { return ((read.breaks >> BigInt(start)) & block.inner) === ZERO; }
+  function findIn(text, needle, from, to) {
+    var at = text.indexOf(needle, from);
+    return at >= 0 && at + needle.length <= to ? at : -1;
+  }
+  function matchSolid(template, read) {
+    var text = read.text, blocks = template.blocks;
+    if (!blocks.length) return template.openEnd || !text;
+    var lo = 0, hi = text.length, first = 0, last = blocks.length, block, start;
+    if (!template.openStart) {
+      block = blocks[0];
+      if (!text.startsWith(block.text) || !blockAt(block, read, 0)) return false;
+      if (last === 1 && !template.openEnd) return block.text.length === hi;
+      lo = block.text.length; first = 1;
     }
-    return entry.re;
+    if (!template.openEnd) {
+      block = blocks[last - 1];
+      start = hi - block.text.length;
+      if (start < lo || !text.endsWith(block.text) || !blockAt(block, read, start)) return false;
+      hi = start; last--;
+    }
+    for (var i = first; i < last; i++) {
+      block = blocks[i];
+      start = findIn(text, block.text, lo, hi);
+      while (start >= 0 && !blockAt(block, read, start)) start = findIn(text, block.text, start + 1, hi);
+      if (start < 0) return false;
+      lo = start + block.text.length;
+    }
+    return true;
+  }
+  function templateOf(entry) {
+    if (!entry.template) entry.template = compileTemplate(entry.parts);
+    return entry.template;
   }
   function repoPath(path) {
     var comps = path.replace(/\\/g, "/").split("/").filter(Boolean);
@@ -180,12 +243,12 @@
     var message = new Map();
     raised.messages.forEach(function (text) {
       text = text.slice(0, MAX_MESSAGE);
-      var size = solid(text);
+      var read = solidOf(text), size = read.text.length;
       if (!size) return;
       prepared.forEach(function (entry, i) {
-        if (!entry || entry.size < MIN_LITERAL || text.indexOf(entry.anchor) < 0) return;
+        if (!entry || entry.size < MIN_LITERAL || entry.size > size || text.indexOf(entry.anchor) < 0) return;
         var coverage = Math.min(entry.size / size, 1);
-        if (coverage < MIN_COVERAGE || !pattern(entry).test(text)) return;
+        if (coverage < MIN_COVERAGE || !matchSolid(templateOf(entry), read)) return;
         if (!message.has(i) || message.get(i) < coverage) message.set(i, coverage);
       });
     });
@@ -283,6 +346,10 @@
     return ranked;
   }
   window.raiseMinerSearch = search;
+  /* The matcher alone, for tests: parts as in search-data.js (0 a placeholder). */
+  search.matchesTemplate = function (parts, message) {
+    return matchSolid(compileTemplate(parts), solidOf(message));
+  };
 
   /* ---- The page: search box, results, table filters and sorting. ---- */
   var box = document.getElementById("q");
