@@ -33,6 +33,7 @@ from miner.lookup import (
     compile_template,
     report_json,
     report_text,
+    strip_prefixes,
     visible,
 )
 from miner.model import MessagePart
@@ -364,3 +365,14 @@ def test_page_matcher_is_the_python_matcher(hostile_page) -> None:
     assert hostile_page.page.evaluate(
         "cases => cases.map(c => window.raiseMinerSearch.matchesTemplate(c[0], c[1]))", hostile
     ) == [matches for _, _, matches in CASES.values()]
+
+
+@pytest.mark.parametrize(
+    "line", ["(" + "pid=1" * 10_000, "(pid=" + "1" * 50_000, "(" + "p" * 50_000 + "pid=1"]
+)
+def test_log_prefix_patterns_are_linear_on_long_lines(line: str) -> None:
+    """Every log-prefix pattern gives up on a 50,000-character line without its
+    closing bracket at once (the ``pid=`` pattern used to take seconds)."""
+    started = time.perf_counter()
+    assert strip_prefixes(line) == line
+    assert time.perf_counter() - started < 0.5

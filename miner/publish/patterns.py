@@ -22,7 +22,8 @@ PREFIX_PATTERNS: tuple[str, ...] = (
     # [scheduler.py:123] (a source location tag)
     r"^\[[\w./-]+\.py:\d+\] ?",
     # (Scheduler pid=123) / (TP0 pid=7, ip=10.0.0.1)
-    r"^\([^()\n]*pid=\d+[^()\n]*\) ?",
+    # (linear: the text before "pid=" cannot itself hold "pid=<digit>")
+    r"^\((?:[^()\np]|p(?!id=\d))*pid=\d+(?!\d)[^()\n]*\) ?",
     # glog: E0910 12:00:00.123456 1234 file.cc:12]
     r"^[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\n]+\] ?",
 )
