@@ -189,7 +189,7 @@ def test_wheel_carries_every_file_of_the_package(wheel: Path) -> None:
     assert not extra, f"files in the wheel that miner/ does not have: {extra}"
     # [tool.setuptools.package-data] covers every template, static file and schema.
     templates = [p for p in source if p.startswith("miner/publish/templates/")]
-    assert {"site/static/site.css", "site/schema/error-v1.json", "card.md.j2"} <= {
+    assert {"site/static/site.css", "site/group.html.j2", "card.md.j2", "group.md.j2"} <= {
         p.removeprefix("miner/publish/templates/") for p in templates
     }
     assert sorted(n for n in shipped if n.startswith("miner/publish/templates/")) == templates
