@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from miner.model import Error, MessagePart, group_errors
+from miner.publish.cards import card_ref
 from miner.publish.patterns import PREFIX_PATTERNS
 from miner.publish.records import MANIFEST, SITES, read_json, read_sites
 
@@ -722,14 +723,35 @@ class LookupIndex:
 
 
 def card_location(data: Path, error_id: str, base_url: str | None = None) -> str:
-    """Where a reader finds an error's card: ``<base_url>/errors/<id>.html``
-    when given, else the site page under ``data/site`` when the site was
-    written, else the Markdown card ``data/errors/<id>.md``."""
+    """Where a reader finds an error's card: under ``<base_url>/`` when given,
+    else the site page under ``data/site`` when the site was written, else
+    the Markdown under ``data``. A user-facing error has its own card
+    (``errors/<id>.html`` / ``.md``); an internal, abstract, test or script
+    error an entry on the page of its module, ``<audience>/<module>.html#<id>``
+    (the audience and module are read from the error's JSON record,
+    ``api/errors/<id>.json``)."""
+    audience, module = _placement(data, error_id)
+    site = bool(base_url) or (data / "site" / "index.html").is_file()
+    ref = card_ref(error_id, module, audience, ".html" if site else ".md")
     if base_url:
-        return f"{base_url.rstrip('/')}/errors/{error_id}.html"
-    if (data / "site" / "index.html").is_file():
-        return str(data / "site" / "errors" / f"{error_id}.html")
-    return str(data / "errors" / f"{error_id}.md")
+        return f"{base_url.rstrip('/')}/{ref}"
+    path, _, anchor = ref.partition("#")
+    where = str((data / "site" if site else data) / path)
+    return f"{where}#{anchor}" if anchor else where
+
+
+def _placement(data: Path, error_id: str) -> tuple[str | None, str]:
+    """The audience and module of an error, from its JSON record in the mined
+    folder (or its site); ``(None, "")`` when there is none (a full card)."""
+    for folder in (data, data / "site"):
+        try:
+            record = json.loads((folder / "api" / "errors" / f"{error_id}.json").read_text("utf-8"))
+            audience, module = record["audience"], record["module"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(audience, str) and isinstance(module, str):
+            return audience, module
+    return None, ""
 
 
 def match_json(match: Match, card: str) -> dict[str, object]:

@@ -4,6 +4,7 @@ messages holding HTML and ``</script>`` that must render as text everywhere."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from conftest import commit_all, write_files
 
 from miner.model import MineResult
 from miner.pipeline import Mined, mine_and_analyze
+from miner.publish.cards import card_ref
 from miner.publish.html import write_site
 from miner.publish.records import manifest_json
 
@@ -123,3 +125,22 @@ def error_for(result: MineResult, path_tail: str, line: int) -> str:
         if site.path.endswith(path_tail) and site.line == line:
             return site.error_id
     raise AssertionError(f"no site at {path_tail}:{line}")
+
+
+def documented_at(out: Path, error_id: str, suffix: str = ".md") -> str:
+    """Where the mined folder (``.md``) or site (``.html``) ``out`` documents an
+    error, from its JSON record: ``errors/<id>.md`` or ``<audience>/<page>.md#<id>``."""
+    record = json.loads((out / "api" / "errors" / f"{error_id}.json").read_text())
+    return card_ref(error_id, record["module"], record["audience"], suffix)
+
+
+def md_card(out: Path, error_id: str) -> str:
+    """The Markdown documenting an error in the mined folder ``out``: its card,
+    or its entry on its grouped page (from its anchor to the next one)."""
+    path, _, anchor = documented_at(out, error_id).partition("#")
+    text = (out / path).read_text()
+    if not anchor:
+        return text
+    start = text.index(f'<a id="{anchor}"></a>')
+    end = text.find('<a id="', start + 1)
+    return text[start : end if end >= 0 else len(text)]

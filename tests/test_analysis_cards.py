@@ -14,6 +14,7 @@ from miner.analysis.code import SourceIndex
 from miner.analysis.config import mine_config
 from miner.analysis.links import Linker
 from miner.model import Guard
+from miner.publish.cards import grouped, render_card
 
 COMPONENT = '''\
 from pkg.context import extra_buffer_enabled, get_disagg
@@ -77,7 +78,18 @@ def mined(tmp_path_factory: pytest.TempPathFactory):
     done = mine_fixture(tmp_path_factory)
     out = tmp_path_factory.mktemp("out")
     pipeline.publish(done, out)
-    cards = {p.stem: p.read_text() for p in (out / "errors").glob("*.md")}
+    published = {p.stem: p.read_text() for p in (out / "errors").glob("*.md")}
+    # The prose of every error as its card shows it: an internal check's card
+    # is not published (its entry is on the page of its module), the analysis is.
+    by_id = {e.error_id: e for e in done.result.errors}
+    cards = {
+        e.error_id: published.get(e.error_id)
+        or render_card(e, done.result.commit, done.analyses[e.error_id], by_id)
+        for e in done.result.errors
+    }
+    assert set(published) == {
+        e.error_id for e in done.result.errors if not grouped(done.analyses[e.error_id].audience)
+    }
     return done, out, cards
 
 
@@ -145,6 +157,13 @@ def test_predicate_function_link(mined):
 
 
 def test_card_without_settings_says_what_the_code_checks(mined):
+    done, out, _ = mined
+    error = next(e for e in done.result.errors if e.message == "empty batch")
+    assert done.analyses[error.error_id].audience == "internal"
+    assert not (out / "errors" / f"{error.error_id}.md").exists()
+    entries = (out / "internal" / "pkg.component.md").read_text()
+    assert f'<a id="{error.error_id}"></a>\n### `AssertionError`: `empty batch`' in entries
+    assert "- Test: `assert len(batch) > 0`" in entries
     card = card_for(mined, "empty batch")
     trigger = section(card, "## When it happens")
     assert "No flag or environment variable is involved: the code checks `len(batch) > 0`" in (

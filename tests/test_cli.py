@@ -120,11 +120,22 @@ def test_revisions_resolve_and_stale_cards_are_removed(repo: Path, tmp_path: Pat
     second = add_commit(repo, {"pkg/mlx.py": "def f():\n    raise KeyError('gone')\n"}, tag="v2")
     out = tmp_path / "out"
     assert main(["mine", "--repo", str(repo), "--commit", first[:10], "--out", str(out)]) == 0
-    assert len(list((out / "errors").glob("*.md"))) == 2
+    # the unsupported feature has a card; the type check is an internal check's entry
+    assert len(list((out / "errors").glob("*.md"))) == 1
+    assert len(list((out / "api" / "errors").glob("*.json"))) == 2
+    assert sorted(p.name for p in (out / "internal").iterdir()) == ["README.md", "pkg.mlx.md"]
+    (out / "test").mkdir()
+    (out / "test" / "pkg.old.md").write_text("written by an earlier run")
+    (out / "test" / "notes.txt").write_text("not ours")
     assert main(["mine", "--repo", str(repo), "--commit", "main", "--out", str(out)]) == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["commit"]["sha"] == second
-    assert len(list((out / "errors").glob("*.md"))) == 1
+    assert len(list((out / "errors").glob("*.md"))) == 0
+    assert len(list((out / "api" / "errors").glob("*.json"))) == 1
+    entries = (out / "internal" / "pkg.mlx.md").read_text()
+    assert entries.count('<a id="') == 1 and "`KeyError`: `gone`" in entries
+    # stale Markdown of the grouped folders is removed, nothing else
+    assert [p.name for p in (out / "test").iterdir()] == ["notes.txt"]
 
 
 def test_unknown_commit_exits_2_and_writes_nothing(repo: Path, tmp_path: Path, capsys) -> None:

@@ -8,6 +8,7 @@ import git
 import jsonschema
 import pytest
 from conftest import add_commit
+from sample_repo import documented_at, md_card
 
 from miner import pipeline
 from miner.errors import ReleaseError
@@ -134,25 +135,29 @@ def test_site_cards_carry_history(releases, tmp_path):
     assert run.diffs == ("v1.0..v1.1", "v1.1..v1.2", "v1.2..v1.10")
     assert (run.errors, run.retired) == (3, 2)
 
+    # the fixture's errors are internal checks: entries on the module's page,
+    # with the history a card would have
+    assert not (out / "errors").exists()
     new_id = ids["worker pool has crashed very badly"]
-    card = (out / "errors" / f"{new_id}.md").read_text()
+    assert documented_at(out, new_id) == f"internal/pkg.m.md#{new_id}"
+    card = md_card(out, new_id)
     assert (
         "Present since v1.0 (the oldest release mined); message changed in v1.2; "
         "still raised in v1.10.\n"
     ) in card
     old_id = ids["worker pool has crashed badly"]
-    old_card = (out / "errors" / f"{old_id}.md").read_text()
+    old_card = md_card(out, old_id)
     assert "> **Superseded:** this is the error as v1.1 raised it." in old_card
-    assert f"[{new_id}]({new_id}.md)" in old_card
+    assert f"[{new_id}](../internal/pkg.m.md#{new_id})" in old_card
 
     brief_id = ids["short lived error message"]
-    brief = (out / "errors" / f"{brief_id}.md").read_text()
+    brief = md_card(out, brief_id)
     assert (
         "> **Retired:** v1.10 no longer raises this error; the last release that raised it is v1.2."
         in brief
     )
     assert "Present since v1.1; removed in v1.10.\n" in brief
-    back = (out / "errors" / f"{ids['comes back after a break']}.md").read_text()
+    back = md_card(out, ids["comes back after a break"])
     expected = "(the oldest release mined); removed in v1.1; raised again in v1.2; still raised"
     assert expected in back
 
@@ -164,7 +169,7 @@ def test_site_cards_carry_history(releases, tmp_path):
 
     index = (out / "index.md").read_text()
     retired_part = index.split("## Retired errors")[1]
-    assert f"[{brief_id}](errors/{brief_id}.md)" in retired_part
+    assert f"[{brief_id}](internal/pkg.m.md#{brief_id})" in retired_part
     assert old_id not in retired_part  # superseded, not retired
 
     saved = json.loads((out / "history.json").read_text())
@@ -194,8 +199,27 @@ def test_card_of_an_error_new_in_the_newest_release(releases, tmp_path):
     brief_id = by_message(results)["short lived error message"]
     out = tmp_path / "site"
     pipeline.document_releases(str(root), ["v1.0", "v1.1"], out, cache_dir=tmp_path / "cache")
-    card = (out / "errors" / f"{brief_id}.md").read_text()
-    assert "## History\n\nNew in v1.1.\n" in card
+    card = md_card(out, brief_id)
+    assert "- History: New in v1.1.\n" in card
     keep_id = by_message(results)["x is required here"]
-    keep = (out / "errors" / f"{keep_id}.md").read_text()
+    keep = md_card(out, keep_id)
     assert "Present since v1.0 (the oldest release mined); still raised in v1.1.\n" in keep
+
+
+def test_user_facing_cards_carry_history(make_repo, tmp_path):
+    """A card of its own (a setting's error) carries the history, and the
+    superseded card links to the current one, next to it."""
+    old = 'def check(args):\n    raise ValueError("--tp-size must be positive")\n'
+    root = make_repo({"pkg/server_args.py": old}, tag="v1")
+    add_commit(
+        root, {"pkg/server_args.py": old.replace("positive", "a positive integer")}, tag="v2"
+    )
+    out = tmp_path / "site"
+    pipeline.document_releases(str(root), ["v1", "v2"], out, cache_dir=tmp_path / "cache")
+    cards = {p.stem: p.read_text() for p in (out / "errors").glob("*.md")}
+    assert len(cards) == 2  # the current card and the superseded one
+    (new_id,) = [i for i, c in cards.items() if "a positive integer" in c.split("\n")[2]]
+    (old_id,) = set(cards) - {new_id}
+    assert "message changed in v2; still raised in v2.\n" in cards[new_id]
+    assert f"Earlier ids of this error: [{old_id}]({old_id}.md)." in cards[new_id]
+    assert f"the card of the current error is [{new_id}]({new_id}.md)." in cards[old_id]

@@ -49,11 +49,20 @@ def test_ids_and_page_names_do_not_depend_on_the_slug(make_repo, tmp_path: Path,
     assert len(expected_ids) >= 5
     assert len({error for *_, error in expected_ids}) >= 5
     expected_pages = names(first / "site" / "errors", "*.html")
-    assert expected_pages == sorted(f"{error}.html" for error in {e for *_, e in expected_ids})
+    records = [json.loads(p.read_text()) for p in (first / "api" / "errors").glob("*.json")]
+    internal = {r["error_id"] for r in records if r["audience"] == "internal"}
+    assert internal and len(records) == len({e for *_, e in expected_ids})
+    assert expected_pages == sorted(
+        f"{r['error_id']}.html" for r in records if r["error_id"] not in internal
+    )
+    grouped_pages = names(first / "site" / "internal", "*.html")
+    assert len(grouped_pages) == 3  # index.html and two module pages
     for label, out in outs.items():
         assert ids(out) == expected_ids, label
         assert names(out / "site" / "errors", "*.html") == expected_pages, label
+        assert names(out / "site" / "internal", "*.html") == grouped_pages, label
         assert names(out / "errors", "*.md") == names(first / "errors", "*.md"), label
+        assert names(out / "internal", "*.md") == names(first / "internal", "*.md"), label
         assert names(out / "api" / "errors", "*.json") == names(first / "api" / "errors", "*.json")
         assert names(out / "site" / "api" / "errors", "*.json") == names(
             first / "site" / "api" / "errors", "*.json"

@@ -318,6 +318,7 @@ def test_cli_lookup_text_and_json(sample, tmp_path: Path, capsys, monkeypatch) -
     out = tmp_path / "out"
     publish(mined, out)
     expected = error_for(result, "auxiliary_state.py", 12)
+    page = out / "internal" / "sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.md"
     message = "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>"
     assert cli.main(["lookup", "--out", str(out), message]) == 0
     text = capsys.readouterr().out.splitlines()
@@ -326,7 +327,8 @@ def test_cli_lookup_text_and_json(sample, tmp_path: Path, capsys, monkeypatch) -
         "got {type(pool)}",
         "   python/sglang/srt/hardware_backend/mlx/kv_cache/auxiliary_state.py:12 in "
         "MlxAuxiliaryStateComponent.__init__",
-        f"   card: {out / 'errors' / (expected + '.md')}",
+        # an internal check: its entry on the page of its module
+        f"   card: {page}#{expected}",
         "   why: message matches the template (78% literal)",
     ]
     monkeypatch.setattr("sys.stdin", io.StringIO(HOST_POOL_TRACEBACK))

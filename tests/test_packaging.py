@@ -189,7 +189,7 @@ def test_wheel_carries_every_file_of_the_package(wheel: Path) -> None:
     # [tool.setuptools.package-data] covers every template and static file (the
     # JSON Schemas are generated from the record types when written).
     templates = [p for p in source if p.startswith("miner/publish/templates/")]
-    assert {"site/static/site.css", "site/static/search.js", "card.md.j2"} <= {
+    assert {"site/static/site.css", "site/group.html.j2", "card.md.j2", "group.md.j2"} <= {
         p.removeprefix("miner/publish/templates/") for p in templates
     }
     assert sorted(n for n in shipped if n.startswith("miner/publish/templates/")) == templates

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from browser import Watched, artifacts, chromium
+from sample_repo import documented_at
 
 from miner import cli
 from miner.lookup import GOOD, LookupIndex
@@ -261,6 +262,8 @@ def test_host_pool_traceback_pins_line_154(release, capsys) -> None:
         "ValueError",
         1.0,
     )
+    # a setting's error: its own card
+    assert documented_at(out, top["error_id"], ".html") == f"errors/{top['error_id']}.html"
     assert top["card"] == str(out / "site" / "errors" / f"{top['error_id']}.html")
     assert (out / "site" / "errors" / f"{top['error_id']}.html").is_file()
 
@@ -277,16 +280,19 @@ def test_lookup_reads_records_when_no_site(release) -> None:
 
 def test_release_site_in_browser(release, tmp_path: Path) -> None:
     result, out = release
-    expected = card_at(
+    error_id = card_at(
         result, "python/sglang/srt/hardware_backend/mlx/kv_cache/auxiliary_state.py", 340
     )
+    # an internal check: its entry on the page of its module
+    expected = documented_at(out, error_id, ".html")
+    assert expected.startswith("internal/sglang.srt.hardware_backend.mlx.kv_cache.")
     with chromium() as browser:
         watched: Any = Watched(browser)
         watched.page.goto((out / "site" / "index.html").as_uri())
         shown = watched.search(
             "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>"
         )
-        assert shown[0]["href"] == f"errors/{expected}.html"
+        assert shown[0]["href"] == expected
         traceback = watched.search(HOST_POOL)
         assert traceback[0]["where"].startswith("python/sglang/srt/mem_cache/registry.py:154 ")
         watched.search(
@@ -294,6 +300,6 @@ def test_release_site_in_browser(release, tmp_path: Path) -> None:
         )
         watched.page.screenshot(path=str(artifacts(tmp_path) / "release-search.png"))
         watched.page.press("#q", "Enter")
-        watched.page.wait_for_url(f"**/errors/{expected}.html")
+        watched.page.wait_for_url(f"**/{expected}")
         watched.page.screenshot(path=str(artifacts(tmp_path) / "release-card.png"), full_page=True)
         assert watched.errors == [] and watched.dialogs == []

@@ -143,9 +143,10 @@ def test_site_from_records_is_byte_identical_on_sglang(corpus: Path, tmp_path: P
     assert main(["site", "--out", str(out), "--dest", str(again)]) == 0
     capsys.readouterr()
     assert "`--" in card_for_any_flag(out), "no card of v0.5.19 names a flag"
-    only = ("api", "errors", "index.html", "search-data.js")
+    only = ("api", "errors", "internal", "test", "script", "index.html", "search-data.js")
     first = tree(out / "site", only=only)
     assert len([rel for rel in first if rel.startswith("errors/")]) > 1000
+    assert len([rel for rel in first if rel.startswith("internal/")]) > 1000
     assert_same_tree(first, tree(again, only=only))
 
 

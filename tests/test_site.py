@@ -45,8 +45,17 @@ def test_files_and_relative_links(built) -> None:
     assert stats["written"] == len(files) and stats["removed"] == 0
     assert stats["bytes"] == sum(len(b) for b in files.values())
     ids = sorted(e.error_id for e in result.errors)
-    assert sorted(p[len("errors/") : -5] for p in files if p.startswith("errors/")) == ids
+    audience = {i: json.loads(files[f"api/errors/{i}.json"])["audience"] for i in ids}
+    internal = sorted(i for i in ids if audience[i] == "internal")
+    assert len(internal) == 3
+    pages = sorted(p[len("errors/") : -5] for p in files if p.startswith("errors/"))
+    assert pages == sorted(set(ids) - set(internal))  # a page for each user-facing error
     assert sorted(p[len("api/errors/") : -5] for p in files if p.startswith("api/errors/")) == ids
+    assert sorted(p for p in files if p.startswith("internal/")) == [
+        "internal/index.html",
+        "internal/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.html",
+        "internal/sglang.srt.utils.html_tags.html",
+    ]
     for required in (
         "index.html",
         "search-data.js",
@@ -69,47 +78,120 @@ def test_files_and_relative_links(built) -> None:
             target = html.unescape(target)
             if target.startswith("https://github.com/sgl-project/sglang/blob/v1/python/"):
                 continue
+            if target == "https://github.com/sgl-project/sglang/issues":
+                continue
             assert not target.startswith(("/", "http:", "https:", "file:")), (rel, target)
             if target.startswith("#"):
                 assert f'id="{target[1:]}"' in data.decode(), (rel, target)
                 continue
-            local = target.split("#")[0].split("?")[0]
-            assert (dest / rel).parent.joinpath(local).resolve().is_file(), (rel, target)
+            local, _, anchor = target.split("?")[0].partition("#")
+            page = (dest / rel).parent.joinpath(local).resolve()
+            assert page.is_file(), (rel, target)
+            if anchor:  # an entry on a grouped page
+                assert f'id="{anchor}"' in page.read_text(), (rel, target)
             checked += 1
     assert checked > 50
 
 
 def test_card_page(built) -> None:
     result, dest, _ = built
-    error_id = error_for(result, "auxiliary_state.py", 12)
+    error_id = error_for(result, "auxiliary_state.py", 6)
     page = (dest / "errors" / f"{error_id}.html").read_text()
-    assert '<h1 id="title">MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got ' in page
+    assert '<h1 id="title">MLX auxiliary-state radix cache does not support ' in page
+    assert (
+        '<pre class="message">MLX auxiliary-state radix cache does not support '
+        "enable_mamba_extra_buffer yet.</pre>"
+    ) in page
+    # Pygments: real line numbers (the excerpt starts at line 1), the raise
+    # statement (lines 6-9) marked, the rest not.
+    assert '<a href="#L-1"> 1</a>' in page and '<a href="#L-9"> 9</a>' in page
+    marked = re.findall(r'<a id="L-(\d+)" name="L-\d+"></a><span class="hll">', page)
+    assert marked == ["6", "7", "8", "9"]
+    assert (
+        'href="https://github.com/sgl-project/sglang/blob/v1/python/sglang/srt/hardware_backend/'
+        'mlx/kv_cache/auxiliary_state.py#L6"'
+    ) in page
+    assert "<li><code>params.enable_mamba_extra_buffer</code>" in page
+    assert f'href="../api/errors/{error_id}.json"' in page
+    # the module wraps only after its dots
+    module = "sglang.<wbr>srt.<wbr>hardware_backend.<wbr>mlx.<wbr>kv_cache.<wbr>auxiliary_state"
+    assert f'<code class="module">{module}</code>' in page
+    assert "<script" not in page
+
+
+def test_grouped_page_of_an_internal_check(built) -> None:
+    result, dest, _ = built
+    error_id = error_for(result, "auxiliary_state.py", 12)
+    assert not (dest / "errors" / f"{error_id}.html").exists()
+    page = dest / "internal" / "sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.html"
+    text = page.read_text()
+    entry = text.split(f'<article class="entry" id="{error_id}">')[1].split("</article>")[0]
     assert (
         '<pre class="message">MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got '
         '<span class="placeholder" title="filled in at run time">{type(pool)}</span></pre>'
-    ) in page
-    # Pygments: real line numbers (the excerpt starts at line 1), the raise
-    # statement (lines 12-15) marked, the rest not.
-    assert '<a href="#L-1"> 1</a>' in page and '<a href="#L-15">15</a>' in page
-    marked = re.findall(r'<a id="L-(\d+)" name="L-\d+"></a><span class="hll">', page)
-    assert marked == ["12", "13", "14", "15"]
+    ) in entry
     assert (
         'href="https://github.com/sgl-project/sglang/blob/v1/python/sglang/srt/hardware_backend/'
-        'mlx/kv_cache/auxiliary_state.py#L12"'
-    ) in page
-    assert "<li><code>not isinstance(pool, MlxAuxiliaryStatePool)</code>" in page
-    assert f'href="../api/errors/{error_id}.json"' in page
-    assert "<script" not in page
+        'mlx/kv_cache/auxiliary_state.py#L12">python/sglang/srt/hardware_backend/mlx/kv_cache/'
+        "auxiliary_state.py:12</a> in <code>MlxAuxiliaryStateComponent.__init__</code>"
+    ) in entry
+    assert "<li><code>not isinstance(pool, MlxAuxiliaryStatePool)</code>" in entry
+    assert "message names no setting, input or dependency (rule <code>default</code>)" in entry
+    assert f'href="../api/errors/{error_id}.json"' in entry
+    assert 'class="highlight"' not in text  # no excerpt, no prose
+    assert '<a href="index.html">Internal checks</a>' in text
+    # the audience's page says once what it means, and lists its module pages
+    about = (dest / "internal" / "index.html").read_text()
+    assert "Report it, with: the full message and the traceback" in about
+    assert 'href="https://github.com/sgl-project/sglang/issues"' in about
+    assert (
+        '<tr><td><a href="sglang.srt.utils.html_tags.html"><code class="module">sglang.<wbr>srt.'
+        "<wbr>utils.<wbr>html_tags</code></a></td><td>2</td></tr>"
+    ) in about
+    # the index and the search data point at the entry
+    published = json.loads((dest / "api" / "index.json").read_text())
+    entries = {e["error_id"]: e for e in published["errors"]}
+    card = "internal/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.html#" + error_id
+    assert entries[error_id]["audience"] == "internal"
+    assert entries[error_id]["card"] == card
+    user = error_for(result, "registry.py", 8)
+    assert (entries[user]["audience"], entries[user]["card"]) == (
+        "unsupported",
+        f"errors/{user}.html",
+    )
+    data = (dest / "search-data.js").read_text().split(" = ", 1)[1].rstrip(";\n")
+    search = json.loads(data)
+    docs = {d[0]: d for d in search["docs"]}
+    assert search["pages"][docs[error_id][7]] + "#" + error_id == card
+    assert docs[error_id][8] == "internal"
+    assert docs[user][7:] == [-1, "unsupported"]  # its own card, errors/<id>.html
 
 
 def test_index_page(built) -> None:
     result, dest, _ = built
     page = (dest / "index.html").read_text()
-    rows = re.findall(r'<tr data-exception="([^"]*)" data-module="([^"]*)"', page)
-    assert len(rows) == len(result.errors) == 11
-    assert ("TypeError", "sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state") in rows
-    assert '<option value="ValueError">ValueError (5)</option>' in page
+    rows = re.findall(
+        r'<tr data-audience="([^"]*)" data-exception="([^"]*)" data-module="([^"]*)"', page
+    )
+    # the user-facing errors only, by audience (in display order) then module
+    assert len(rows) == 8 and len(result.errors) == 11
+    assert [a for a, _, _ in rows] == ["user-setting"] * 5 + ["unsupported"] * 3
+    assert rows[5] == (
+        "unsupported",
+        "NotImplementedError",
+        "sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state",
+    )
+    assert '<option value="ValueError">ValueError (4)</option>' in page
     assert '<option value="sglang.srt.server_args">' in page
+    assert '<option value="">user-facing (8)</option>' in page
+    assert '<option value="internal" data-grouped="">internal (3)</option>' in page
+    # the other audiences: linked counts per module
+    assert '<section class="grouped" data-audience="internal" id="audience-internal">' in page
+    assert (
+        '<li data-module="sglang.srt.utils.html_tags"><a href="internal/sglang.srt.utils.'
+        'html_tags.html"><code class="module">sglang.<wbr>srt.<wbr>utils.<wbr>html_tags</code>'
+        '</a> <span class="count">2</span></li>'
+    ) in page
     assert re.findall(r"<script[^>]*>", page) == [
         '<script src="static/vendor/minisearch-7.2.0.js">',
         '<script src="search-data.js">',
@@ -117,7 +199,7 @@ def test_index_page(built) -> None:
     ]
 
 
-def test_html_in_messages_renders_as_text_everywhere(built) -> None:
+def test_html_in_messages_renders_as_text_everywhere(built, sample, tmp_path: Path) -> None:
     result, dest, _ = built
     files = tree(dest)
     for rel, data in files.items():
@@ -132,15 +214,27 @@ def test_html_in_messages_renders_as_text_everywhere(built) -> None:
     assert prefix == "window.RAISE_MINER_SEARCH"
     docs = json.loads(payload.rstrip(";\n"))["docs"]
     assert [XSS_MESSAGE] in [d[5] for d in docs]  # the literal message, intact once decoded
-    card = files[f"errors/{error_for(result, 'html_tags.py', 3)}.html"].decode()
-    assert (
+    entries = files["internal/sglang.srt.utils.html_tags.html"].decode()
+    escaped = (
         "Refusing tag &lt;script&gt;alert(1)&lt;/script&gt; &amp; &#34;quotes&#34; &#39;single&#39;"
-        in card
     )
+    assert escaped in entries
+    assert (
+        "Cannot render &lt;b&gt;" in entries and "&lt;/script&gt;&lt;script&gt;alert(2)" in entries
+    )
+    # the same errors with cards of their own (as if users could cause them)
+    _, mined = sample
+    analyses = {k: dataclasses.replace(a, audience="user-input") for k, a in mined.analyses.items()}
+    publish_site(mined, tmp_path / "cards", analyses=analyses)
+    cards = tree(tmp_path / "cards")
+    assert not any(rel.startswith("internal/") for rel in cards)
+    card = cards[f"errors/{error_for(result, 'html_tags.py', 3)}.html"].decode()
+    assert escaped in card and "<script>alert(" not in card
     # Pygments escapes the excerpt as well.
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in card.split('class="excerpt"')[1]
-    other = files[f"errors/{error_for(result, 'html_tags.py', 4)}.html"].decode()
+    other = cards[f"errors/{error_for(result, 'html_tags.py', 4)}.html"].decode()
     assert "Cannot render &lt;b&gt;" in other and "&lt;/script&gt;&lt;script&gt;alert(2)" in other
+    assert "</script><script>" not in other
 
 
 def test_script_json_cannot_close_a_script() -> None:
@@ -193,6 +287,7 @@ def test_analysis_sections_render(sample, tmp_path: Path) -> None:
 
     analysis = Later(
         error_id=error_id,
+        audience="unsupported",
         trigger="`ctx.is_hybrid_ssm` is true when `f` runs.",
         what_it_means="Hybrid SSM models <em>cannot</em> use **host_pool**.",
         situations=("A Mamba hybrid with `--retraction host_pool`",),
@@ -202,7 +297,7 @@ def test_analysis_sections_render(sample, tmp_path: Path) -> None:
         author="Analysis generated from the source at v1",
         history=("Added in v0.5.18", "Message changed in v0.5.19"),
     )
-    publish_site(mined, tmp_path / "site", analyses={error_id: analysis})
+    publish_site(mined, tmp_path / "site", analyses={**mined.analyses, error_id: analysis})
     page = (tmp_path / "site" / "errors" / f"{error_id}.html").read_text()
     assert (
         "<p>Hybrid SSM models &lt;em&gt;cannot&lt;/em&gt; use <strong>host_pool</strong>.</p>"
@@ -234,9 +329,12 @@ def test_deterministic_incremental_and_stale_pages(make_repo, tmp_path: Path) ->
     add_commit(repo, {}, tag="v2", remove=("python/sglang/srt/utils/html_tags.py",))
     later = mine_and_analyze(str(repo), "v2", slug="sgl-project/sglang")
     stats = publish_site(later, tmp_path / "a")
-    assert stats["removed"] == 4  # two errors: their pages and JSON
-    assert not (tmp_path / "a" / "errors" / f"{gone}.html").exists()
-    assert len(list((tmp_path / "a" / "errors").glob("*.html"))) == 9
+    # two internal errors: their JSON and their module's page
+    assert stats["removed"] == 3
+    assert not (tmp_path / "a" / "api" / "errors" / f"{gone}.json").exists()
+    assert not (tmp_path / "a" / "internal" / "sglang.srt.utils.html_tags.html").exists()
+    assert len(list((tmp_path / "a" / "errors").glob("*.html"))) == 8
+    assert len(list((tmp_path / "a" / "api" / "errors").glob("*.json"))) == 9
 
 
 def test_cli_site_from_records_equals_mine_site(make_repo, tmp_path: Path, capsys) -> None:
@@ -277,7 +375,8 @@ def test_release_diff_pages(sample, tmp_path: Path) -> None:
     page = (out / "site" / "diffs" / "v0..v1.html").read_text()
     assert "<dt>Old</dt><dd>v0</dd>" in page and "<h2>Changes (2)</h2>" in page
     assert "<th>error_id</th><th>kind</th><th>message</th><th>note</th>" in page
-    assert f'<td><a href="../errors/{added}.html">Refusing tag &lt;script&gt;' in page
+    grouped = f"../internal/sglang.srt.utils.html_tags.html#{added}"
+    assert f'<td><a href="{grouped}">Refusing tag &lt;script&gt;' in page
     assert "<td>&lt;script&gt;alert(3)&lt;/script&gt;</td>" in page
     assert "<td>0123456789abcdef</td>" in page
     index = (out / "site" / "index.html").read_text()

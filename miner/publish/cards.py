@@ -1,5 +1,14 @@
 """Write a mine result: JSON records, the manifest, and the cards (Jinja2).
 
+Where an error is documented depends on its audience (``Analysis.audience``):
+an error a user can cause and fix (:data:`USER_FACING`) gets a full card,
+``errors/<id>.md``; the others (:data:`GROUPED`: internal checks, abstract
+stubs, the test suite, scripts) get a compact entry, anchored by the error id,
+on a page per module, ``<audience>/<module>.md``, and the page
+``<audience>/README.md`` says once what such an error means and what to do.
+Every error keeps its JSON record, ``api/errors/<id>.json``, and its id: a
+change of audience moves the card, never renames it (:func:`card_ref`).
+
 One Jinja2 environment renders every card; files are written atomically
 (a temporary file in the same folder, then ``os.replace``) and only when their
 content changed, so re-rendering a release touches only what is new. Files a
@@ -9,11 +18,13 @@ depends on the wall clock, so the same commit gives byte-identical output.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tempfile
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,7 +33,7 @@ import jinja2
 
 from miner.errors import OutputError
 from miner.files import remove_stale, write_text
-from miner.model import Analysis, CommitInfo, Error, History, MineResult
+from miner.model import Analysis, CommitInfo, Error, Guard, History, MineResult, Site
 from miner.publish.records import dumps, error_json, manifest_json, record_files
 
 
@@ -59,6 +70,218 @@ def table_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\r", "").replace("\n", "\\n")
 
 
+#: Audiences whose errors users can cause and fix: each error gets a full card
+#: (the same set as :data:`miner.analysis.audience.USER_FACING`, in display order).
+USER_FACING = ("user-setting", "user-input", "dependency", "unsupported")
+#: The other audiences, in display order: a compact entry per error on a page
+#: per module, ``<audience>/<module>.md``, and one page saying what they mean.
+GROUPED = ("internal", "abstract", "test", "script")
+#: Every audience, in display order.
+AUDIENCES = USER_FACING + GROUPED
+
+#: What each audience's errors are, as a heading.
+AUDIENCE_TITLES = {
+    "user-setting": "Settings",
+    "user-input": "Requests and inputs",
+    "dependency": "Dependencies and platforms",
+    "unsupported": "Unsupported features",
+    "internal": "Internal checks",
+    "abstract": "Methods a subclass must implement",
+    "test": "Errors of the test suite",
+    "script": "Errors of scripts, benchmarks and tools",
+}
+#: One line on each audience: who causes the error (index pages).
+AUDIENCE_SUMMARIES = {
+    "user-setting": "a command-line flag, an environment variable or a setting causes it",
+    "user-input": "a request, its parameters, the model or its files cause it",
+    "dependency": "a package, its version, the device or the platform causes it",
+    "unsupported": "a feature or combination this version does not support",
+    "internal": "an internal check failed: most likely a bug, or a state that is not supported",
+    "abstract": "a method a subclass must implement: a backend or plugin lacks it",
+    "test": "raised by the test suite, not at run time",
+    "script": "raised by benchmark, example and developer-tool scripts, not at run time",
+}
+
+#: The page ``<audience>/README.md`` (and ``index.html``) of each grouped
+#: audience: what such an error means and what to do, said once (Markdown;
+#: ``{project}``, ``{slug}``, ``{rev}`` and ``{issues}`` are filled in).
+AUDIENCE_GUIDES = {
+    "internal": """\
+An internal check of {project} failed: an `assert`, or a `raise` guarding the
+code's own state (a value that cannot be `None` here, shapes or sizes that
+must agree, a branch that should not be reached). No setting, input or
+dependency named in the message causes it. What follows holds for all of these
+errors, so it is said here once; the entry of each error, on the page of its
+module, shows only what it checks and where.
+
+**What it means.** Most likely a bug in {project}, or a state the code does not
+support (an unusual combination of model, features, parallelism and hardware
+that reaches a path nobody planned for).
+
+**What to do.**
+
+1. Search the issues{issues} for the message (without the values that change
+   from run to run).
+2. Report it, with: the full message and the traceback; the {project} version
+   (these pages document {rev}); the launch command, with every flag and
+   environment variable you set; the model, the GPUs and the driver.
+3. Meanwhile, try without the newest or experimental options of the launch
+   command: the check often guards a combination that is rarely run.
+
+Python drops `assert` statements under `python -O`: an assert here then does
+not fire, and the state it checks fails later, less clearly.""",
+    "abstract": """\
+A method a subclass must implement: the base class raises
+`NotImplementedError` in it (an abstract method, or a body that does nothing
+else). The error means that a backend, model, plugin or other subclass in use
+does not implement the method.
+
+**What to do.** The traceback names the class and the method. Pick a backend
+or option that supports the feature (the flags that choose the attention,
+sampling, quantization or hardware backend), or, when you write the subclass
+yourself, implement the method there.""",
+    "test": """\
+Raised by the test suite of {project} (code in test folders, `test_*.py`,
+`conftest.py`): test helpers, fixtures and checks of expected results. The
+server does not run this code; you meet these errors when running the tests.
+
+**What to do.** Read the test named in the traceback: a failed check means the
+result differs from what the test expects; an error in a helper usually means
+a missing test dependency, model or device.""",
+    "script": """\
+Raised by the benchmark, example and developer-tool scripts shipped with
+{project} (folders such as `benchmark/`, `examples/`, `scripts/`, `docs/`,
+tools and debugging utilities), not by the server at run time.
+
+**What to do.** Check the arguments the script was given (its `--help`) and
+its documentation; the entry for each error shows the condition it checks.""",
+}
+
+
+def project_name(slug: str) -> str:
+    """``sgl-project/sglang`` -> ``sglang``."""
+    return slug.rstrip("/").rsplit("/", 1)[-1] or slug
+
+
+def audience_guide(audience: str, commit: CommitInfo) -> str:
+    """The Markdown text of a grouped audience's page (:data:`AUDIENCE_GUIDES`)."""
+    issues = f" of [{commit.slug}](https://github.com/{commit.slug}/issues)"
+    return AUDIENCE_GUIDES[audience].format(
+        project=project_name(commit.slug),
+        slug=commit.slug,
+        rev=commit.rev,
+        issues=issues if "/" in commit.slug else "",
+    )
+
+
+def grouped(audience: str | None) -> bool:
+    """Whether errors of ``audience`` are entries on grouped pages (no full card)."""
+    return audience in GROUPED
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+#: Page names the folders use for themselves.
+_RESERVED = frozenset({"readme", "index"})
+#: Longer page names are cut and given a hash of the module.
+_MAX_NAME = 120
+
+
+def page_name(module: str) -> str:
+    """File stem of a module's grouped page: the dotted module with any other
+    character than letters, digits, ``_``, ``.`` and ``-`` as ``_`` (never
+    hidden, never ``README`` or ``index``, at most about 130 characters)."""
+    name = _UNSAFE.sub("_", module) or "_"
+    if name.startswith(".") or name.lower() in _RESERVED:
+        name = f"_{name}"
+    if len(name) > _MAX_NAME:
+        digest = hashlib.sha1(module.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+        name = f"{name[: _MAX_NAME - 13]}-{digest}"
+    return name
+
+
+def card_ref(error_id: str, module: str, audience: str | None, suffix: str = ".md") -> str:
+    """Where an error is documented, relative to the output (or site) root:
+    ``errors/<id><suffix>`` for a user-facing error (or one without an
+    audience), ``<audience>/<module page><suffix>#<id>`` for the others."""
+    if grouped(audience):
+        return f"{audience}/{page_name(module)}{suffix}#{error_id}"
+    return f"errors/{error_id}{suffix}"
+
+
+def link_from_page(ref: str) -> str:
+    """A link to ``ref`` (:func:`card_ref`) from a page one folder deep
+    (a card or a grouped page): ``<id>.md`` from a card to a card."""
+    if ref.startswith("errors/"):
+        return ref[len("errors/") :]
+    return f"../{ref}"
+
+
+@dataclass(frozen=True)
+class Placed:
+    """One error as a writer places it: the commit it is rendered from (a
+    retired error's last commit), its analysis and its history."""
+
+    error: Error
+    commit: CommitInfo
+    analysis: Analysis
+    history: History | None = None
+
+    @property
+    def audience(self) -> str:
+        return self.analysis.audience
+
+    def ref(self, suffix: str = ".md") -> str:
+        return card_ref(self.error.error_id, self.error.module, self.audience, suffix)
+
+
+@dataclass(frozen=True)
+class GroupPage:
+    """One grouped page: the entries of one audience in one module."""
+
+    audience: str
+    name: str
+    """File stem (:func:`page_name`)."""
+    entries: tuple[Placed, ...]
+    """In module, line and id order."""
+
+    @property
+    def modules(self) -> list[str]:
+        return sorted({p.error.module for p in self.entries})
+
+
+def index_order(error: Error) -> tuple[str, int, str]:
+    """Errors in index order: module, line, id."""
+    return (error.module, error.primary.line, error.error_id)
+
+
+def group_pages(placed: Iterable[Placed]) -> list[GroupPage]:
+    """The grouped pages of the non-user-facing errors among ``placed``, by
+    audience (display order) and page name."""
+    pages: dict[tuple[str, str], list[Placed]] = defaultdict(list)
+    for item in placed:
+        if grouped(item.audience):
+            pages[(item.audience, page_name(item.error.module))].append(item)
+    return [
+        GroupPage(audience, name, tuple(sorted(items, key=lambda p: index_order(p.error))))
+        for (audience, name), items in sorted(
+            pages.items(), key=lambda kv: (GROUPED.index(kv[0][0]), kv[0][1])
+        )
+    ]
+
+
+def assert_test(site: Site) -> str | None:
+    """The test of an ``assert`` site (its innermost guard), else None."""
+    if site.kind == "assert" and site.guards and site.guards[-1].kind == "assert":
+        return site.guards[-1].test
+    return None
+
+
+def shown_guards(site: Site) -> tuple[Guard, ...]:
+    """The guards an entry lists: outermost first, an assert's own test left
+    out (the entry shows it as the test)."""
+    return site.guards[:-1] if assert_test(site) is not None else site.guards
+
+
 @cache
 def environment() -> jinja2.Environment:
     """The one Jinja2 environment (Markdown is not autoescaped; HTML is)."""
@@ -83,9 +306,12 @@ def render_card(
     analysis: Analysis,
     errors_by_id: Mapping[str, Error] | None = None,
     history: History | None = None,
+    refs: Mapping[str, str] | None = None,
 ) -> str:
     """The Markdown card of one error; ``errors_by_id`` gives related errors'
-    titles, ``history`` adds the history block."""
+    titles, ``history`` adds the history block, ``refs`` (error id ->
+    :func:`card_ref`) says where other errors' cards are (default: a card
+    next to this one)."""
     return (
         environment()
         .get_template("card.md.j2")
@@ -95,22 +321,102 @@ def render_card(
             analysis=analysis,
             errors_by_id=errors_by_id if errors_by_id is not None else {},
             history=history,
+            link=linker(refs),
         )
     )
 
 
-def render_index(result: MineResult, retired: Sequence[Error] = ()) -> str:
-    errors = sorted(result.errors, key=lambda e: (e.module, e.primary.line, e.error_id))
-    modules = Counter(e.module for e in result.errors)
+def linker(refs: Mapping[str, str] | None, suffix: str = ".md", *, card: bool = True) -> Any:
+    """``link(error_id)``: the link to an error's card from a page one folder
+    deep: a card (``card``: a sibling card is ``<id><suffix>``) or another page."""
+    refs = refs or {}
+
+    def link(error_id: str) -> str:
+        ref = refs.get(error_id, f"errors/{error_id}{suffix}")
+        return link_from_page(ref) if card else f"../{ref}"
+
+    return link
+
+
+def render_group(page: GroupPage, commit: CommitInfo, refs: Mapping[str, str]) -> str:
+    """The Markdown page ``<audience>/<module>.md``: one anchored entry per
+    error (exception and message or test, sites, scope, guards, why it is in
+    this audience, its JSON), no per-error prose."""
+    return (
+        environment()
+        .get_template("group.md.j2")
+        .render(
+            page=page,
+            commit=commit,
+            title=AUDIENCE_TITLES[page.audience],
+            summary=AUDIENCE_SUMMARIES[page.audience],
+            link=linker(refs),
+            assert_test=assert_test,
+            shown_guards=shown_guards,
+        )
+    )
+
+
+def render_audience(audience: str, pages: Sequence[GroupPage], commit: CommitInfo) -> str:
+    """The Markdown page ``<audience>/README.md``: what such an error means and
+    what to do, said once, and the audience's module pages with counts."""
+    return (
+        environment()
+        .get_template("audience.md.j2")
+        .render(
+            audience=audience,
+            title=AUDIENCE_TITLES[audience],
+            guide=audience_guide(audience, commit),
+            pages=pages,
+            commit=commit,
+            total=sum(len(p.entries) for p in pages),
+        )
+    )
+
+
+def audience_counts(audiences: Iterable[str]) -> list[tuple[str, int]]:
+    """``(audience, errors)`` in display order (unknown audiences last, by name)."""
+    counts = Counter(audiences)
+    known = [(a, counts[a]) for a in AUDIENCES if counts[a]]
+    return known + sorted((a, n) for a, n in counts.items() if a not in AUDIENCES)
+
+
+def render_index(
+    result: MineResult,
+    analyses: Mapping[str, Analysis],
+    retired: Sequence[Error] = (),
+    refs: Mapping[str, str] | None = None,
+    pages: Sequence[GroupPage] = (),
+) -> str:
+    """``index.md``: errors per audience; the user-facing errors by audience
+    then module, linked to their cards; the grouped pages of the other
+    audiences with counts; in a release site, the retired errors."""
+    refs = refs or {}
+    audience = {e.error_id: analyses[e.error_id].audience for e in result.errors}
+    counts = audience_counts(audience.values())
+    full = [
+        (name, sorted((e for e in result.errors if audience[e.error_id] == name), key=index_order))
+        for name, _ in counts
+        if not grouped(name)
+    ]
     return (
         environment()
         .get_template("index.md.j2")
         .render(
-            errors=errors,
             commit=result.commit,
-            modules=modules,
             manifest=manifest_json(result),
-            retired=sorted(retired, key=lambda e: (e.module, e.primary.line, e.error_id)),
+            counts=counts,
+            full=full,
+            grouped=[
+                (name, dict(counts).get(name, 0), [p for p in pages if p.audience == name])
+                for name in GROUPED
+                if any(p.audience == name for p in pages)
+            ],
+            grouped_names={p.audience for p in pages},
+            titles=AUDIENCE_TITLES,
+            summaries=AUDIENCE_SUMMARIES,
+            ref=lambda error_id: refs.get(error_id, f"errors/{error_id}.md"),
+            retired=sorted(retired, key=index_order),
         )
     )
 
@@ -118,9 +424,11 @@ def render_index(result: MineResult, retired: Sequence[Error] = ()) -> str:
 def retired_files(
     retired: Sequence[tuple[Error, CommitInfo, Analysis]],
     histories: Mapping[str, History],
+    refs: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """Cards and JSON of errors the release no longer raises, each rendered
-    from the last commit that raised it (folder-relative path -> text)."""
+    from the last commit that raised it (folder-relative path -> text); a
+    grouped error gets its JSON here and its entry on its grouped page."""
     files: dict[str, str] = {}
     by_id = {error.error_id: error for error, _, _ in retired}
     for error, commit, analysis in retired:
@@ -128,7 +436,10 @@ def retired_files(
         files[f"api/errors/{error.error_id}.json"] = dumps(
             error_json(error, commit, analysis, history)
         )
-        files[f"errors/{error.error_id}.md"] = render_card(error, commit, analysis, by_id, history)
+        if not grouped(analysis.audience):
+            files[f"errors/{error.error_id}.md"] = render_card(
+                error, commit, analysis, by_id, history, refs
+            )
     return files
 
 
@@ -150,8 +461,7 @@ def check_writable(out: Path) -> None:
         problem = "permission denied" if probe == out else f"{probe} is not writable"
     if problem is not None:
         raise OutputError(
-            f"{out}: cannot write the output folder ({problem}); "
-            "pass --out with a writable folder"
+            f"{out}: cannot write the output folder ({problem}); pass --out with a writable folder"
         )
 
 
@@ -181,7 +491,9 @@ def write_output(
     histories: Mapping[str, History] | None = None,
     retired: Sequence[tuple[Error, CommitInfo, Analysis]] = (),
 ) -> dict[str, int]:
-    """Write every record and card of ``result`` under ``out``.
+    """Write every record and card of ``result`` under ``out``: a full card
+    for each user-facing error, an entry on its grouped page for the others
+    (module docstring), the JSON record of every error, and ``index.md``.
 
     ``analyses`` maps every error id of ``result`` to its analysis; ``config``
     is the configuration model's JSON (``config.json``). ``histories`` (error
@@ -197,32 +509,45 @@ def write_output(
     _create(out)
     histories = histories or {}
     rel = record_files(result, analyses, config=config, histories=histories)
+    placed = [
+        Placed(e, result.commit, analyses[e.error_id], histories.get(e.error_id))
+        for e in result.errors
+    ]
+    placed += [Placed(e, c, a, histories.get(e.error_id)) for e, c, a in retired]
+    refs = {p.error.error_id: p.ref() for p in placed}
     errors_by_id = {e.error_id: e for e in result.errors}
-    for error in result.errors:
-        analysis = analyses[error.error_id]
-        history = histories.get(error.error_id)
+    for item in placed[: len(result.errors)]:
+        error, analysis, history = item.error, item.analysis, item.history
         rel[f"api/errors/{error.error_id}.json"] = dumps(
             error_json(error, result.commit, analysis, history)
         )
-        rel[f"errors/{error.error_id}.md"] = render_card(
-            error, result.commit, analysis, errors_by_id, history
-        )
-    rel.update(retired_files(retired, histories))
+        if not grouped(analysis.audience):
+            rel[f"errors/{error.error_id}.md"] = render_card(
+                error, result.commit, analysis, errors_by_id, history, refs
+            )
+    rel.update(retired_files(retired, histories, refs))
+    pages = group_pages(placed)
+    for page in pages:
+        rel[f"{page.audience}/{page.name}.md"] = render_group(page, result.commit, refs)
+    for audience in GROUPED:
+        mine = [p for p in pages if p.audience == audience]
+        if mine:
+            rel[f"{audience}/README.md"] = render_audience(audience, mine, result.commit)
     # superseded ids (the error lives on under a newer id) are not listed as retired
     gone = [
         error
         for error, _, _ in retired
         if error.error_id not in histories or histories[error.error_id].error_id == error.error_id
     ]
-    rel["index.md"] = render_index(result, gone)
+    rel["index.md"] = render_index(result, analyses, gone, refs, pages)
     files = {out / path: text for path, text in rel.items()}
     counts = {"written": 0, "unchanged": 0, "removed": 0}
     try:
         for path, text in files.items():
             counts["written" if write_text(path, text) else "unchanged"] += 1
-        counts["removed"] += remove_stale(
-            ((out / "errors", "*.md"), (out / "api" / "errors", "*.json")), files
-        )
+        stale = [(out / "errors", "*.md"), (out / "api" / "errors", "*.json")]
+        stale += [(out / audience, "*.md") for audience in GROUPED]
+        counts["removed"] += remove_stale(stale, files)
     except OSError as exc:
         raise OutputError(
             f"{out}: cannot write ({exc.strerror or exc}); check permissions and free space"

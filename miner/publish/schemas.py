@@ -254,7 +254,14 @@ DEFS: dict[str, tuple[type, Shape]] = {
             add={
                 "title": None,
                 "module": None,
-                "card": {"type": "string", "pattern": "^errors/[0-9a-f]{16}\\.html$"},
+                "audience": nullable({"enum": list(get_args(AudienceName))}),
+                "card": {
+                    "type": "string",
+                    "pattern": "^(?:errors/[0-9a-f]{16}\\.html|(?:internal|abstract|test|script)"
+                    "/[A-Za-z0-9_.-]+\\.html#[0-9a-f]{16})$",
+                    "description": "The error's page: its card, or for an internal, abstract, "
+                    "test or script error the page of its module and the error's anchor.",
+                },
                 "api": {"type": "string", "pattern": "^api/errors/[0-9a-f]{16}\\.json$"},
             },
             refine={"sites": {"minItems": 1, "items": ref("IndexSite")}},

@@ -7,6 +7,8 @@
  * any text), frames and pasted paths pin sites, and MiniSearch (full text with
  * prefix and fuzzy terms) ranks the rest below the matches. Results are built
  * with textContent only: messages come from source code and are never HTML.
+ * Each result links to its card: `errors/<id>.html` for an error users can
+ * cause, `<audience>/<module>.html#<id>` for the others (search-data.js).
  */
 (function () {
   "use strict";
@@ -20,7 +22,10 @@
   var EXC_LINE = /^([A-Za-z_][\w.]*)(?::(?: (.*))?)?$/;
   var CARETS = /^\s*[~^]+\s*$/;
   var PREFIXES = DATA.prefixes.map(function (p) { return new RegExp(p); });
-  var docs = DATA.docs, paths = DATA.paths;
+  var docs = DATA.docs, paths = DATA.paths, pages = DATA.pages || [];
+  /* The page of a result: its card, or its entry on a grouped page. */
+  function cardOf(doc) { return doc[7] < 0 ? "errors/" + doc[0] + ".html" : pages[doc[7]] + "#" + doc[0]; }
+  window.raiseMinerCard = function (index) { return cardOf(docs[index]); };
 
   function stripPrefixes(line) {
     for (var round = 0; round < 8; round++) {
@@ -375,8 +380,9 @@
       li.appendChild(el("span", "score", r.score.toFixed(2)));
       li.appendChild(el("span", "exc", doc[1] || "re-raise"));
       var a = el("a", "title", doc[2]);
-      a.href = "errors/" + doc[0] + ".html";
+      a.href = cardOf(doc);
       li.appendChild(a);
+      if (doc[8]) li.appendChild(el("span", "audience", doc[8]));
       li.appendChild(el("span", "where", paths[r.site[0]] + ":" + r.site[1] + " in " + doc[4]));
       li.appendChild(el("span", "why", r.reasons.join("; ")));
       results.appendChild(li);
@@ -395,7 +401,7 @@
       event.preventDefault();
       clearTimeout(timer);
       var ranked = show(box.value);
-      if (ranked.length && ranked[0].score >= GOOD) location.href = "errors/" + docs[ranked[0].index][0] + ".html";
+      if (ranked.length && ranked[0].score >= GOOD) location.href = cardOf(docs[ranked[0].index]);
     });
     var initial = new URLSearchParams(location.search).get("q") ||
       (location.hash.indexOf("#q=") === 0 ? decodeURIComponent(location.hash.slice(3)) : "");
@@ -406,19 +412,33 @@
   if (!table) return;
   var body = table.tBodies[0];
   var rows = Array.prototype.slice.call(body.rows);
+  var aud = document.getElementById("filter-audience");
   var exc = document.getElementById("filter-exception");
   var mod = document.getElementById("filter-module");
   var shownCount = document.getElementById("shown");
+  var groups = Array.prototype.slice.call(document.querySelectorAll("section.grouped"));
+  /* The table lists the user-facing errors; an audience without cards of its
+     own (internal, abstract, test, script) is a section of module pages. */
   function filter() {
+    var a = aud ? aud.value : "", any = !aud || !aud.selectedIndex;
+    var onPages = !any && aud.options[aud.selectedIndex].hasAttribute("data-grouped");
     var e = exc.value, m = mod.value.trim(), n = 0;
     rows.forEach(function (row) {
-      var ok = (!exc.selectedIndex || row.dataset.exception === e) &&
+      var ok = !onPages && (any || row.dataset.audience === a) &&
+        (!exc.selectedIndex || row.dataset.exception === e) &&
         (!m || row.dataset.module.indexOf(m) >= 0);
       row.hidden = !ok;
       if (ok) n++;
     });
+    groups.forEach(function (section) {
+      section.hidden = !(any || section.dataset.audience === a);
+      section.querySelectorAll("li[data-module]").forEach(function (li) {
+        li.hidden = !!m && li.dataset.module.indexOf(m) < 0;
+      });
+    });
     shownCount.textContent = n + " of " + rows.length + " shown";
   }
+  if (aud) aud.addEventListener("change", filter);
   exc.addEventListener("change", filter);
   mod.addEventListener("input", filter);
   table.querySelectorAll("th button").forEach(function (button) {
@@ -428,7 +448,7 @@
       table.querySelectorAll("th button").forEach(function (b) { b.removeAttribute("aria-sort"); });
       button.setAttribute("aria-sort", asc ? "ascending" : "descending");
       var numeric = key === "line" || key === "sites";
-      function value(row) { return key === "title" ? row.cells[1].textContent : row.dataset[key]; }
+      function value(row) { return key === "title" ? row.cells[1].textContent : row.dataset[key] || ""; }
       rows.sort(function (a, b) {
         var x = value(a), y = value(b);
         var c = numeric ? x - y : x.localeCompare(y);
