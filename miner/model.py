@@ -34,6 +34,31 @@ MessageStyle = Literal[
     "literal", "bytes", "fstring", "tstring", "percent", "format", "concat", "expression", "none"
 ]
 Parser = Literal["libcst", "ast"]
+#: What a :class:`Guard` is: an enclosing statement (``if`` ... ``assert``), or
+#: an earlier statement the path gets past (``exit`` ... ``unreachable``).
+GuardKind = Literal[
+    "if",
+    "while",
+    "while-else",
+    "for",
+    "async for",
+    "for-else",
+    "try",
+    "except",
+    "except*",
+    "try-else",
+    "finally",
+    "with",
+    "async with",
+    "case",
+    "assert",
+    "exit",
+    "exit-except",
+    "exit-case",
+    "exit-while",
+    "asserted",
+    "unreachable",
+]
 #: Who can cause and fix an error (see :mod:`miner.analysis.audience`); the
 #: first four are user-facing.
 AudienceName = Literal[
@@ -128,7 +153,7 @@ class Guard:
     the exits above.
     """
 
-    kind: str
+    kind: GuardKind
     test: str
     negated: bool
     line: int

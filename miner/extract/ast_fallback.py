@@ -55,7 +55,7 @@ from miner.extract.rules import (
     with_item,
 )
 from miner.extract.text import one_line
-from miner.model import Guard, Site
+from miner.model import Guard, GuardKind, Site
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -407,7 +407,7 @@ class _Walker:
 
     def _guarded(
         self,
-        kind: str,
+        kind: GuardKind,
         test: str,
         negated: bool,
         line: int,
@@ -443,7 +443,7 @@ class _Walker:
                 yield from self._guarded("while-else", test, False, line, node.orelse)
         elif isinstance(node, (ast.For, ast.AsyncFor)):
             test = for_test(self.code(node.target), self.code(node.iter))
-            kind = "async for" if isinstance(node, ast.AsyncFor) else "for"
+            kind: GuardKind = "async for" if isinstance(node, ast.AsyncFor) else "for"
             yield from self._guarded(kind, test, False, node.lineno, node.body)
             if node.orelse:
                 line = self._else_line("else", node.body[-1], node.orelse)
@@ -456,8 +456,8 @@ class _Walker:
                 )
                 for item in node.items
             )
-            kind = "async with" if isinstance(node, ast.AsyncWith) else "with"
-            yield from self._guarded(kind, items, False, node.lineno, node.body)
+            with_kind: GuardKind = "async with" if isinstance(node, ast.AsyncWith) else "with"
+            yield from self._guarded(with_kind, items, False, node.lineno, node.body)
         elif isinstance(node, (ast.Try, *_TRY_STAR)):
             yield from self._try(node)  # type: ignore[arg-type]
         elif isinstance(node, ast.Match):
@@ -484,7 +484,7 @@ class _Walker:
 
     def _try(self, node: ast.Try) -> Iterator[ast.stmt | Action]:
         yield from self._guarded("try", "", False, node.lineno, node.body)
-        kind = "except*" if _TRY_STAR and isinstance(node, _TRY_STAR) else "except"
+        kind: GuardKind = "except*" if _TRY_STAR and isinstance(node, _TRY_STAR) else "except"
         for handler in node.handlers:
             type_expr = self.expr(handler.type) if handler.type is not None else None
 

@@ -45,7 +45,7 @@ from miner.extract.rules import (
 )
 from miner.extract.template import unescape_text
 from miner.extract.text import one_line
-from miner.model import Site
+from miner.model import GuardKind, Site
 
 _STRING_NODES = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.TemplatedString)
 _TEXT_PARTS = (cst.FormattedStringText, cst.TemplatedStringText)
@@ -315,7 +315,7 @@ class SiteCollector(cst.CSTVisitor):
         return for_test(self.code(node.target), self.code(node.iter))
 
     def visit_For_body(self, node: cst.For) -> None:
-        kind = "async for" if node.asynchronous else "for"
+        kind: GuardKind = "async for" if node.asynchronous else "for"
         self.sink.push(kind, self._for_test(node), False, self._line(node))
 
     def leave_For_body(self, node: cst.For) -> None:
@@ -338,7 +338,7 @@ class SiteCollector(cst.CSTVisitor):
             )
             for item in node.items
         ]
-        kind = "async with" if node.asynchronous else "with"
+        kind: GuardKind = "async with" if node.asynchronous else "with"
         self.sink.push(kind, ", ".join(items), False, self._line(node))
 
     def leave_With_body(self, node: cst.With) -> None:
@@ -357,7 +357,9 @@ class SiteCollector(cst.CSTVisitor):
     def leave_TryStar_body(self, node: cst.TryStar) -> None:
         self.sink.pop()
 
-    def _enter_handler(self, node: cst.ExceptHandler | cst.ExceptStarHandler, kind: str) -> None:
+    def _enter_handler(
+        self, node: cst.ExceptHandler | cst.ExceptStarHandler, kind: GuardKind
+    ) -> None:
         type_expr = self.expr(node.type) if node.type is not None else None
         name = self.code(node.name.name) if node.name is not None else None
         self.sink.enter_handler(kind, type_expr, name, self._line(node))

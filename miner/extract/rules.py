@@ -34,7 +34,7 @@ from typing import Literal
 
 from miner.extract.template import Message, TemplateBuilder, format_template, percent_template
 from miner.extract.text import excerpt_for
-from miner.model import Guard, MessageStyle, Parser, Site, SiteKind
+from miner.model import Guard, GuardKind, MessageStyle, Parser, Site, SiteKind
 
 #: Keywords of exception constructors that carry the message when there is no
 #: positional argument (web frameworks' HTTP exceptions use ``detail=``).
@@ -1067,7 +1067,7 @@ class SiteSink:
     # guards
     def push(
         self,
-        kind: str,
+        kind: GuardKind,
         test: str,
         negated: bool,
         line: int,
@@ -1080,7 +1080,9 @@ class SiteSink:
     def pop(self) -> None:
         self.frame.guards.pop()
 
-    def enter_handler(self, kind: str, type_expr: Expr | None, name: str | None, line: int) -> None:
+    def enter_handler(
+        self, kind: GuardKind, type_expr: Expr | None, name: str | None, line: int
+    ) -> None:
         """An ``except`` / ``except*`` body: a guard (``test`` holds the caught
         types as written, ``name`` the bound name) and a handler for re-raises."""
         test = type_expr.source if type_expr is not None else ""
