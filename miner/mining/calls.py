@@ -1,0 +1,253 @@
+"""Calls of raising helpers across the repository: the ``call`` sites.
+
+A raising helper (:mod:`miner.extract.helpers`) is found from the sites of
+its own file, but it is called from anywhere, so its calls are a second pass
+over the per-file results of a commit (:func:`link_calls`):
+
+1. every site that could make its function a helper
+   (:func:`~miner.extract.helpers.maybe_helper`) is checked against its
+   function's definition (the file is parsed with ``ast``);
+2. the files that mention a helper's name are found with ``git grep``; a call
+   names a helper only when the name is defined once in the whole repository
+   (one ``def``), and then
+
+   * ``helper(...)``: in the helper's own file, or where ``from ... import
+     helper`` binds the name (a module function, not a method);
+   * ``obj.helper(...)``: in the helper's own file, or anywhere when the name
+     is distinctive (an inner underscore and 8 characters at least, so that
+     ``logger.error(...)`` never names a repository's ``error``);
+
+3. those files are mined again with their table of helpers
+   (:func:`~miner.extract.runner.extract_file`), which adds a ``call`` site for
+   each call that binds a helper's parameters; the other sites are kept as
+   they were;
+4. a ``call`` site may make its own function a helper in turn (a function
+   that passes a message built from its parameters on to a helper): steps 1
+   to 3 run again, up to :data:`MAX_DEPTH` helpers deep.
+
+Everything is keyed and ordered by path, name and line: the same commit
+gives the same records. The files mined again are few (those that call a
+helper), so their results are not cached apart; the commit store keeps the
+linked results (:mod:`miner.mining.store`).
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import logging
+import re
+from collections.abc import Callable, Sequence
+
+import git
+
+from miner.extract.helpers import Helper, functions, helper_of, maybe_helper
+from miner.extract.runner import extract_file
+from miner.extract.text import DecodeError, decode_source
+from miner.model import FileResult, Site
+
+log = logging.getLogger("miner")
+
+#: Helpers calling helpers: how deep the pass follows them.
+MAX_DEPTH = 4
+#: An attribute call names a helper outside its file only with a name this long...
+MIN_ATTRIBUTE_NAME = 8
+
+
+def distinctive(name: str) -> bool:
+    """... that holds an underscore between words (``_report_leak``)."""
+    return len(name) >= MIN_ATTRIBUTE_NAME and "_" in name.strip("_")
+
+
+class _Sources:
+    """The files of the commit, read and parsed on demand."""
+
+    def __init__(self, files: Sequence[FileResult], read: Callable[[str], bytes]) -> None:
+        self.by_path = {f.path: f for f in files}
+        self.read = read
+        self._data: dict[str, bytes | None] = {}
+        self._trees: dict[str, ast.Module | None] = {}
+
+    def data(self, path: str) -> bytes | None:
+        if path not in self._data:
+            try:
+                self._data[path] = self.read(self.by_path[path].blob)
+            except (KeyError, ValueError, OSError, git.GitError):
+                self._data[path] = None
+        return self._data[path]
+
+    def text(self, path: str) -> str | None:
+        data = self.data(path)
+        if data is None:
+            return None
+        try:
+            return decode_source(data).text
+        except DecodeError:
+            return None
+
+    def tree(self, path: str) -> ast.Module | None:
+        if path not in self._trees:
+            text = self.text(path)
+            try:
+                self._trees[path] = ast.parse(text) if text is not None else None
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._trees[path] = None
+        return self._trees[path]
+
+
+def find_helpers(
+    sites: Sequence[Site], sources: _Sources, carried: Callable[[Site], int]
+) -> list[Helper]:
+    """The helpers ``sites`` make of their functions, in (path, line) order."""
+    out: list[Helper] = []
+    for site in sorted(sites, key=lambda s: (s.path, s.line)):
+        if not maybe_helper(site):
+            continue
+        tree = sources.tree(site.path)
+        if tree is None:
+            continue
+        found = functions(tree).get(site.scope)
+        if found is None:
+            continue
+        func, method = found
+        if not func.lineno <= site.line <= (func.end_lineno or func.lineno):
+            continue
+        helper = helper_of(site, func, method, carried(site))
+        if helper is not None:
+            out.append(helper)
+    return out
+
+
+def _mentions(repo: git.Repo, sha: str, names: Sequence[str]) -> list[str]:
+    """Paths of the commit's ``.py`` files holding one of ``names`` as a word."""
+    patterns = [arg for name in names for arg in ("-e", name)]
+    try:
+        output = repo.git.grep("-l", "-w", "-F", *patterns, sha, "--", "*.py")
+    except git.GitCommandError:  # exit status 1: no match
+        return []
+    prefix = f"{sha}:"
+    return sorted(line[len(prefix) :] for line in output.splitlines() if line.startswith(prefix))
+
+
+def _defs(text: str, names: Sequence[str]) -> dict[str, int]:
+    """How many ``def name`` each of ``names`` has in ``text``."""
+    pattern = re.compile(
+        r"^[ \t]*(?:async[ \t]+)?def[ \t]+(" + "|".join(map(re.escape, names)) + r")\b",
+        re.MULTILINE,
+    )
+    counts: dict[str, int] = {}
+    for match in pattern.finditer(text):
+        counts[match[1]] = counts.get(match[1], 0) + 1
+    return counts
+
+
+def _imported(tree: ast.Module | None) -> set[str]:
+    """Names bound by ``from ... import name`` (unaliased) anywhere in the file."""
+    if tree is None:
+        return set()
+    return {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+        if alias.asname in (None, alias.name)
+    }
+
+
+def _tables(
+    helpers: dict[str, list[Helper]], paths: Sequence[str], sources: _Sources
+) -> dict[str, dict[str, tuple[Helper, ...]]]:
+    """For each path, the helpers its calls may name, with the call forms
+    that name them there (see the module doc)."""
+    names = sorted(helpers)
+    texts = {path: sources.text(path) or "" for path in paths}
+    defs: dict[str, int] = {}
+    for text in texts.values():
+        for name, count in _defs(text, names).items():
+            defs[name] = defs.get(name, 0) + count
+    tables: dict[str, dict[str, tuple[Helper, ...]]] = {}
+    for path in paths:
+        imported: set[str] | None = None
+        table: dict[str, tuple[Helper, ...]] = {}
+        for name in names:
+            if defs.get(name) != 1 or not re.search(rf"\b{re.escape(name)}\b", texts[path]):
+                continue
+            usable = []
+            for helper in helpers[name]:
+                forms: list[str] = []
+                home = helper.path == path
+                if not helper.method:
+                    if imported is None:
+                        imported = _imported(sources.tree(path))
+                    if (home and helper.qualname == name) or name in imported:
+                        forms.append("name")
+                if home or distinctive(name):
+                    forms.append("attribute")
+                if forms:
+                    usable.append(dataclasses.replace(helper, forms=tuple(forms)))  # type: ignore[arg-type]
+            if usable:
+                table[name] = tuple(usable)
+        if table:
+            tables[path] = table
+    return tables
+
+
+def link_calls(
+    repo: git.Repo,
+    sha: str,
+    files: Sequence[FileResult],
+    *,
+    partial: bool = True,
+    read: Callable[[str], bytes] | None = None,
+) -> list[FileResult]:
+    """``files`` (one commit's per-file results) with the ``call`` sites of
+    raising helpers added (see the module doc); never raises for a file's sake."""
+    files = list(files)
+    sources = _Sources(files, read or (lambda blob: repo.odb.stream(bytes.fromhex(blob)).read()))
+    known: dict[str, Helper] = {}  # via key -> helper
+    by_name: dict[str, list[Helper]] = {}
+    calls: dict[str, tuple[Site, ...]] = {}
+    tables: dict[str, dict[str, tuple[Helper, ...]]] = {}
+    candidates = [s for f in files if f.status == "mined" for s in f.sites if maybe_helper(s)]
+
+    def carried(site: Site) -> int:
+        inner = known.get(site.via[0]) if site.kind == "call" and site.via else None
+        return len(inner.conditions) if inner is not None else 0
+
+    for _ in range(MAX_DEPTH):
+        new = [h for h in find_helpers(candidates, sources, carried) if h.via[0] not in known]
+        if not new:
+            break
+        for helper in new:
+            known[helper.via[0]] = helper
+            by_name.setdefault(helper.name, []).append(helper)
+        paths = [p for p in _mentions(repo, sha, sorted(by_name)) if p in sources.by_path]
+        fresh = _tables(by_name, paths, sources)
+        changed = sorted(p for p in fresh if fresh[p] != tables.get(p))
+        tables = fresh
+        candidates = []
+        for path in changed:
+            found = _call_sites(path, sources, tables[path], partial)
+            candidates.extend(s for s in found if s not in calls.get(path, ()))
+            calls[path] = found
+    out = []
+    for result in files:
+        added = calls.get(result.path, ()) if result.path in tables else ()
+        if added and result.status == "mined":
+            sites = sorted((*result.sites, *added), key=lambda s: (s.line, s.kind == "call"))
+            result = dataclasses.replace(result, sites=tuple(sites))
+        out.append(result)
+    if calls:
+        log.info("%d call sites of %d raising helpers", sum(map(len, calls.values())), len(known))
+    return out
+
+
+def _call_sites(
+    path: str, sources: _Sources, table: dict[str, tuple[Helper, ...]], partial: bool
+) -> tuple[Site, ...]:
+    data = sources.data(path)
+    result = sources.by_path[path]
+    if data is None or result.status != "mined":
+        return ()
+    mined = extract_file(path, result.blob, data, partial=partial, helpers=table)
+    return tuple(s for s in mined.sites if s.kind == "call")
