@@ -291,6 +291,19 @@ def _rebound(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return out
 
 
+def _parameter_test(guard: Guard, params: set[str]) -> Guard | None:
+    """An ``if`` guard (or an ``if`` exit, an earlier ``assert``) whose test
+    is a parameter or ``not`` one, as an ``if`` guard on the parameter."""
+    if guard.kind not in ("if", "exit", "asserted"):
+        return None
+    test, negated = guard.test, guard.negated
+    if test.startswith("not ") and test[4:].strip() in params:
+        test, negated = test[4:].strip(), not negated
+    if test not in params:
+        return None
+    return Guard("if", test, negated, guard.line)
+
+
 def helper_of(
     site: Site,
     func: ast.FunctionDef | ast.AsyncFunctionDef,
@@ -325,14 +338,11 @@ def helper_of(
         return None
     own = site.guards[: len(site.guards) - carried]
     conditions: list[Guard] = []
-    for guard in own:
-        if guard.kind != "if" or guard.test not in params:
+    for guard in (*own, *site.exits):
+        condition = _parameter_test(guard, params)
+        if condition is None:
             return None
-        conditions.append(Guard("if", guard.test, guard.negated, guard.line))
-    for exit_ in site.exits:
-        if exit_.kind not in ("exit", "asserted") or exit_.test not in params:
-            return None
-        conditions.append(Guard("if", exit_.test, exit_.negated, exit_.line))
+        conditions.append(condition)
     conditions.extend(site.guards[len(own) :])
     used = {p.expr for p in parts if p.expr in params} | {g.test for g in conditions}
     if used & _rebound(func):

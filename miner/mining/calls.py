@@ -11,11 +11,12 @@ over the per-file results of a commit (:func:`link_calls`):
    names a helper only when the name is defined once in the whole repository
    (one ``def``), and then
 
-   * ``helper(...)``: in the helper's own file, or where ``from ... import
-     helper`` binds the name (a module function, not a method);
-   * ``obj.helper(...)``: in the helper's own file, or anywhere when the name
-     is distinctive (an inner underscore and 8 characters at least, so that
-     ``logger.error(...)`` never names a repository's ``error``);
+   * ``helper(...)`` names a module function in its own file, or where
+     ``from ... import helper`` binds the name;
+   * ``obj.helper(...)`` names a method in its own file, or anywhere when
+     the name is distinctive (an inner underscore and 8 characters at least,
+     so that ``logger.error(...)`` never names a repository's ``error``);
+     never a module function (``obj`` may be anything but the module);
 
 3. those files are mined again with their table of helpers
    (:func:`~miner.extract.runner.extract_file`), which adds a ``call`` site for
@@ -181,7 +182,7 @@ def _tables(
                         imported = _imported(sources.tree(path))
                     if (home and helper.qualname == name) or name in imported:
                         forms.append("name")
-                if home or distinctive(name):
+                elif home or distinctive(name):
                     forms.append("attribute")
                 if forms:
                     usable.append(dataclasses.replace(helper, forms=tuple(forms)))  # type: ignore[arg-type]
