@@ -212,6 +212,7 @@ def call_shape(
 ) -> tuple[str, CallForm, list[ArgShape]] | None:
     """The callee name, form and argument shapes of an ``ast`` call, in
     source order (as the libcst walker sees them); None for another callee."""
+    form: CallForm
     if isinstance(func, ast.Name):
         name, form = func.id, "name"
     elif isinstance(func, ast.Attribute):

@@ -488,6 +488,8 @@ def _needs_bindings(node: ast.AST) -> bool:
         )
     if isinstance(node, ast.Assert):
         return isinstance(node.msg, ast.Name)
+    if not isinstance(node, ast.Raise):
+        return False
     exc = node.exc
     if exc is None:
         return False
