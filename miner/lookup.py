@@ -29,6 +29,7 @@ and JavaScript; the HTML site ships them to its search (:mod:`miner.publish.html
 from __future__ import annotations
 
 import ast
+import difflib
 import itertools
 import json
 import math
@@ -52,6 +53,9 @@ GOOD = 0.5
 MIN_LITERAL = 6
 #: ... and must explain at least this share of the message's non-blank characters.
 MIN_COVERAGE = 0.25
+#: ... unless its literal text is this long (non-blank characters): a long
+#: placeholder value (``pool memory leak detected! {messages}``).
+MIN_SPECIFIC = 20
 #: A fragment must be this long (non-blank characters) to count as a match.
 MIN_FRAGMENT = 12
 #: Longest message tried against the templates (characters).
@@ -84,7 +88,7 @@ _SPACE = re.compile(r"\s+")
 #: What separates two chunks of a template (:func:`compile_template`).
 _NONE, _BLANK, _ANY = 0, 1, 2
 
-Role = Literal["final", "cause", "context", "message"]
+Role = Literal["final", "cause", "context", "message", "path"]
 #: Message kinds whose parts are matched (dynamic messages have no template).
 SHOWN = ("literal", "template")
 
@@ -111,7 +115,8 @@ class Raised:
     ``frames`` are outermost first, as printed. ``role`` says where the
     exception stands in a chain: ``final`` (the one that ended the program),
     ``cause`` (``raise ... from`` it), ``context`` (raised while handling it),
-    or ``message`` for a paste without a traceback.
+    ``message`` for a paste without a traceback, ``path`` for a pasted
+    ``path.py:line`` (one frame, no message).
     """
 
     exception: str | None
@@ -309,7 +314,7 @@ def _path_query(text: str) -> Raised | None:
     match = _PATH_LINE.match(text)
     if match is None:
         return None
-    return Raised(None, (), (Frame(match["path"], int(match["line"])),), "message")
+    return Raised(None, (), (Frame(match["path"], int(match["line"])),), "path")
 
 
 def parse_paste(text: str) -> list[Raised]:
@@ -769,7 +774,7 @@ class LookupIndex:
             if entry.anchor not in text:
                 continue
             coverage = min(entry.literal_size / size, 1.0)
-            if coverage < MIN_COVERAGE:
+            if coverage < MIN_COVERAGE and entry.literal_size < MIN_SPECIFIC:
                 continue
             if self._pattern(index).match_solid(solid):
                 scores[index] = (coverage, False)
@@ -790,6 +795,8 @@ class LookupIndex:
         """Share of a template's literal text that ``text`` (a fragment of one
         literal part) covers, for every template holding it."""
         needle = normalize(text)
+        truncated = needle.endswith(("...", "\u2026"))
+        needle = needle.rstrip(END_PUNCTUATION).rstrip()
         if _solid(needle) < MIN_FRAGMENT:
             return {}
         scores = {}
@@ -797,7 +804,10 @@ class LookupIndex:
             if needle in entry.literal and any(
                 needle in normalize(p.text or "") for p in entry.card.message_parts
             ):
-                scores[index] = min(_solid(needle) / max(entry.literal_size, 1), 1.0)
+                share = min(_solid(needle) / max(entry.literal_size, 1), 1.0)
+                if truncated and entry.literal.startswith(needle):
+                    share = min(share + 0.3, 1.0)  # the start of the message, cut short
+                scores[index] = share
         return scores
 
     def _word_scores(self, text: str) -> dict[int, float]:
@@ -844,8 +854,8 @@ class LookupIndex:
             path = self.repo_path(frame.path)
             if path is None:
                 continue
-            code = normalize(frame.code) if frame.code else None
-            by_code: list[tuple[int, SiteRef]] = []
+            code = normalize(frame.code)[:MAX_CODE] if frame.code else None
+            alike: list[tuple[float, int, SiteRef]] = []
             for index, site in self._sites_by_path[path]:
                 evidence.same_file.add(index)
                 scoped = frame.function is None or _scope_name(site.scope) == frame.function
@@ -854,18 +864,26 @@ class LookupIndex:
                 kind, own = self._detail(site)
                 if position != last and kind != "call":
                     continue
-                fits = code is not None and own is not None and normalize(own) == code
-                if site.line <= frame.line <= site.end_line and (fits or (code is None and scoped)):
+                similar = code_similarity(code, own) if code is not None and own else 0.0
+                inside = site.line <= frame.line <= site.end_line
+                if inside and (similar >= SIMILAR_CODE or (code is None and scoped)):
                     evidence.pin(
                         index, site, 0.9, f"a traceback frame points at {site.path}:{site.line}"
                     )
-                elif fits and scoped and frame.function is not None:
-                    by_code.append((index, site))
-            unique = len({index for index, _ in by_code}) == 1
-            for index, site in by_code:
+                elif similar >= SIMILAR_CODE and scoped and frame.function is not None:
+                    alike.append((similar, index, site))
+            if not alike:
+                continue
+            top = max(similar for similar, _, _ in alike)
+            leaders = {index for similar, index, _ in alike if similar == top}
+            for similar, index, site in alike:
                 where = f"{site.path} in {site.scope}"
-                if unique:
-                    evidence.pin(index, site, 0.85, f"a traceback frame shows its line ({where})")
+                if similar == top and len(leaders) == 1:
+                    strength = 0.85 if similar == 1.0 else 0.8
+                    shows = "its line" if similar == 1.0 else "a line like its own"
+                    evidence.pin(
+                        index, site, strength, f"a traceback frame shows {shows} ({where})"
+                    )
                 else:
                     evidence.pin(
                         index, site, 0.6, f"a traceback frame shows a line like its own ({where})"
@@ -902,6 +920,12 @@ class LookupIndex:
                     value *= 0.85
                     reasons.append(f"exception type differs ({shown} shown, {own} raised here)")
             out[index] = (min(value, 1.0), site, tuple(reasons))
+        if raised.role == "path":
+            # As the site's search box: every error raised in the file is a candidate.
+            for path in {self.repo_path(f.path) for f in raised.frames} - {None}:
+                for index, site in self._sites_by_path[str(path)]:
+                    if index not in out:
+                        out[index] = (0.6, site, (f"raised in {site.path}",))
         return out
 
     @staticmethod
@@ -925,7 +949,7 @@ class LookupIndex:
                 coverage *= 0.98
         if pinned is not None:
             reasons.append(pinned[2])
-        if pinned is not None and strength >= 0.85:
+        if pinned is not None and strength >= 0.8:
             value = 0.95 + 0.05 * message[0] if message is not None else strength
             return value, pinned[0], reasons
         if message is not None:
@@ -958,7 +982,7 @@ class LookupIndex:
         best: dict[int, Match] = {}
         for position, raised in enumerate(parse_paste(text)):
             # Later exceptions of a chain count a little less than the final one.
-            weight = 1.0 if raised.role in ("final", "message") else 0.97
+            weight = 1.0 if raised.role in ("final", "message", "path") else 0.97
             for index, (value, site, reasons) in self.score(raised).items():
                 value = round(value * weight, 4)
                 current = best.get(index)
@@ -982,6 +1006,28 @@ class Evidence:
         current = self.pinned.get(index)
         if current is None or strength > current[1]:
             self.pinned[index] = (site, strength, reason)
+
+
+#: Source lines this alike (:func:`code_similarity`) are the same statement,
+#: perhaps reworded between releases.
+SIMILAR_CODE = 0.75
+#: Longest frame source line compared (characters).
+MAX_CODE = 300
+_CODE_HEAD = re.compile(r"^(?:raise\s+[\w.]+|assert\b|[\w.]+\()")
+
+
+def code_similarity(shown: str, own: str) -> float:
+    """How alike a frame's source line and a site's first line are: 1.0 when
+    equal (white space aside), else, when both start the same way (``raise
+    ValueError``, ``assert``, ``name(``), the share of matching characters
+    (``difflib``), else 0. Each line is cut at :data:`MAX_CODE` characters."""
+    a, b = normalize(shown)[:MAX_CODE], normalize(own)[:MAX_CODE]
+    if a == b:
+        return 1.0
+    head = _CODE_HEAD.match(a)
+    if head is None or not b.startswith(head.group()):
+        return 0.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
 
 
 def _scope_name(scope: str) -> str:
