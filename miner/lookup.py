@@ -56,6 +56,9 @@ MIN_COVERAGE = 0.25
 #: ... unless its literal text is this long (non-blank characters): a long
 #: placeholder value (``pool memory leak detected! {messages}``).
 MIN_SPECIFIC = 20
+#: A template explaining less of a message than this is a weak match: an
+#: exception type other than the one shown makes it weaker still.
+WEAK_COVERAGE = 0.4
 #: A fragment must be this long (non-blank characters) to count as a match.
 MIN_FRAGMENT = 12
 #: Longest message tried against the templates (characters).
@@ -854,6 +857,7 @@ class LookupIndex:
             path = self.repo_path(frame.path)
             if path is None:
                 continue
+            evidence.raised_here = evidence.raised_here or position == last
             code = normalize(frame.code)[:MAX_CODE] if frame.code else None
             alike: list[tuple[float, int, SiteRef]] = []
             for index, site in self._sites_by_path[path]:
@@ -879,7 +883,8 @@ class LookupIndex:
             for similar, index, site in alike:
                 where = f"{site.path} in {site.scope}"
                 if similar == top and len(leaders) == 1:
-                    strength = 0.85 if similar == 1.0 else 0.8
+                    # 0.85 for the same line, 0.8 to 0.84 for a reworded one.
+                    strength = 0.85 if similar == 1.0 else 0.8 + 0.16 * (similar - SIMILAR_CODE)
                     shows = "its line" if similar == 1.0 else "a line like its own"
                     evidence.pin(
                         index, site, strength, f"a traceback frame shows {shows} ({where})"
@@ -917,7 +922,10 @@ class LookupIndex:
                     value += 0.02
                     reasons.append(f"same exception type {shown}")
                 else:
-                    value *= 0.85
+                    # Python prints the class raised: another name is evidence
+                    # against, the more so when the template explains little.
+                    weak = index not in message or message[index][0] < WEAK_COVERAGE
+                    value *= 0.75 if weak else 0.85
                     reasons.append(f"exception type differs ({shown} shown, {own} raised here)")
             out[index] = (min(value, 1.0), site, tuple(reasons))
         if raised.role == "path":
@@ -961,6 +969,9 @@ class LookupIndex:
             elif index in evidence.same_file:
                 value += 0.05
                 reasons.append("a traceback frame runs in its file")
+            elif evidence.raised_here:
+                value *= 0.8
+                reasons.append("the traceback runs in none of its files")
         elif pinned is not None:
             share = max(fragment or 0.0, words or 0.0)
             value = 0.5 + 0.1 * share
@@ -1001,6 +1012,8 @@ class Evidence:
     """Error index -> (site, strength, reason), the strongest pin of each."""
     same_scope: set[int] = field(default_factory=set)
     same_file: set[int] = field(default_factory=set)
+    raised_here: bool = False
+    """The innermost frame runs in a file of the repository."""
 
     def pin(self, index: int, site: SiteRef, strength: float, reason: str) -> None:
         current = self.pinned.get(index)
