@@ -624,3 +624,45 @@ def test_raising_helper_calls_are_the_same_with_both_parsers(make_repo) -> None:
         (5, "kw {i}", [("for", "i in range(3)", False), ("if", "strict", False)]),
         (6, "paren", [("for", "i in range(3)", False), ("if", "strict", False)]),
     ]
+
+
+@pytest.mark.parametrize(
+    ("source", "is_helper"),
+    [
+        ("def fail(msg):\n    raise ValueError(msg)\n", True),
+        (
+            "def fail(strict, msg):\n    if not strict:\n        return\n"
+            "    raise ValueError(msg)\n",
+            True,
+        ),
+        # Reached only when a loop did not return: not every call raises.
+        (
+            "def owner(name, table):\n    for key in table:\n        if key == name:\n"
+            "            return key\n    raise KeyError(f'unknown {name}')\n",
+            False,
+        ),
+        (
+            "def fail(msg):\n    try:\n        pass\n    finally:\n        raise ValueError(msg)\n",
+            False,
+        ),
+        # A test of something else than a parameter alone.
+        ("def check(x):\n    if x < 0:\n        raise ValueError(f'negative {x}')\n", False),
+        # The parameter is rebound before the raise.
+        ("def fail(msg):\n    msg = msg.strip()\n    raise ValueError(msg)\n", False),
+        # Called by Python itself, and decorated.
+        ("class A:\n    def __getitem__(self, key):\n        raise KeyError(key)\n", False),
+        ("@functools.cache\ndef fail(msg):\n    raise ValueError(msg)\n", False),
+        # The exception is a parameter.
+        ("def fail(exc, msg):\n    raise exc(msg)\n", False),
+    ],
+)
+def test_what_makes_a_raising_helper(source: str, is_helper: bool) -> None:
+    import ast
+
+    from miner.extract.helpers import functions, helper_of, maybe_helper
+
+    site = [s for s in mine(source) if s.kind == "raise"][-1]
+    found = functions(ast.parse(source)).get(site.scope)
+    assert found is not None
+    made = maybe_helper(site) and helper_of(site, *found) is not None
+    assert made is is_helper

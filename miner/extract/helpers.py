@@ -292,6 +292,34 @@ def _rebound(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     return out
 
 
+_BRANCHING = (ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith, ast.Match)
+
+
+def _straight(func: ast.FunctionDef | ast.AsyncFunctionDef, site: Site) -> bool:
+    """Whether nothing but ``if`` statements decides if the site is reached:
+    no loop, ``try``, ``with`` or ``match`` in the function's own body, no
+    ``yield``, and every ``return`` before the site alone in the body of an
+    ``if`` (an exit the extractor records, and :func:`helper_of` checks)."""
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, (*_try_star(), *_BRANCHING, ast.Yield, ast.YieldFrom, ast.Await)):
+            return False
+        if isinstance(node, ast.If):
+            for branch in (node.body, node.orelse):
+                if len(branch) == 1 and isinstance(branch[0], ast.Return):
+                    continue
+                stack.extend(branch)
+            stack.append(node.test)
+            continue
+        if isinstance(node, ast.Return) and node.lineno < site.line:
+            return False
+        stack.extend(ast.iter_child_nodes(node))
+    return True
+
+
 def _parameter_test(guard: Guard, params: set[str]) -> Guard | None:
     """An ``if`` guard (or an ``if`` exit, an earlier ``assert``) whose test
     is a parameter or ``not`` one, as an ``if`` guard on the parameter."""
@@ -321,6 +349,10 @@ def helper_of(
     if site.exception is None or site.abstract or "<locals>" in site.scope:
         return None
     if any(_last(d) not in _PLAIN_DECORATORS for d in func.decorator_list):
+        return None
+    if func.name.startswith("__") and func.name.endswith("__"):
+        return None  # called by Python itself (``obj[key]``, ``obj()``), not by name
+    if not _straight(func, site):
         return None
     args = func.args
     positional = [a.arg for a in (*args.posonlyargs, *args.args)]
@@ -381,12 +413,23 @@ def helper_of(
     )
 
 
+def _bare_test(guard: Guard, kinds: tuple[str, ...]) -> bool:
+    test = guard.test[4:] if guard.test.startswith("not ") else guard.test
+    return guard.kind in kinds and test.isidentifier()
+
+
 def maybe_helper(site: Site) -> bool:
-    """A cheap test before :func:`helper_of`: could this site make its
-    function a helper (a message that is, or holds, a bare name)?"""
+    """A cheap test before :func:`helper_of` (which needs the function's
+    definition): could this site make its function a helper? A message that
+    is, or holds, a bare name; guards and exits that test a bare name (a
+    ``call`` site's last guards are its helper's conditions: not checked)."""
     if site.kind not in ("raise", "call") or site.reraise or site.exception is None:
         return False
     if site.scope == "<module>" or "<locals>" in site.scope or site.cause is not None:
+        return False
+    if site.kind == "raise" and not all(_bare_test(g, ("if",)) for g in site.guards):
+        return False
+    if not all(_bare_test(g, ("exit", "asserted")) for g in site.exits):
         return False
     if site.message_kind == "dynamic":
         return bool(site.message_source) and str(site.message_source).isidentifier()

@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import logging
 import re
 from collections.abc import Callable, Sequence
 
 import git
 
-from miner.extract.helpers import Helper, functions, helper_of, maybe_helper
+from miner.extract.helpers import CallForm, Helper, functions, helper_of, maybe_helper
 from miner.extract.runner import extract_file
 from miner.extract.text import DecodeError, decode_source
 from miner.model import FileResult, Site
@@ -68,6 +69,9 @@ class _Sources:
         self.read = read
         self._data: dict[str, bytes | None] = {}
         self._trees: dict[str, ast.Module | None] = {}
+        self._functions: dict[
+            str, dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]]
+        ] = {}
 
     def data(self, path: str) -> bytes | None:
         if path not in self._data:
@@ -85,6 +89,15 @@ class _Sources:
             return decode_source(data).text
         except DecodeError:
             return None
+
+    def functions(
+        self, path: str
+    ) -> dict[str, tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]]:
+        """The file's functions by ``__qualname__`` (:func:`~miner.extract.helpers.functions`)."""
+        if path not in self._functions:
+            tree = self.tree(path)
+            self._functions[path] = functions(tree) if tree is not None else {}
+        return self._functions[path]
 
     def tree(self, path: str) -> ast.Module | None:
         if path not in self._trees:
@@ -104,10 +117,7 @@ def find_helpers(
     for site in sorted(sites, key=lambda s: (s.path, s.line)):
         if not maybe_helper(site):
             continue
-        tree = sources.tree(site.path)
-        if tree is None:
-            continue
-        found = functions(tree).get(site.scope)
+        found = sources.functions(site.path).get(site.scope)
         if found is None:
             continue
         func, method = found
@@ -161,6 +171,9 @@ def _tables(
     """For each path, the helpers its calls may name, with the call forms
     that name them there (see the module doc)."""
     names = sorted(helpers)
+    if not names:
+        return {}
+    words = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
     texts = {path: sources.text(path) or "" for path in paths}
     defs: dict[str, int] = {}
     for text in texts.values():
@@ -168,29 +181,51 @@ def _tables(
             defs[name] = defs.get(name, 0) + count
     tables: dict[str, dict[str, tuple[Helper, ...]]] = {}
     for path in paths:
-        imported: set[str] | None = None
+        text = texts[path]
+        # The file's imports, parsed once if a bare call needs them.
+        imports = functools.cache(functools.partial(_imports_of, sources, path))
+
         table: dict[str, tuple[Helper, ...]] = {}
-        for name in names:
-            if defs.get(name) != 1 or not re.search(rf"\b{re.escape(name)}\b", texts[path]):
+        for name in sorted({m[1] for m in words.finditer(text)}):
+            if defs.get(name) != 1:
                 continue
             usable = []
             for helper in helpers[name]:
-                forms: list[str] = []
-                home = helper.path == path
-                if not helper.method:
-                    if imported is None:
-                        imported = _imported(sources.tree(path))
-                    if (home and helper.qualname == name) or name in imported:
-                        forms.append("name")
-                elif home or distinctive(name):
-                    forms.append("attribute")
+                forms = _forms(helper, path, text, imports)
                 if forms:
-                    usable.append(dataclasses.replace(helper, forms=tuple(forms)))  # type: ignore[arg-type]
+                    usable.append(dataclasses.replace(helper, forms=forms))
             if usable:
                 table[name] = tuple(usable)
         if table:
             tables[path] = table
     return tables
+
+
+def _forms(
+    helper: Helper, path: str, text: str, imports: Callable[[], set[str]]
+) -> tuple[CallForm, ...]:
+    """The call forms that name ``helper`` in the file ``path`` (see the module doc)."""
+    home = helper.path == path
+    if helper.method:
+        return ("attribute",) if home or distinctive(helper.name) else ()
+    if home and helper.qualname == helper.name:
+        return ("name",)
+    if _bare_call(text, helper.name) and helper.name in imports():
+        return ("name",)
+    return ()
+
+
+def _imports_of(sources: _Sources, path: str) -> set[str]:
+    return _imported(sources.tree(path))
+
+
+def _bare_call(text: str, name: str) -> bool:
+    """Whether ``name(`` occurs in ``text`` not after a dot or ``def``."""
+    pattern = re.compile(r"(?<![\w.])" + re.escape(name) + r"[ \t]*\(")
+    for match in pattern.finditer(text):
+        if not text[max(0, match.start() - 4) : match.start()].endswith("def "):
+            return True
+    return False
 
 
 def link_calls(
