@@ -29,18 +29,21 @@ and JavaScript; the HTML site ships them to its search (:mod:`miner.publish.html
 from __future__ import annotations
 
 import ast
+import difflib
 import itertools
 import json
 import math
+import os
 import re
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from miner.model import Error, MessagePart, group_errors
+from miner.errors import RecordsError
+from miner.model import Error, MessagePart, Site, group_errors
 from miner.publish.cards import card_ref
 from miner.publish.patterns import PREFIX_PATTERNS
 from miner.publish.records import MANIFEST, SITES, read_json, read_sites
@@ -51,6 +54,12 @@ GOOD = 0.5
 MIN_LITERAL = 6
 #: ... and must explain at least this share of the message's non-blank characters.
 MIN_COVERAGE = 0.25
+#: ... unless its literal text is this long (non-blank characters): a long
+#: placeholder value (``pool memory leak detected! {messages}``).
+MIN_SPECIFIC = 20
+#: A template explaining less of a message than this is a weak match: an
+#: exception type other than the one shown makes it weaker still.
+WEAK_COVERAGE = 0.4
 #: A fragment must be this long (non-blank characters) to count as a match.
 MIN_FRAGMENT = 12
 #: Longest message tried against the templates (characters).
@@ -64,13 +73,26 @@ CONTEXT_SEPARATOR = "During handling of the above exception, another exception o
 
 _FRAME = re.compile(r'^\s*File "(?P<path>[^"\n]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
 _EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::(?: (?P<message>.*))?)?$")
+#: A dotted name in lower case (``sglang.srt.managers.scheduler``): a logger or
+#: module name before ``: ``, never an exception class.
+_LOGGER_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$")
+#: ``path.py:123`` (or ``path.py", line 123``) pasted alone: the site's search box
+#: reads it too. Linear: the path holds no ``:`` and the line only digits.
+_PATH_LINE = re.compile(r'^"?(?P<path>[^\s":,]+\.py)"?(?::|,? line )(?P<line>\d+)$')
+#: How many ``": "`` of a line are tried as the start of the message
+#: (``Scheduler hit an exception: ValueError: ...``).
+MAX_HEADS = 3
+#: A first word of a line that a log collector, not a message, put there.
+_COLLECTOR_MARK = re.compile(r"[-_|\[\]:/0-9]")
+#: End punctuation a paste may lack or add (``... config`` for ``... config.``).
+END_PUNCTUATION = ".!?,;:\u2026"
 _CARETS = re.compile(r"^\s*[~^]+\s*$")
 _WORD = re.compile(r"[a-z_][a-z0-9_]+|[0-9]+")
 _SPACE = re.compile(r"\s+")
 #: What separates two chunks of a template (:func:`compile_template`).
 _NONE, _BLANK, _ANY = 0, 1, 2
 
-Role = Literal["final", "cause", "context", "message"]
+Role = Literal["final", "cause", "context", "message", "path"]
 #: Message kinds whose parts are matched (dynamic messages have no template).
 SHOWN = ("literal", "template")
 
@@ -82,6 +104,8 @@ class Frame:
     path: str
     line: int
     function: str | None = None
+    code: str | None = field(default=None, compare=False)
+    """The source line shown under the frame (stripped), when there is one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +119,8 @@ class Raised:
     ``frames`` are outermost first, as printed. ``role`` says where the
     exception stands in a chain: ``final`` (the one that ended the program),
     ``cause`` (``raise ... from`` it), ``context`` (raised while handling it),
-    or ``message`` for a paste without a traceback.
+    ``message`` for a paste without a traceback, ``path`` for a pasted
+    ``path.py:line`` (one frame, no message).
     """
 
     exception: str | None
@@ -141,27 +166,108 @@ def _message_readings(lines: Sequence[str]) -> tuple[str, ...]:
     return tuple(readings)
 
 
-def _parse_block(lines: Sequence[str], role: Role) -> Raised:
-    """One traceback: the lines after ``Traceback (most recent call last):``."""
+def strip_common_prefix(lines: Sequence[str]) -> list[str]:
+    """``lines`` without the prefix every one of them carries: a log
+    collector's (``pod-name container ``, ``service-1  | ``).
+
+    Taken only when at least two lines are not blank, the shared text ends
+    at white space, and its first word holds a character that words of a
+    message rarely start with (a digit, ``-``, ``_``, ``|``, ``[``, ``:``,
+    ``/``): a message's own words are never taken. O(total length).
+    """
+    shown = [line for line in lines if line.strip()]
+    if len(shown) < 2:
+        return list(lines)
+    prefix = os.path.commonprefix(shown)
+    cut = max(prefix.rfind(" "), prefix.rfind("\t"))
+    if cut < 0:
+        return list(lines)
+    prefix = prefix[: cut + 1]
+    words = prefix.split()
+    if (
+        not words
+        or len(prefix.strip()) < 3
+        or not _COLLECTOR_MARK.search(words[0])
+        or TRACEBACK_HEAD in prefix
+        or _FRAME.match(prefix)
+    ):
+        return list(lines)
+    return [line[len(prefix) :] if line.startswith(prefix) else line for line in lines]
+
+
+def _frames(lines: Sequence[str]) -> tuple[list[Frame], set[int]]:
+    """The frames of ``lines`` with the source line shown under each, and the
+    indexes of the lines they take (frame lines and source lines)."""
     frames: list[Frame] = []
-    last_frame = -1
+    taken: set[int] = set()
     for index, line in enumerate(lines):
         match = _FRAME.match(line)
-        if match:
-            frames.append(Frame(match["path"], int(match["line"]), match["func"]))
-            last_frame = index
-    start = last_frame + 1
-    # Skip the frame's source lines (indented), caret lines and blank lines.
+        if match is None:
+            continue
+        taken.add(index)
+        code = None
+        following = index + 1
+        if following < len(lines) and _is_code(lines, following):
+            code = lines[following].strip()
+            taken.add(following)
+        frames.append(Frame(match["path"], int(match["line"]), match["func"], code))
+    return frames, taken
+
+
+def _is_code(lines: Sequence[str], index: int) -> bool:
+    """Whether the line after a frame is the frame's source line: indented,
+    or (indentation lost in the paste) followed by the exception or a frame."""
+    line = lines[index]
+    if not line.strip() or _FRAME.match(line) or _CARETS.match(line) or TRACEBACK_HEAD in line:
+        return False
+    if line[0] in " \t":
+        return True
+    after = lines[index + 1] if index + 1 < len(lines) else ""
+    return not _EXCEPTION_LINE.match(line) and bool(
+        _EXCEPTION_LINE.match(after) or _FRAME.match(after)
+    )
+
+
+def _is_exception(name: str) -> bool:
+    """Whether a ``Name:`` before a message names an exception class rather
+    than a logger or module (``sglang.srt.managers.scheduler``, ``note``)."""
+    last = name.rsplit(".", 1)[-1]
+    return bool(last[:1].isupper()) and not _LOGGER_NAME.match(name)
+
+
+def _heads(line: str) -> list[tuple[str | None, str]]:
+    """Where the message of a line may start, as ``(exception, message)``:
+    ``Type: message`` at the start, then after each of the first
+    :data:`MAX_HEADS` ``": "`` (``Scheduler hit an exception: ValueError:
+    ...`` and ``... hit an exception: <message>``). A name that is no
+    exception class (a logger's) gives the message alone."""
+    out: list[tuple[str | None, str]] = []
+    seen: set[str] = set()
+    start = 0
+    for _ in range(MAX_HEADS + 1):
+        rest = line[start:]
+        head = _EXCEPTION_LINE.match(rest)
+        if head and head["message"] is not None and head["message"] not in seen:
+            exception = head["type"] if _is_exception(head["type"]) else None
+            out.append((exception, head["message"]))
+            seen.add(head["message"])
+        elif start and rest.strip() and rest not in seen:
+            out.append((None, rest))
+            seen.add(rest)
+        found = line.find(": ", start)
+        if found < 0:
+            break
+        start = found + 2
+    return out
+
+
+def _parse_block(lines: Sequence[str], role: Role) -> Raised:
+    """One traceback: the lines after ``Traceback (most recent call last):``."""
+    frames, taken = _frames(lines)
+    start = max(taken) + 1 if taken else 0
+    # Skip source lines (indented), caret lines and blank lines.
     while start < len(lines) and (
         not lines[start].strip() or lines[start][0] in " \t" or _CARETS.match(lines[start])
-    ):
-        start += 1
-    # An unindented source line (indentation lost in the paste) before the exception line.
-    if (
-        last_frame >= 0
-        and start + 1 < len(lines)
-        and not _EXCEPTION_LINE.match(lines[start])
-        and _EXCEPTION_LINE.match(lines[start + 1])
     ):
         start += 1
     if start >= len(lines):
@@ -170,18 +276,19 @@ def _parse_block(lines: Sequence[str], role: Role) -> Raised:
     if head is None:
         return Raised(None, _message_readings(lines[start:]), tuple(frames), role)
     first = head["message"] or ""
-    return Raised(
-        head["type"], _message_readings([first, *lines[start + 1 :]]), tuple(frames), role
-    )
+    exception: str | None = head["type"]
+    if head["message"] is not None and not _is_exception(head["type"]):
+        exception, first = None, head["message"]
+    return Raised(exception, _message_readings([first, *lines[start + 1 :]]), tuple(frames), role)
 
 
 def _parse_plain(lines: Sequence[str]) -> list[Raised]:
     """A paste without ``Traceback`` header: the whole text and each line, each
-    read as a bare message and, when it starts with ``Name:``, as ``Type: message``."""
-    frames = tuple(
-        Frame(m["path"], int(m["line"]), m["func"]) for m in map(_FRAME.match, lines) if m
-    )
-    body = [line for line in lines if not _FRAME.match(line)]
+    read as a bare message and from each place a message may start
+    (:func:`_heads`); frames count for all of them."""
+    found, taken = _frames(lines)
+    frames = tuple(found)
+    body = [line for index, line in enumerate(lines) if index not in taken]
     out: list[Raised] = []
     seen: set[tuple[str | None, str]] = set()
 
@@ -196,22 +303,39 @@ def _parse_plain(lines: Sequence[str]) -> list[Raised]:
         if not group:
             continue
         add(None, ["\n".join(group)])
-        head = _EXCEPTION_LINE.match(group[0])
-        if head and head["message"] is not None:
-            add(head["type"], [head["message"], *group[1:]])
+        for exception, first in _heads(group[0]):
+            add(exception, [first, *group[1:]])
     if not out and frames:
         out.append(Raised(None, (), frames, "message"))
     return out
 
 
+def _path_query(text: str) -> Raised | None:
+    """``path.py:123`` pasted alone: one frame, as the site's search box reads it."""
+    text = text.strip()
+    if len(text) > 1000:
+        return None
+    match = _PATH_LINE.match(text)
+    if match is None:
+        return None
+    return Raised(None, (), (Frame(match["path"], int(match["line"])),), "path")
+
+
 def parse_paste(text: str) -> list[Raised]:
     """The exceptions a paste shows, the one to explain first.
 
-    With tracebacks, the final exception comes first, then the ones before it
-    in the chain (latest first). Without, the readings of the text as a bare
-    message. Never raises; an empty paste gives ``[]``.
+    Log collectors' prefixes shared by every line, then each line's log
+    prefixes, are stripped first. With tracebacks, the final exception comes
+    first, then the ones before it in the chain (latest first); a
+    traceback cut short counts with its frames. Without, the readings of
+    the text as a bare message; ``path.py:123`` alone is a frame. Never
+    raises; an empty paste gives ``[]``.
     """
-    lines = [strip_prefixes(line) for line in re.split(r"\r\n|\r|\n", text)]
+    query = _path_query(text)
+    if query is not None:
+        return [query]
+    lines = strip_common_prefix(re.split(r"\r\n|\r|\n", text))
+    lines = strip_common_prefix([strip_prefixes(line) for line in lines])
     if not any(TRACEBACK_HEAD in line for line in lines):
         return _parse_plain(lines)
     blocks: list[list[str]] = []
@@ -435,6 +559,23 @@ class SiteRef:
     line: int
     end_line: int
     scope: str
+    kind: str | None = None
+    """``raise``, ``assert`` or ``call``; None when not known (the site's
+    index leaves it out: :class:`LookupIndex` reads it from the records
+    when a frame needs it)."""
+    code: str | None = None
+    """The statement's first source line, stripped (None: not known, as ``kind``)."""
+
+
+def site_code(site: Site) -> str:
+    """The first source line of a site's statement, stripped."""
+    lines = site.excerpt.text.split("\n")
+    index = site.line - site.excerpt.start_line
+    return lines[index].strip() if 0 <= index < len(lines) else ""
+
+
+def site_ref(site: Site) -> SiteRef:
+    return SiteRef(site.path, site.line, site.end_line, site.scope, site.kind, site_code(site))
 
 
 @dataclass(frozen=True, slots=True)
@@ -458,7 +599,7 @@ class Card:
             message=error.message,
             message_parts=error.message_parts if error.message_kind in SHOWN else (),
             title=error.title,
-            sites=tuple(SiteRef(s.path, s.line, s.end_line, s.scope) for s in error.sites),
+            sites=tuple(site_ref(s) for s in error.sites),
         )
 
     @classmethod
@@ -521,17 +662,29 @@ class LookupIndex:
 
     Build it from errors (:meth:`from_errors`) or a mined output folder
     (:meth:`load`); :meth:`search` does the matching.
+
+    ``details`` gives ``(path, line) -> (kind, first source line)`` of every
+    site, for cards whose :class:`SiteRef` lacks them (read from the site's
+    index); it is called once, the first time a traceback frame needs it.
     """
 
-    def __init__(self, cards: Iterable[Card]) -> None:
+    def __init__(
+        self,
+        cards: Iterable[Card],
+        details: Callable[[], Mapping[tuple[str, int], tuple[str, str]]] | None = None,
+    ) -> None:
         self.entries: list[Entry] = []
         self._patterns: dict[int, Template] = {}
+        self._loose: dict[int, Template | None] = {}
         self._by_word: dict[str, list[int]] = defaultdict(list)
         self._by_suffix: dict[tuple[str, ...], set[str]] = defaultdict(set)
         self._sites_by_path: dict[str, list[tuple[int, SiteRef]]] = defaultdict(list)
+        self._details_source = details
+        self._details: Mapping[tuple[str, int], tuple[str, str]] | None = None
         for card in cards:
             literal = normalize(" ".join(p.text or "" for p in card.message_parts))
-            chunks = literal.split()
+            # The longest chunk without its end punctuation: still in every match.
+            chunks = [c.rstrip(END_PUNCTUATION) for c in literal.split()]
             anchor = max(chunks, key=len) if chunks else ""
             words = frozenset(_WORD.findall(literal.lower()))
             index = len(self.entries)
@@ -556,8 +709,9 @@ class LookupIndex:
     def load(cls, out: Path) -> LookupIndex:
         """The index of a mined output folder: the site's ``api/index.json``
         when it was written for the commit of ``manifest.json`` (a fraction
-        of a second), else the records in ``sites.jsonl`` (a few seconds for
-        a release).
+        of a second; the sites' kinds and source lines are read from
+        ``sites.jsonl`` only when a traceback frame needs them), else the
+        records in ``sites.jsonl`` (a few seconds for a release).
 
         Raises:
             RecordsError: ``out`` holds no readable records.
@@ -567,7 +721,8 @@ class LookupIndex:
         try:
             data = json.loads(published.read_text("utf-8"))
             if data["commit"]["sha"] == manifest["commit"]["sha"]:
-                return cls(Card.from_index(entry) for entry in data["errors"])
+                cards = [Card.from_index(entry) for entry in data["errors"]]
+                return cls(cards, details=lambda: site_details(out / SITES))
         except (OSError, ValueError, KeyError, TypeError):
             pass
         return cls.from_errors(group_errors(read_sites(out / SITES)))
@@ -578,6 +733,21 @@ class LookupIndex:
             pattern = compile_template(self.entries[index].card.message_parts)
             self._patterns[index] = pattern
         return pattern
+
+    def _loose_pattern(self, index: int) -> Template | None:
+        """The template without the end punctuation of its last literal part,
+        or None when it ends with a placeholder or has no end punctuation."""
+        if index not in self._loose:
+            parts = list(self.entries[index].card.message_parts)
+            loose = None
+            if parts and parts[-1].expr is None:
+                text = (parts[-1].text or "").rstrip()
+                trimmed = text.rstrip(END_PUNCTUATION).rstrip()
+                if trimmed != text:
+                    parts[-1] = MessagePart(text=trimmed)
+                    loose = compile_template(parts)
+            self._loose[index] = loose
+        return self._loose[index]
 
     def repo_path(self, path: str) -> str | None:
         """The repository path a traceback path ends in (the longest shared
@@ -590,30 +760,47 @@ class LookupIndex:
                 return min(found) if len(found) > 1 else next(iter(found))
         return None
 
-    def _message_scores(self, text: str) -> dict[int, float]:
-        """Coverage of ``text`` by every template that fully matches it."""
+    def _message_scores(self, text: str) -> dict[int, tuple[float, bool]]:
+        """Coverage of ``text`` by every template that fully matches it, and
+        whether only with the end punctuation aside (the paste lacks or adds
+        a final ``.``)."""
         text = text[:MAX_MESSAGE]
         solid = Solid.of(text)
+        trimmed = text.rstrip().rstrip(END_PUNCTUATION)
+        loose = Solid.of(trimmed)
         size = len(solid.text)
         if not size:
             return {}
-        scores: dict[int, float] = {}
+        scores: dict[int, tuple[float, bool]] = {}
         for index, entry in enumerate(self.entries):
             if entry.literal_size < MIN_LITERAL or entry.literal_size > size:
                 continue  # too little to go by, or more literal text than the message has
             if entry.anchor not in text:
                 continue
             coverage = min(entry.literal_size / size, 1.0)
-            if coverage < MIN_COVERAGE:
+            if coverage < MIN_COVERAGE and entry.literal_size < MIN_SPECIFIC:
                 continue
             if self._pattern(index).match_solid(solid):
-                scores[index] = coverage
+                scores[index] = (coverage, False)
+                continue
+            pattern = self._loose_pattern(index)
+            if pattern is not None and loose.text and pattern.match_solid(loose):
+                scores[index] = (min(entry.literal_size / max(len(loose.text), 1), 1.0), True)
+            elif (  # the paste adds end punctuation the template does not have
+                pattern is None
+                and trimmed != text.rstrip()
+                and loose.text
+                and self._pattern(index).match_solid(loose)
+            ):
+                scores[index] = (coverage, True)
         return scores
 
     def _fragment_scores(self, text: str) -> dict[int, float]:
         """Share of a template's literal text that ``text`` (a fragment of one
         literal part) covers, for every template holding it."""
         needle = normalize(text)
+        truncated = needle.endswith(("...", "\u2026"))
+        needle = needle.rstrip(END_PUNCTUATION).rstrip()
         if _solid(needle) < MIN_FRAGMENT:
             return {}
         scores = {}
@@ -621,7 +808,10 @@ class LookupIndex:
             if needle in entry.literal and any(
                 needle in normalize(p.text or "") for p in entry.card.message_parts
             ):
-                scores[index] = min(_solid(needle) / max(entry.literal_size, 1), 1.0)
+                share = min(_solid(needle) / max(entry.literal_size, 1), 1.0)
+                if truncated and entry.literal.startswith(needle):
+                    share = min(share + 0.3, 1.0)  # the start of the message, cut short
+                scores[index] = share
         return scores
 
     def _word_scores(self, text: str) -> dict[int, float]:
@@ -640,29 +830,81 @@ class LookupIndex:
             out[index] = shared / (query + own - shared)
         return out
 
-    def _pins(self, frames: Sequence[Frame]) -> tuple[dict[int, SiteRef], set[int]]:
-        """Sites a frame points at exactly (innermost frame first), and the
-        errors raised in a file some frame runs in."""
-        pinned: dict[int, SiteRef] = {}
-        same_file: set[int] = set()
-        for frame in reversed(frames):
+    def _detail(self, site: SiteRef) -> tuple[str | None, str | None]:
+        """A site's kind and first source line (from the records when the card lacks them)."""
+        if site.code is not None:
+            return site.kind, site.code
+        if self._details is None:
+            self._details = self._details_source() if self._details_source else {}
+        found = self._details.get((site.path, site.line))
+        return (found[0], found[1]) if found else (None, None)
+
+    def _frame_evidence(self, frames: Sequence[Frame]) -> Evidence:
+        """What the frames of one exception say about each error.
+
+        A frame *pins* a site when it names the site's file and function and
+        either its line falls in the site's statement (and the source line
+        it shows, if any, is the statement's) or the source line it shows is
+        the statement's first line (another release: the lines moved, the
+        code did not). A site that raises (``raise``, ``assert``) is pinned
+        only by the innermost frame, where the exception was raised; a
+        ``call`` site by any frame. A line alone in an unrelated frame pins
+        nothing.
+        """
+        evidence = Evidence()
+        last = len(frames) - 1
+        for position in range(last, -1, -1):
+            frame = frames[position]
             path = self.repo_path(frame.path)
             if path is None:
                 continue
+            evidence.raised_here = evidence.raised_here or position == last
+            code = normalize(frame.code)[:MAX_CODE] if frame.code else None
+            alike: list[tuple[float, int, SiteRef]] = []
             for index, site in self._sites_by_path[path]:
-                same_file.add(index)
-                if site.line <= frame.line <= site.end_line and index not in pinned:
-                    pinned[index] = site
-        return pinned, same_file
+                evidence.same_file.add(index)
+                scoped = frame.function is None or _scope_name(site.scope) == frame.function
+                if scoped and frame.function is not None:
+                    evidence.same_scope.add(index)
+                kind, own = self._detail(site)
+                if position != last and kind != "call":
+                    continue
+                similar = code_similarity(code, own) if code is not None and own else 0.0
+                inside = site.line <= frame.line <= site.end_line
+                if inside and (similar >= SIMILAR_CODE or (code is None and scoped)):
+                    evidence.pin(
+                        index, site, 0.9, f"a traceback frame points at {site.path}:{site.line}"
+                    )
+                elif similar >= SIMILAR_CODE and scoped and frame.function is not None:
+                    alike.append((similar, index, site))
+            if not alike:
+                continue
+            top = max(similar for similar, _, _ in alike)
+            leaders = {index for similar, index, _ in alike if similar == top}
+            for similar, index, site in alike:
+                where = f"{site.path} in {site.scope}"
+                if similar == top and len(leaders) == 1:
+                    # 0.85 for the same line, 0.8 to 0.84 for a reworded one.
+                    strength = 0.85 if similar == 1.0 else 0.8 + 0.16 * (similar - SIMILAR_CODE)
+                    shows = "its line" if similar == 1.0 else "a line like its own"
+                    evidence.pin(
+                        index, site, strength, f"a traceback frame shows {shows} ({where})"
+                    )
+                else:
+                    evidence.pin(
+                        index, site, 0.6, f"a traceback frame shows a line like its own ({where})"
+                    )
+        return evidence
 
     def score(self, raised: Raised) -> dict[int, tuple[float, SiteRef | None, tuple[str, ...]]]:
         """Scores of the errors matching one parsed exception: index -> (score,
         pinned site or None, reasons)."""
-        pinned, same_file = self._pins(raised.frames)
-        message: dict[int, float] = {}
+        evidence = self._frame_evidence(raised.frames)
+        message: dict[int, tuple[float, bool]] = {}
         for text in raised.messages:
-            for index, coverage in self._message_scores(text).items():
-                message[index] = max(message.get(index, 0.0), coverage)
+            for index, found in self._message_scores(text).items():
+                if index not in message or found > message[index]:
+                    message[index] = found
         fragment: dict[int, float] = {}
         words: dict[int, float] = {}
         if not message and raised.messages:
@@ -670,36 +912,77 @@ class LookupIndex:
             words = self._word_scores(raised.messages[0])
         shown = _last_name(raised.exception)
         out: dict[int, tuple[float, SiteRef | None, tuple[str, ...]]] = {}
-        for index in pinned.keys() | message.keys() | fragment.keys() | words.keys():
-            entry = self.entries[index]
-            reasons: list[str] = []
-            site = pinned.get(index)
-            if index in message:
-                reasons.append(f"message matches the template ({message[index]:.0%} literal)")
-            if site is not None:
-                reasons.append(f"a traceback frame points at {site.path}:{site.line}")
-                value = 0.95 + 0.05 * message[index] if index in message else 0.9
-            elif index in message:
-                value = 0.55 + 0.35 * message[index]
-                if index in same_file:
-                    value += 0.05
-                    reasons.append("a traceback frame runs in its file")
-            elif index in fragment:
-                value = 0.5 + 0.3 * fragment[index]
-                reasons.append("the text is part of the message")
-            else:
-                value = 0.45 * words[index]
-                reasons.append(f"shares words with the message ({words[index]:.0%})")
-            own = _last_name(entry.card.exception)
+        candidates = evidence.pinned.keys() | message.keys() | fragment.keys() | words.keys()
+        for index in candidates:
+            value, site, reasons = self._combine(
+                index, evidence, message.get(index), fragment.get(index), words.get(index)
+            )
+            own = _last_name(self.entries[index].card.exception)
             if shown and own and site is None:
                 if shown == own:
                     value += 0.02
                     reasons.append(f"same exception type {shown}")
                 else:
-                    value *= 0.85
+                    # Python prints the class raised: another name is evidence
+                    # against, the more so when the template explains little.
+                    weak = index not in message or message[index][0] < WEAK_COVERAGE
+                    value *= 0.75 if weak else 0.85
                     reasons.append(f"exception type differs ({shown} shown, {own} raised here)")
             out[index] = (min(value, 1.0), site, tuple(reasons))
+        if raised.role == "path":
+            # As the site's search box: every error raised in the file is a candidate.
+            for path in {self.repo_path(f.path) for f in raised.frames} - {None}:
+                for index, site in self._sites_by_path[str(path)]:
+                    if index not in out:
+                        out[index] = (0.6, site, (f"raised in {site.path}",))
         return out
+
+    @staticmethod
+    def _combine(
+        index: int,
+        evidence: Evidence,
+        message: tuple[float, bool] | None,
+        fragment: float | None,
+        words: float | None,
+    ) -> tuple[float, SiteRef | None, list[str]]:
+        """One error's score from the evidence: ``(score, site a frame pins
+        strongly or None, reasons)``."""
+        reasons: list[str] = []
+        pinned = evidence.pinned.get(index)
+        strength = pinned[1] if pinned else 0.0
+        if message is not None:
+            coverage, loose = message
+            aside = ", end punctuation aside" if loose else ""
+            reasons.append(f"message matches the template ({coverage:.0%} literal{aside})")
+            if loose:
+                coverage *= 0.98
+        if pinned is not None:
+            reasons.append(pinned[2])
+        if pinned is not None and strength >= 0.8:
+            value = 0.95 + 0.05 * message[0] if message is not None else strength
+            return value, pinned[0], reasons
+        if message is not None:
+            value = 0.55 + 0.35 * coverage
+            if pinned is not None or index in evidence.same_scope:
+                value += 0.07
+                if pinned is None:
+                    reasons.append("a traceback frame runs in its function")
+            elif index in evidence.same_file:
+                value += 0.05
+                reasons.append("a traceback frame runs in its file")
+            elif evidence.raised_here:
+                value *= 0.8
+                reasons.append("the traceback runs in none of its files")
+        elif pinned is not None:
+            share = max(fragment or 0.0, words or 0.0)
+            value = 0.5 + 0.1 * share
+        elif fragment is not None:
+            value = 0.5 + 0.3 * fragment
+            reasons.append("the text is part of the message")
+        else:
+            value = 0.45 * (words or 0.0)
+            reasons.append(f"shares words with the message ({words or 0.0:.0%})")
+        return value, pinned[0] if pinned is not None else None, reasons
 
     def search(self, text: str, limit: int = 5) -> list[Match]:
         """Errors matching a paste, best first (at most ``limit``; one per
@@ -711,7 +994,7 @@ class LookupIndex:
         best: dict[int, Match] = {}
         for position, raised in enumerate(parse_paste(text)):
             # Later exceptions of a chain count a little less than the final one.
-            weight = 1.0 if raised.role in ("final", "message") else 0.97
+            weight = 1.0 if raised.role in ("final", "message", "path") else 0.97
             for index, (value, site, reasons) in self.score(raised).items():
                 value = round(value * weight, 4)
                 current = best.get(index)
@@ -720,6 +1003,59 @@ class LookupIndex:
                     best[index] = Match(card, value, site or card.sites[0], reasons, position)
         ranked = sorted(best.values(), key=lambda m: (-m.score, m.card.error_id))
         return ranked[:limit]
+
+
+@dataclass
+class Evidence:
+    """What the frames of one exception say (:meth:`LookupIndex._frame_evidence`)."""
+
+    pinned: dict[int, tuple[SiteRef, float, str]] = field(default_factory=dict)
+    """Error index -> (site, strength, reason), the strongest pin of each."""
+    same_scope: set[int] = field(default_factory=set)
+    same_file: set[int] = field(default_factory=set)
+    raised_here: bool = False
+    """The innermost frame runs in a file of the repository."""
+
+    def pin(self, index: int, site: SiteRef, strength: float, reason: str) -> None:
+        current = self.pinned.get(index)
+        if current is None or strength > current[1]:
+            self.pinned[index] = (site, strength, reason)
+
+
+#: Source lines this alike (:func:`code_similarity`) are the same statement,
+#: perhaps reworded between releases.
+SIMILAR_CODE = 0.75
+#: Longest frame source line compared (characters).
+MAX_CODE = 300
+_CODE_HEAD = re.compile(r"^(?:raise\s+[\w.]+|assert\b|[\w.]+\()")
+
+
+def code_similarity(shown: str, own: str) -> float:
+    """How alike a frame's source line and a site's first line are: 1.0 when
+    equal (white space aside), else, when both start the same way (``raise
+    ValueError``, ``assert``, ``name(``), the share of matching characters
+    (``difflib``), else 0. Each line is cut at :data:`MAX_CODE` characters."""
+    a, b = normalize(shown)[:MAX_CODE], normalize(own)[:MAX_CODE]
+    if a == b:
+        return 1.0
+    head = _CODE_HEAD.match(a)
+    if head is None or not b.startswith(head.group()):
+        return 0.0
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()
+
+
+def _scope_name(scope: str) -> str:
+    """The name a traceback frame shows for a scope (``A.f`` -> ``f``)."""
+    return scope.rsplit(".", 1)[-1]
+
+
+def site_details(path: Path) -> dict[tuple[str, int], tuple[str, str]]:
+    """``(path, line) -> (kind, first source line)`` of every site in a
+    ``sites.jsonl``; empty when it cannot be read."""
+    try:
+        return {(s.path, s.line): (s.kind, site_code(s)) for s in read_sites(path)}
+    except (OSError, ValueError, KeyError, TypeError, RecordsError):
+        return {}
 
 
 def card_location(data: Path, error_id: str, base_url: str | None = None) -> str:

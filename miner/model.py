@@ -26,7 +26,10 @@ from typing import Any, Literal
 #: 2: ids no longer hold the repository slug; ``analyses.jsonl`` added.
 SCHEMA_VERSION = 2
 
-SiteKind = Literal["raise", "assert"]
+#: ``call``: a call of a *raising helper* (a function that raises an exception
+#: built from its parameters, see :mod:`miner.extract.helpers`): the message
+#: and conditions come from the call's arguments.
+SiteKind = Literal["raise", "assert", "call"]
 MessageKind = Literal["literal", "template", "dynamic", "none"]
 #: How the message was written in the source. ``concat`` is ``+`` of strings and
 #: expressions; ``variable`` a local variable resolved to its single assignment.
@@ -304,6 +307,10 @@ class Site:
     ``abstractstaticmethod``), or is a method of a class whose bases list
     ``ABC`` / ``Protocol`` (any dotted spelling, ``Protocol[T]`` too) or
     ``metaclass=ABCMeta``."""
+    via: tuple[str, ...] = ()
+    """For a ``call`` site: the raising helpers it goes through, outermost
+    first, each as ``path:line qualname`` of the helper's own site (its
+    ``raise``, or its call of the next helper); empty for other sites."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -327,6 +334,7 @@ class Site:
             "exits": [g.to_json() for g in self.exits],
             "body_only": self.body_only,
             "abstract": self.abstract,
+            "via": list(self.via),
             "excerpt": self.excerpt.to_json(),
             "parser": self.parser,
             "function_doc": self.function_doc,
@@ -354,6 +362,7 @@ class Site:
             exits=tuple(Guard.from_json(g) for g in data.get("exits", ())),
             body_only=data.get("body_only", False),
             abstract=data.get("abstract", False),
+            via=tuple(data.get("via", ())),
             excerpt=Excerpt.from_json(data["excerpt"]),
             parser=data["parser"],
             function_doc=data.get("function_doc"),

@@ -3,6 +3,7 @@
 One commit::
 
     pin (source) -> list blobs -> extract (store or worker pool + blob cache)
+        -> calls of raising helpers (mining.calls)
         -> ids and errors (mining.ids, model.group_errors)
         -> facts (analysis.facts) -> analyses (analysis.analyze)
         -> publish (records, cards, site)
@@ -26,6 +27,7 @@ from miner.analysis import analyze
 from miner.analysis.facts import RepoFacts, collect
 from miner.errors import ReleaseError
 from miner.mining import source, store
+from miner.mining.calls import link_calls
 from miner.mining.extraction import Extraction, MineOptions, extract_blobs
 from miner.mining.ids import assign_ids
 from miner.model import Analysis, CommitInfo, Error, FileResult, MineResult, group_errors
@@ -159,12 +161,13 @@ def _mine_commit(
     source.prefetch_blobs(repo, commit, entries)
     options = options or MineOptions(cache_dir=cache_dir)
     extraction = extract(repo, entries, partial=partial, progress=progress, options=options)
+    files = link_calls(repo, commit.hexsha, extraction.files, partial=partial)
     if reuse:
         try:
-            store.save_files(store_dir, commit.hexsha, extraction.files, partial=partial)
+            store.save_files(store_dir, commit.hexsha, files, partial=partial)
         except OSError as exc:
             log.warning("%s: cannot store mined results (%s)", store_dir, exc)
-    return repo, entries, assemble(info, extraction.files, extraction.stats)
+    return repo, entries, assemble(info, files, extraction.stats)
 
 
 def mine(

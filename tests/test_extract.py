@@ -447,3 +447,222 @@ def test_guard_to_json_round_trip() -> None:
     assert Guard.from_json(guard.to_json()) == guard
     site = only("def f():\n    raise E(f'{x!r:>3}')\n")
     assert Site.from_json(site.to_json()) == site
+
+
+# -- raising helpers: each call is a ``call`` site -------------------------------
+
+HELPER_FILES = {
+    "pkg/util.py": """\
+import logging
+
+logger = logging.getLogger(__name__)
+
+
+def raise_error_or_warn(obj, strict, counter_name, message, log_interval=1000):
+    if strict:
+        raise ValueError(message)
+    else:
+        logger.warning(message)
+
+
+def check_positive(value):
+    if value <= 0:
+        raise ValueError(f"must be positive, got {value}")
+
+
+def fail_with(strict, message="default failure"):
+    if not strict:
+        return
+    raise RuntimeError(message)
+""",
+    "pkg/checker.py": """\
+import envs
+from pkg.util import check_positive, fail_with, raise_error_or_warn
+
+
+class Checker:
+    def check(self, free, total):
+        if free != total:
+            msg = (
+                "req pool leak detected! "
+                f"free={free}, total={total}"
+            )
+            raise_error_or_warn(self, envs.STRICT.get(), "count", msg)
+        check_positive(total)
+        fail_with(True)
+
+    def _report_leak(self, pool_name: str, token_msg: str):
+        msg = f"{pool_name} memory leak detected! {token_msg}"
+        raise_error_or_warn(
+            self,
+            envs.STRICT.get(),
+            "count_memory_leak_warnings",
+            msg,
+        )
+""",
+    "pkg/scheduler.py": """\
+class Scheduler:
+    def idle(self, messages):
+        if messages:
+            self.invariant_checker._report_leak("pool", "\\n".join(messages))
+        self.other.raise_error_or_warn(None, True, "x", "not ours: a method of another object")
+        raise_error_or_warn(None, True, "x", "not imported here")
+""",
+}
+
+
+def helper_sites(make_repo) -> list[Site]:
+    from miner.mining.extraction import MineOptions
+    from miner.pipeline import mine as mine_repo
+
+    repo = make_repo(HELPER_FILES, tag="v1")
+    result = mine_repo(str(repo), "v1", options=MineOptions(jobs=0, cache=False))
+    return list(result.sites)
+
+
+def test_raising_helper_calls_are_sites(make_repo) -> None:
+    sites = helper_sites(make_repo)
+    calls = [s for s in sites if s.kind == "call"]
+    assert [
+        (s.path, s.line, s.end_line, s.scope, s.exception, s.message, s.message_kind) for s in calls
+    ] == [
+        (
+            "pkg/checker.py",
+            12,
+            12,
+            "Checker.check",
+            "ValueError",
+            "req pool leak detected! free={free}, total={total}",
+            "template",
+        ),
+        ("pkg/checker.py", 14, 14, "Checker.check", "RuntimeError", "default failure", "literal"),
+        (
+            "pkg/checker.py",
+            18,
+            23,
+            "Checker._report_leak",
+            "ValueError",
+            "{pool_name} memory leak detected! {token_msg}",
+            "template",
+        ),
+        (
+            "pkg/scheduler.py",
+            4,
+            4,
+            "Scheduler.idle",
+            "ValueError",
+            'pool memory leak detected! {"\\n".join(messages)}',
+            "template",
+        ),
+    ]
+    check, fail, leak, idle = calls
+    # The call's guards, then the helper's parameter tests with the call's arguments.
+    assert guards(check) == [("if", "free != total", False), ("if", "envs.STRICT.get()", False)]
+    assert guards(fail) == [("if", "True", False)]  # `if not strict: return` before the raise
+    assert guards(leak) == [("if", "envs.STRICT.get()", False)]
+    assert guards(idle) == [("if", "messages", False), ("if", "envs.STRICT.get()", False)]
+    assert all(g.line == idle.line for g in idle.guards[1:])
+    assert check.message_parts == (
+        MessagePart(text="req pool leak detected! free="),
+        MessagePart(expr="free"),
+        MessagePart(text=", total="),
+        MessagePart(expr="total"),
+    )
+    assert (check.message_source, check.message_style) == ("msg", "fstring")
+    assert check.via == ("pkg/util.py:8 raise_error_or_warn",)
+    assert idle.via == (
+        "pkg/checker.py:18 Checker._report_leak",
+        "pkg/util.py:8 raise_error_or_warn",
+    )
+    assert (
+        idle.excerpt.text.splitlines()[idle.line - idle.excerpt.start_line]
+        .strip()
+        .startswith("self.invariant_checker._report_leak(")
+    )
+    # check_positive tests its value, not a parameter alone: no helper.
+    # The helper's own raise stays a (dynamic) site.
+    (own,) = [s for s in sites if s.path == "pkg/util.py" and s.line == 8]
+    assert (own.kind, own.message_kind, own.via) == ("raise", "dynamic", ())
+
+
+def test_raising_helper_calls_are_the_same_with_both_parsers(make_repo) -> None:
+    import ast
+
+    import libcst as cst
+
+    from miner.extract.ast_fallback import collect_ast
+    from miner.extract.helpers import functions, helper_of
+    from miner.extract.runner import collect
+    from miner.extract.text import decode_source
+
+    util = HELPER_FILES["pkg/util.py"]
+    (site,) = [s for s in mine(util, "pkg/util.py") if s.line == 8]
+    helper = helper_of(site, *functions(ast.parse(util))["raise_error_or_warn"])
+    assert helper is not None
+    table = {"raise_error_or_warn": (helper,)}
+    source = textwrap.dedent("""\
+        def more(strict, x, msg):
+            if x: raise_error_or_warn(None, strict, "c", msg); raise_error_or_warn(None, 1, "c", "n %s" % x)
+            for i in range(3):
+                raise_error_or_warn(None, *x)
+                raise_error_or_warn(None, strict, counter_name="c", message=f"kw {i}")
+                (raise_error_or_warn)(None, strict, "c", "paren")
+            raise_error_or_warn(None, strict, "c")
+        """)  # noqa: E501
+    text = decode_source(source.encode())
+    by_cst = collect(cst.parse_module(text.text), path="p.py", lines=text.lines, helpers=table)
+    by_ast = collect_ast(ast.parse(text.text), path="p.py", lines=text.lines, helpers=table)
+    partial = extract_file("p.py", "0" * 40, source.encode(), helpers=table).sites
+    drop = {"parser"}
+    assert [{k: v for k, v in s.to_json().items() if k not in drop} for s in by_cst] == [
+        {k: v for k, v in s.to_json().items() if k not in drop} for s in by_ast
+    ]
+    assert list(partial) == by_cst
+    assert [(s.line, s.message, guards(s)) for s in by_cst] == [
+        (2, None, [("if", "x", False), ("if", "strict", False)]),
+        (2, "n {x}", [("if", "x", False), ("if", "1", False)]),
+        (5, "kw {i}", [("for", "i in range(3)", False), ("if", "strict", False)]),
+        (6, "paren", [("for", "i in range(3)", False), ("if", "strict", False)]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "is_helper"),
+    [
+        ("def fail(msg):\n    raise ValueError(msg)\n", True),
+        (
+            "def fail(strict, msg):\n    if not strict:\n        return\n"
+            "    raise ValueError(msg)\n",
+            True,
+        ),
+        # Reached only when a loop did not return: not every call raises.
+        (
+            "def owner(name, table):\n    for key in table:\n        if key == name:\n"
+            "            return key\n    raise KeyError(f'unknown {name}')\n",
+            False,
+        ),
+        (
+            "def fail(msg):\n    try:\n        pass\n    finally:\n        raise ValueError(msg)\n",
+            False,
+        ),
+        # A test of something else than a parameter alone.
+        ("def check(x):\n    if x < 0:\n        raise ValueError(f'negative {x}')\n", False),
+        # The parameter is rebound before the raise.
+        ("def fail(msg):\n    msg = msg.strip()\n    raise ValueError(msg)\n", False),
+        # Called by Python itself, and decorated.
+        ("class A:\n    def __getitem__(self, key):\n        raise KeyError(key)\n", False),
+        ("@functools.cache\ndef fail(msg):\n    raise ValueError(msg)\n", False),
+        # The exception is a parameter.
+        ("def fail(exc, msg):\n    raise exc(msg)\n", False),
+    ],
+)
+def test_what_makes_a_raising_helper(source: str, is_helper: bool) -> None:
+    import ast
+
+    from miner.extract.helpers import functions, helper_of, maybe_helper
+
+    site = [s for s in mine(source) if s.kind == "raise"][-1]
+    found = functions(ast.parse(source)).get(site.scope)
+    assert found is not None
+    made = maybe_helper(site) and helper_of(site, *found) is not None
+    assert made is is_helper

@@ -354,3 +354,244 @@ def test_cli_lookup_no_match_prints_candidates(sample, tmp_path: Path, capsys) -
     assert "Host-pool retraction does not support" in lines[1]
     assert cli.main(["lookup", "--out", str(tmp_path / "missing"), "x"]) == 2
     assert "no mined records here (manifest.json missing)" in capsys.readouterr().err
+
+
+# ---- Pastes in every form: collectors' prefixes, frames, reworded messages. ----
+
+from miner.lookup import Card, SiteRef  # noqa: E402
+
+QUANT = "python/sglang/srt/layers/quantization/base_config.py"
+HIRADIX = "python/sglang/srt/mem_cache/hiradix_cache.py"
+MM = "python/sglang/srt/managers/mm_utils.py"
+SCHED = "python/sglang/srt/managers/scheduler.py"
+
+
+def _card(error_id, exception, parts, sites) -> Card:
+    parts = tuple(parts)
+    message = "".join(p.text if p.expr is None else "{" + p.expr + "}" for p in parts) or None
+    return Card(error_id, exception, message, parts, message or error_id, tuple(sites))
+
+
+def _site(path, line, scope, code, kind="raise", end=None) -> SiteRef:
+    return SiteRef(path, line, end or line, scope, kind, code)
+
+
+KINDS_INDEX = LookupIndex(
+    [
+        _card(
+            "quant",
+            "ValueError",
+            [T("Cannot find any of "), T(expr="keys"), T(" in the model's quantization config.")],
+            [_site(QUANT, 120, "QuantizationConfig.get_from_keys", "raise ValueError(")],
+        ),
+        _card(
+            "hiradix",
+            "ValueError",
+            [T("HiRadixCache only supports MHA, MLA, DSA, and MSA models")],
+            [_site(HIRADIX, 98, "HiRadixCache.__init__", "raise ValueError(", end=100)],
+        ),
+        _card(
+            "hiradix-page",
+            "ValueError",
+            [T("HiRadixCache needs page_size > 0, got "), T(expr="page_size")],
+            [_site(HIRADIX, 90, "HiRadixCache.__init__", "raise ValueError(", end=92)],
+        ),
+        _card(
+            "mm",
+            "RuntimeError",
+            [
+                T("Insufficient multimodal embedding length:\nnum_mm_tokens_in_input_ids="),
+                T(expr="a"),
+                T("\nvs num_mm_tokens_in_embedding="),
+                T(expr="b"),
+                T(".\nThis is an internal error"),
+            ],
+            [_site(MM, 700, "embed_mm_inputs", "raise RuntimeError(", end=705)],
+        ),
+        _card(
+            "cp",
+            "ValueError",
+            [T("Context parallel only supports single machine (tp_size <= 8)")],
+            [
+                _site(SCHED, 50, "Scheduler.__init__", 'raise ValueError("Context parallel only")'),
+                _site(
+                    SCHED, 900, "Scheduler.check_cp", 'raise ValueError("Context parallel only")'
+                ),
+            ],
+        ),
+        _card(
+            "assert-lens",
+            "AssertionError",
+            [],
+            [_site(SCHED, 402, "Scheduler.step", "assert len(reqs) == len(out)", "assert")],
+        ),
+        _card(
+            "assert-other",
+            "AssertionError",
+            [],
+            [_site(SCHED, 410, "Scheduler.step", "assert batch is not None", "assert")],
+        ),
+        _card(
+            "leak",
+            "ValueError",
+            [T("pool memory leak detected! "), T(expr='"\\n".join(messages)')],
+            [_site(SCHED, 4525, "Scheduler.idle", "self.invariant_checker._report_leak(", "call")],
+        ),
+    ]
+)
+
+MM_MESSAGE = [
+    "RuntimeError: Insufficient multimodal embedding length:",
+    "num_mm_tokens_in_input_ids=16325",
+    "vs num_mm_tokens_in_embedding=5391.",
+    "This is an internal error",
+]
+HIRADIX_TRACEBACK = """\
+Traceback (most recent call last):
+  File "/usr/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 311, in __init__
+    self.tree_cache = HiRadixCache(params)
+  File "/usr/lib/python3.12/site-packages/sglang/srt/mem_cache/hiradix_cache.py", line 84, in __init__
+    raise ValueError(
+ValueError: HiRadixCache only supports MHA, MLA, and NSA (DSA) models
+"""  # noqa: E501
+ASSERT_TRACEBACK = """\
+Traceback (most recent call last):
+  File "/opt/sglang/python/sglang/srt/managers/scheduler.py", line 380, in step
+    assert len(reqs) == len(out)
+           ^^^^^^^^^^^^^^^^^^^^^
+AssertionError
+"""
+
+
+@pytest.mark.parametrize(
+    ("paste", "expected", "low"),
+    [
+        # End punctuation missing, or added.
+        (
+            "ValueError: Cannot find any of ['quant_method'] in the model's quantization config",
+            "quant",
+            0.8,
+        ),
+        ("HiRadixCache only supports MHA, MLA, DSA, and MSA models.", "hiradix", 0.85),
+        # Collectors' prefixes on every line.
+        ("\n".join(f"sglang_service-1  | {line}" for line in MM_MESSAGE), "mm", 0.85),
+        (
+            "\n".join(f"Nov 30 10:12:44 gpu-7 python[1234]: {line}" for line in MM_MESSAGE),
+            "mm",
+            0.85,
+        ),
+        ("\n".join(f"sglang-7d9f8c-x2k sglang {line}" for line in MM_MESSAGE), "mm", 0.85),
+        ("\n".join(f"[2026-08-23 09:11:04 TP6 EP6] {line}" for line in MM_MESSAGE), "mm", 0.85),
+        # A reworded message: the frame's file, function and source line decide.
+        (HIRADIX_TRACEBACK, "hiradix", 0.5),
+        # A bare assert: its source line under a frame of its file and function.
+        (ASSERT_TRACEBACK, "assert-lens", 0.85),
+        # The exception in the middle of a log line; words before the message.
+        (
+            "[2026-11-30 10:12:44 TP0] Scheduler hit an exception: ValueError: Context parallel"
+            " only supports single machine (tp_size <= 8)",
+            "cp",
+            0.85,
+        ),
+        (
+            "[2026-11-30 10:12:44 TP0] Scheduler hit an exception: Context parallel only supports"
+            " single machine (tp_size <= 8)...",
+            "cp",
+            0.85,
+        ),
+        # A logger's name is no exception type.
+        (
+            "2026-11-30 10:12:44,123 ERROR sglang.srt.managers.scheduler: Context parallel only"
+            " supports single machine (tp_size <= 8)",
+            "cp",
+            0.85,
+        ),
+        # path:line, as the site's search box reads it.
+        ("python/sglang/srt/managers/scheduler.py:4525", "leak", 0.9),
+        ("sglang/srt/managers/scheduler.py:402", "assert-lens", 0.9),
+    ],
+)
+def test_paste_forms(paste: str, expected: str, low: float) -> None:
+    matches = KINDS_INDEX.search(paste)
+    assert matches[0].card.error_id == expected, [(m.card.error_id, m.score) for m in matches]
+    assert matches[0].score >= low
+    assert len(matches) == 1 or matches[1].score < matches[0].score
+
+
+def test_frames_choose_the_site_of_a_shared_message() -> None:
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/sglang/srt/managers/scheduler.py", line 951, in check_cp\n'
+        '    raise ValueError("Context parallel only")\n'
+        "ValueError: Context parallel only supports single machine (tp_size <= 8)\n"
+    )
+    (best, *_) = KINDS_INDEX.search(paste)
+    assert (best.card.error_id, best.site.line, best.score) == ("cp", 900, 1.0)
+
+
+def test_an_unrelated_frame_line_pins_nothing() -> None:
+    # scheduler.py:402 is the assert's line, but this frame is not where the
+    # exception was raised, runs another function and shows another line.
+    paste = (
+        "Traceback (most recent call last):\n"
+        '  File "/x/sglang/srt/managers/scheduler.py", line 402, in __init__\n'
+        "    self.init_cache_with_memory_pool()\n"
+        '  File "/x/torch/cuda/memory.py", line 12, in alloc\n'
+        "    raise OutOfMemoryError(msg)\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    )
+    assert all(m.score < GOOD for m in KINDS_INDEX.search(paste))
+    # The same line number as the innermost frame, in another function: nothing either.
+    moved = ASSERT_TRACEBACK.replace("line 380, in step", "line 402, in run").replace(
+        "assert len(reqs) == len(out)", "assert self.ready"
+    )
+    assert all(m.score < GOOD for m in KINDS_INDEX.search(moved))
+
+
+def test_several_blocks_each_parsed() -> None:
+    paste = (
+        "[2026-11-30 10:12:44 TP0] Scheduler hit an exception: "
+        + HIRADIX_TRACEBACK
+        + "[2026-11-30 10:12:45 TP1] Scheduler hit an exception: Traceback (most recent call"
+        " last):\n"
+        '  File "/usr/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 3'
+    )
+    raised = parse_paste(paste)
+    assert [r.exception for r in raised] == [None, "ValueError"]
+    assert raised[1].frames[-1] == Frame(
+        "/usr/lib/python3.12/site-packages/sglang/srt/mem_cache/hiradix_cache.py", 84, "__init__"
+    )
+    assert raised[1].frames[-1].code == "raise ValueError("
+    assert KINDS_INDEX.search(paste)[0].card.error_id == "hiradix"
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        (["svc-1  | a", "svc-1  | b"], ["a", "b"]),
+        (["pod-7f9 main a b", "pod-7f9 main c"], ["a b", "c"]),
+        # A message's own words are never taken.
+        (["The value is wrong", "The value is right"], None),
+        (["only one line"], None),
+        (["    indented", "    code"], None),
+    ],
+)
+def test_strip_common_prefix(lines: list[str], expected: list[str] | None) -> None:
+    from miner.lookup import strip_common_prefix
+
+    assert strip_common_prefix(lines) == (expected if expected is not None else lines)
+
+
+@pytest.mark.parametrize(
+    ("line", "stripped"),
+    [
+        ("sglang_service-1  | RuntimeError: x", "RuntimeError: x"),
+        ("sglang_1  | boom", "boom"),
+        ("Nov 30 10:12:44 gpu-7 python[1234]: boom", "boom"),
+        ("ERROR sglang.srt.managers.scheduler: boom", "boom"),
+        ("sglang.srt.errors.ConfigError: boom", "sglang.srt.errors.ConfigError: boom"),
+        ("a | b", "a | b"),
+    ],
+)
+def test_collector_prefixes(line: str, stripped: str) -> None:
+    assert strip_prefixes(line) == stripped

@@ -376,3 +376,31 @@ def test_log_prefix_patterns_are_linear_on_long_lines(line: str) -> None:
     started = time.perf_counter()
     assert strip_prefixes(line) == line
     assert time.perf_counter() - started < 0.5
+
+
+PARSER_CASES = [
+    "sglang_service-1  | RuntimeError: Insufficient multimodal embedding length:\n"
+    "sglang_service-1  | num_mm_tokens_in_input_ids=16325",
+    "pod-7f9c main ValueError: a\npod-7f9c main b",
+    "[2026-11-30 10:12:44 TP0] Scheduler hit an exception: Context parallel only supports x",
+    "2026-11-30 10:12:44,123 ERROR sglang.srt.managers.scheduler: boom here",
+    "Nov 30 10:12:44 gpu-7 python[1234]: KeyError: 'x'",
+    "x: ValueError: bad thing",
+    "ERROR: ValueError: Model 'x' not found in /models",
+]
+
+
+def test_page_parser_is_the_python_parser(hostile_page) -> None:
+    """The port of the paste parser reads pastes as :func:`parse_paste` does:
+    the same exceptions and messages (the page may keep a reading twice)."""
+    from miner.lookup import parse_paste
+
+    page = hostile_page.page.evaluate(
+        "cases => cases.map(c => window.raiseMinerSearch.parsePaste(c)"
+        ".map(r => [r.exception, r.messages[0]]))",
+        PARSER_CASES,
+    )
+    for text, shown in zip(PARSER_CASES, page, strict=True):
+        python = [[r.exception, r.messages[0]] for r in parse_paste(text)]
+        unique = [r for i, r in enumerate(shown) if r not in shown[:i]]
+        assert [r for r in unique if r in python] == python, text

@@ -199,6 +199,293 @@ CASES: list[tuple[str, str, int]] = [
     ("must remain GGUF Q4_0", "python/sglang/srt/models/kimi_k3.py", 3168),
 ]
 
+MM = [
+    "RuntimeError: Insufficient multimodal embedding length:",
+    "num_mm_tokens_in_input_ids=16325",
+    "vs num_mm_tokens_in_embedding=5391.",
+    "This is an internal error",
+]
+#: Where the rendered mm_schedule message comes from (a literal of several lines).
+MM_SITE = ("python/sglang/srt/managers/mm_schedule.py", 682)
+POOL_LEAK = (
+    "ValueError: pool memory leak detected! [full] total=9116160, available=768, "
+    "evictable=9115392, protected=0, session_held=0, uncached=0"
+)
+#: The call of ``_report_leak`` (through ``raise_error_or_warn``) that renders it.
+POOL_LEAK_SITE = ("python/sglang/srt/managers/scheduler.py", 4525)
+HELPER_TRACEBACK = f"""\
+Traceback (most recent call last):
+  File "{SP}/srt/managers/scheduler.py", line 4525, in on_idle
+    self.invariant_checker._report_leak("pool", "\\n".join(messages))
+  File "{SP}/srt/managers/scheduler_components/invariant_checker.py", line 448, in _report_leak
+    raise_error_or_warn(
+  File "{SP}/srt/utils/common.py", line 4730, in raise_error_or_warn
+    raise ValueError(message)
+ValueError: pool memory leak detected! [swa] total=8192, available=12, evictable=8000, protected=0, session_held=0, uncached=0
+"""  # noqa: E501
+HIRADIX_OLD = f"""\
+Traceback (most recent call last):
+  File "{SP}/srt/managers/scheduler.py", line 402, in __init__
+    self.init_cache_with_memory_pool()
+  File "{SP}/srt/mem_cache/hiradix_cache.py", line 96, in __init__
+    raise ValueError("HiRadixCache only supports MHA, MLA, and NSA (DSA) models")
+ValueError: HiRadixCache only supports MHA, MLA, and NSA (DSA) models
+"""
+MXFP4_V0516 = f"""\
+[2026-08-23 09:11:04 TP6 EP6] Scheduler hit an exception: Traceback (most recent call last):
+[2026-08-23 09:11:04 TP6 EP6]   File "{SP}/srt/model_loader/loader.py", line 733, in load_model
+[2026-08-23 09:11:04 TP6 EP6]     quant_method.process_weights_after_loading(module)
+[2026-08-23 09:11:04 TP6 EP6]   File "{SP}/srt/layers/quantization/mxfp4.py", line 521, in process_weights_after_loading
+[2026-08-23 09:11:04 TP6 EP6]     raise RuntimeError("MXFP4 Marlin requires SM90 or SM120.")
+[2026-08-23 09:11:04 TP6 EP6] RuntimeError: MXFP4 Marlin requires SM90 or SM120.
+"""  # noqa: E501
+ASSERT_SHIFTED = f"""\
+Traceback (most recent call last):
+  File "{SP}/srt/managers/scheduler.py", line 2801, in event_loop_normal
+    batch = self.get_next_batch_to_run()
+  File "{SP}/srt/layers/dp_attention.py", line 451, in memcpy_cpu
+    assert src.shape[1:] == dst.shape[1:], "src and dst must have same trailing shape"
+AssertionError: src and dst must have same trailing shape
+"""
+CPU_LORA_ASSERT = f"""\
+Traceback (most recent call last):
+  File "{SP}/srt/model_executor/cpu_graph_runner.py", line 600, in __init__
+    assert not get_lora().enable_lora, "CPUGraphRunner does not support LoRA yet."
+AssertionError
+"""
+TWO_BLOCKS = (
+    HOST_POOL
+    + "[2026-09-10 12:00:02 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+    + f'  File "{SP}/srt/managers/scheduler.py", line 3712, in run_scheduler_process\n'
+    + "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, moe_ep"
+)
+SHIFTED_FRAMES = f"""\
+Traceback (most recent call last):
+  File "{SP}/srt/layers/quantization/base_config.py", line 201, in get_from_keys
+    raise ValueError(
+ValueError: Cannot find any of ['quant_method', 'quantization'] in the model's quantization config.
+"""
+
+#: (pasted text, path, line of the site whose card must come first, release
+#: whose wording the paste shows): every form a paste comes in.
+FORMS: list[tuple[str, str, int, str]] = [
+    # 1. Raised through a helper: the call site's template.
+    (POOL_LEAK, *POOL_LEAK_SITE, TAG),
+    (HELPER_TRACEBACK, *POOL_LEAK_SITE, TAG),
+    (
+        "[2026-11-30 10:12:44 TP0] ValueError: KV double free: sub-pool 1 has 3 duplicate pages.",
+        "python/sglang/srt/managers/scheduler_components/invariant_checker.py",
+        403,
+        TAG,
+    ),
+    (
+        "ValueError: pool-bytes memory leak detected! [kv_bytes] total=1024, available=0",
+        "python/sglang/srt/managers/scheduler.py",
+        4531,
+        TAG,
+    ),
+    (
+        "ValueError: KV page use-after-free: 2 owner page refs are in the free pool, "
+        "sample pages=[17, 18].",
+        "python/sglang/srt/managers/scheduler_components/invariant_checker.py",
+        415,
+        TAG,
+    ),
+    # 2. End punctuation missing or added.
+    (
+        "ValueError: Cannot find any of ['quant_method'] in the model's quantization config",
+        "python/sglang/srt/layers/quantization/base_config.py",
+        236,
+        TAG,
+    ),
+    (
+        "ValueError: FlashInfer allreduce fusion does not support multi-node on non-Blackwell "
+        "systems",
+        "python/sglang/srt/layers/flashinfer_comm_fusion.py",
+        60,
+        TAG,
+    ),
+    (
+        "RuntimeError: Failed to setup Mooncake Embedding Store: -1.",
+        "python/sglang/srt/mem_cache/storage/mooncake_store/mooncake_embedding_store.py",
+        46,
+        TAG,
+    ),
+    (
+        "AssertionError: forward_batch is required for DeepEP MoE.",
+        "python/sglang/srt/models/bailing_moe_v3.py",
+        725,
+        TAG,
+    ),
+    # 3. Collectors' line prefixes on every line of a multi-line message.
+    ("\n".join(f"sglang_service-1  | {line}" for line in MM), *MM_SITE, TAG),
+    ("\n".join(f"Nov 30 10:12:44 gpu-node-7 python[1234]: {line}" for line in MM), *MM_SITE, TAG),
+    ("\n".join(f"sglang-router-7d9f8c-x2k sglang {line}" for line in MM), *MM_SITE, TAG),
+    ("\n".join(f"[2026-08-23 09:11:04 TP6 EP6] {line}" for line in MM), *MM_SITE, TAG),
+    (
+        "sglang_service-1  | [2026-08-23 09:11:04 TP6 EP6] ValueError: Mismatch between image "
+        "tokens and estimated frame counts.",
+        "python/sglang/srt/multimodal/processors/base_processor.py",
+        1044,
+        TAG,
+    ),
+    (
+        "Nov 30 10:12:44 gpu-node-7 python3[88]: RuntimeError: SGLANG_DISAGG_STAGING_BUFFER does "
+        "not support prefill context parallelism.",
+        "python/sglang/srt/disaggregation/prefill.py",
+        198,
+        TAG,
+    ),
+    # 4. Reworded since the user's release: the frame's file, function and line decide.
+    (HIRADIX_OLD, "python/sglang/srt/mem_cache/hiradix_cache.py", 121, "older"),
+    (MXFP4_V0516, "python/sglang/srt/layers/quantization/mxfp4.py", 632, "v0.5.16"),
+    # 5. A bare assert by its source line, its line moved; frames of another release.
+    (ASSERT_SHIFTED, "python/sglang/srt/layers/dp_attention.py", 469, TAG),
+    (CPU_LORA_ASSERT, "python/sglang/srt/model_executor/cpu_graph_runner.py", 621, TAG),
+    (SHIFTED_FRAMES, "python/sglang/srt/layers/quantization/base_config.py", 236, TAG),
+    # Several blocks, the second cut short.
+    (TWO_BLOCKS, "python/sglang/srt/mem_cache/registry.py", 154, TAG),
+    # The exception in the middle of a log line; words between the prefix and the message.
+    (
+        "[2026-11-30 10:12:44 TP0] Scheduler hit an exception: ValueError: Kimi-K3 deferred "
+        "feature length does not match image grids",
+        "python/sglang/srt/models/kimi_k3.py",
+        3516,
+        TAG,
+    ),
+    (
+        "[2026-11-30 10:12:44 TP0] Scheduler hit an exception: Context parallel only supports "
+        "single machine (tp_size <= 8)...",
+        "python/sglang/srt/arg_groups/deepseek_v4_hook.py",
+        202,
+        TAG,
+    ),
+    (
+        "[2026-11-30 10:12:44 TP0] Scheduler hit an exception: GPTQ CUDA kernels are "
+        "unavailable on the current platform.",
+        "python/sglang/srt/hardware_backend/gpu/quantization/gptq_kernels.py",
+        40,
+        TAG,
+    ),
+    (
+        "2026-11-30 10:12:44 TP0 detokenizer failed: KeyError: 'Layer 7 is not a "
+        "full-attention layer'",
+        "python/sglang/srt/hardware_backend/mlx/kv_cache/layout.py",
+        125,
+        TAG,
+    ),
+    # A logger's name is no exception type.
+    (
+        "2026-11-30 10:12:44,123 ERROR sglang.srt.managers.tokenizer_manager: Batch "
+        "tokenization is not needed for pre-tokenized input_ids. Do not set "
+        "`enable_tokenizer_batch_encode`.",
+        "python/sglang/srt/managers/tokenizer_manager.py",
+        1521,
+        TAG,
+    ),
+    (
+        "2026-11-30 10:12:44,123 ERROR sglang.srt.model_executor.runner.eager_runner: "
+        "Invalid forward mode for eager runner: ForwardMode.IDLE",
+        "python/sglang/srt/model_executor/runner/eager_runner.py",
+        228,
+        TAG,
+    ),
+    # path:line, as the site's search box.
+    (
+        "python/sglang/srt/mem_cache/registry.py:154",
+        "python/sglang/srt/mem_cache/registry.py",
+        154,
+        TAG,
+    ),
+    (
+        "sglang/srt/model_executor/cpu_graph_runner.py:621",
+        "python/sglang/srt/model_executor/cpu_graph_runner.py",
+        621,
+        TAG,
+    ),
+    # Plain messages and typed messages with the usual prefixes.
+    (
+        "ValueError: SGLANG_MLX_CACHE_LIMIT_GB must be >= 0, got -2.0",
+        "python/sglang/srt/hardware_backend/mlx/model_runner.py",
+        212,
+        TAG,
+    ),
+    (
+        "[2026-11-30 10:12:44 DP1 TP3] ValueError: Mooncake group_ids length must match "
+        "key_strs length: 3 != 4",
+        "python/sglang/srt/mem_cache/storage/mooncake_store/mooncake_store.py",
+        1323,
+        TAG,
+    ),
+    (
+        "NotImplementedError: QuarkW4A8MXFp4MoE is currently only supported with AITER.",
+        "python/sglang/srt/layers/quantization/quark/schemes/quark_w4a8_mxfp4_moe.py",
+        421,
+        TAG,
+    ),
+    (
+        "OSError: insufficient space for Kimi Expert Pack: available=1073741824, "
+        "required=4294967296",
+        "python/sglang/srt/model_loader/expert_pack/prepare_kimi_pack.py",
+        102,
+        TAG,
+    ),
+    (
+        "AssertionError: MambaComponent requires page_size=1 when mamba_extra_buffer is "
+        "disabled, got 16",
+        "python/sglang/srt/mem_cache/unified_cache/components/mamba_component.py",
+        69,
+        TAG,
+    ),
+    (
+        "FileNotFoundError: No model weights found in /models/mimo-audio (expected "
+        "model.safetensors or pytorch_model.bin)",
+        "python/sglang/srt/models/mimo_audio.py",
+        1295,
+        TAG,
+    ),
+    (
+        "ValueError: DSparkStsCalibration temperatures must all be > 0, got (0.0, 1.0).",
+        "python/sglang/srt/speculative/dspark_components/dspark_sts.py",
+        21,
+        TAG,
+    ),
+    (
+        "RuntimeError: NIXL KV part index out of range for room=1234, chunk=0, pp_rank=1: "
+        "part=5, num_parts=4",
+        "python/sglang/srt/disaggregation/nixl/conn.py",
+        2601,
+        TAG,
+    ),
+    (
+        "NotImplementedError: DSV4 ragged verify does not support online c128 MTP; set "
+        "SGLANG_RAGGED_VERIFY_MODE off or disable online compress.",
+        "python/sglang/srt/layers/attention/deepseek_v4_backend.py",
+        646,
+        TAG,
+    ),
+    (
+        "ValueError: `task` requires at least one message with role='user' or 'developer'.",
+        "python/sglang/srt/entrypoints/openai/encoding_dsv4.py",
+        254,
+        TAG,
+    ),
+    (
+        "(Scheduler pid=4242) RuntimeError: multiple MNNVL CuTe DSL fusion workspaces exist; "
+        "configuration arguments are required",
+        "python/sglang/srt/layers/flashinfer_mnnvl_cutedsl.py",
+        314,
+        TAG,
+    ),
+    (
+        "sglang.srt.disaggregation.encoder.server.InternalError: Encoder request was released: "
+        "req-42",
+        "python/sglang/srt/disaggregation/encoder/server.py",
+        680,
+        TAG,
+    ),
+]
+
 NOTHING = [
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
     "capacity of 79.15 GiB of which 1.02 GiB is free.",
@@ -208,6 +495,25 @@ NOTHING = [
     "ProcessGroupNCCL.cpp:1970, unhandled cuda error (run with NCCL_DEBUG=INFO for details)",
     "KeyboardInterrupt",
     "zsh: command not found: sglang-server",
+    "RuntimeError: CUDA error: device-side assert triggered\nCUDA kernel errors might be "
+    "asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
+    "KeyError: 'x'",
+    "ZeroDivisionError: division by zero",
+    "TypeError: 'NoneType' object is not subscriptable",
+    "UnboundLocalError: cannot access local variable 'x' where it is not associated with a value",
+    "IndexError: list index out of range",
+    "ModuleNotFoundError: No module named 'flashinfer'",
+    "OSError: We couldn't connect to 'https://huggingface.co' to load the files, and couldn't "
+    "find them in the cached files.",
+    "ValueError: too many values to unpack (expected 2)",
+    "RecursionError: maximum recursion depth exceeded while calling a Python object",
+    f"""Traceback (most recent call last):
+  File "{SP}/srt/managers/scheduler.py", line 402, in __init__
+    self.init_cache_with_memory_pool()
+  File "/usr/lib/python3.11/site-packages/torch/cuda/memory.py", line 120, in empty_cache
+    torch._C._cuda_emptyCache()
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.
+""",
 ]
 
 
@@ -243,6 +549,37 @@ def test_lookup_finds_the_card(release, index: LookupIndex, paste: str, path: st
     assert matches[0].good
     # Ties would make the answer arbitrary: the expected card stands alone.
     assert len(matches) == 1 or matches[1].score < matches[0].score
+
+
+@pytest.mark.parametrize(
+    ("paste", "path", "line", "wording"), FORMS, ids=[f"{c[1][-30:]}:{c[2]}" for c in FORMS]
+)
+def test_lookup_finds_the_card_in_every_form(
+    release, index: LookupIndex, paste: str, path: str, line: int, wording: str
+) -> None:
+    """``wording``: the release whose message the paste shows (``older``: one
+    before the corpus)."""
+    matches = index.search(paste)
+    assert matches, "nothing found"
+    expected = card_at(release[0], path, line)
+    shown = [(m.score, m.card.message, m.site.path, m.site.line, m.reasons) for m in matches]
+    assert matches[0].card.error_id == expected, shown
+    assert matches[0].good, shown
+    assert len(matches) == 1 or matches[1].score < matches[0].score, shown
+
+
+def test_call_sites_of_raising_helpers(release) -> None:
+    result, out = release
+    calls = [s for s in result.sites if s.kind == "call"]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["counts"]["call_sites"] == len(calls) >= 6
+    (leak,) = [s for s in calls if (s.path, s.line) == POOL_LEAK_SITE]
+    assert leak.message == 'pool memory leak detected! {"\\n".join(messages)}'
+    assert leak.guards[-1].test == "envs.SGLANG_ENABLE_STRICT_MEM_CHECK_DURING_IDLE.get()"
+    assert [v.split()[1] for v in leak.via] == [
+        "SchedulerInvariantChecker._report_leak",
+        "raise_error_or_warn",
+    ]
 
 
 @pytest.mark.parametrize("paste", NOTHING)

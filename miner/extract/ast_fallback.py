@@ -32,6 +32,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
+from miner.extract.helpers import HelperTable
 from miner.extract.rules import (
     OTHER,
     Arg,
@@ -77,6 +78,7 @@ def collect_ast(
     path: str,
     lines: list[str],
     context: UnitContext | None = None,
+    helpers: HelperTable | None = None,
 ) -> list[Site]:
     """The sites of a module parsed by ``ast.parse`` from the text ``lines`` hold.
 
@@ -85,11 +87,12 @@ def collect_ast(
         path: repository-relative path, stored in each site.
         lines: the decoded file's lines (``\\n``-split, as parsed).
         context: the scope enclosing ``tree`` (default: module level).
+        helpers: the raising helpers calls may name (``call`` sites).
 
     Returns:
         The sites in source order, with ``parser="ast"``.
     """
-    walker = _Walker(path=path, lines=lines, context=context)
+    walker = _Walker(path=path, lines=lines, context=context, helpers=helpers)
     walker.sink.enter_block(lambda: walker.stmts(tree.body))
     walker.walk(tree.body)
     return walker.sink.sites
@@ -255,10 +258,17 @@ Action = Callable[[], None]
 
 
 class _Walker:
-    def __init__(self, *, path: str, lines: list[str], context: UnitContext | None) -> None:
+    def __init__(
+        self,
+        *,
+        path: str,
+        lines: list[str],
+        context: UnitContext | None,
+        helpers: HelperTable | None = None,
+    ) -> None:
         self.lines = lines
         self.src = _Source(lines)
-        self.sink = SiteSink(path=path, lines=lines, parser="ast", context=context)
+        self.sink = SiteSink(path=path, lines=lines, parser="ast", context=context, helpers=helpers)
 
     # -- text --------------------------------------------------------------
     def code(self, node: ast.AST) -> str:
@@ -430,6 +440,8 @@ class _Walker:
             self._raise(node)
         elif isinstance(node, ast.Assert):
             self._assert(node)
+        elif isinstance(node, ast.Expr) and self.sink.helpers:
+            self._call(node)
         elif isinstance(node, ast.If):
             test = self.code(node.test)
             yield from self._guarded("if", test, False, node.lineno, node.body)
@@ -517,6 +529,20 @@ class _Walker:
             node.end_lineno or node.lineno,
             exc,
             cause,
+            at=(node.lineno, node.col_offset),
+        )
+
+    def _call(self, node: ast.Expr) -> None:
+        call = node.value
+        if not isinstance(call, ast.Call):
+            return
+        name = last_name(call.func) if isinstance(call.func, (ast.Name, ast.Attribute)) else None
+        if name is None or not self.sink.is_helper_call(name):
+            return
+        self.sink.call_site(
+            node.lineno,
+            node.end_lineno or node.lineno,
+            self.expr(call),
             at=(node.lineno, node.col_offset),
         )
 

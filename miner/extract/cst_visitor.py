@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
 
+from miner.extract.helpers import HelperTable
 from miner.extract.rules import (
     OTHER,
     Arg,
@@ -81,11 +82,14 @@ class SiteCollector(cst.CSTVisitor):
         lines: list[str],
         line_offset: int = 0,
         context: UnitContext | None = None,
+        helpers: HelperTable | None = None,
     ) -> None:
         super().__init__()
         self.module = module
         self.offset = line_offset
-        self.sink = SiteSink(path=path, lines=lines, parser="libcst", context=context)
+        self.sink = SiteSink(
+            path=path, lines=lines, parser="libcst", context=context, helpers=helpers
+        )
         self.matches: list[str] = []
 
     @property
@@ -418,21 +422,45 @@ class SiteCollector(cst.CSTVisitor):
         self.sink.pop()
 
     # -- pruning -----------------------------------------------------------
+    def _holds_site(self, body: Sequence[cst.BaseSmallStatement]) -> bool:
+        return any(
+            isinstance(stmt, (cst.Raise, cst.Assert)) or self._helper_call(stmt) is not None
+            for stmt in body
+        )
+
+    def _helper_call(self, stmt: cst.CSTNode) -> cst.Call | None:
+        """The call of a statement ``helper(...)`` when ``helper`` may be a
+        raising helper (see :meth:`SiteSink.is_helper_call`)."""
+        if not self.sink.helpers or not isinstance(stmt, cst.Expr):
+            return None
+        call = stmt.value
+        if not isinstance(call, cst.Call):
+            return None
+        func = call.func
+        name = (
+            func.value
+            if isinstance(func, cst.Name)
+            else func.attr.value
+            if isinstance(func, cst.Attribute)
+            else None
+        )
+        return call if name is not None and self.sink.is_helper_call(name) else None
+
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         """Enter a line of simple statements only when it holds a site: scopes
         and guards are compound statements, so nothing else inside matters here."""
-        return any(isinstance(stmt, (cst.Raise, cst.Assert)) for stmt in node.body)
+        return self._holds_site(node.body)
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> bool:
         """A block on the line of its statement (``if x: raise E``): entered
         only when it holds a site, like a line of simple statements."""
-        if not any(isinstance(stmt, (cst.Raise, cst.Assert)) for stmt in node.body):
+        if not self._holds_site(node.body):
             return False
         self.sink.enter_block(lambda: self.stmts(node.body))
         return True
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
-        if any(isinstance(stmt, (cst.Raise, cst.Assert)) for stmt in original_node.body):
+        if self._holds_site(original_node.body):
             self.sink.leave_block()
 
     # -- sites -------------------------------------------------------------
@@ -445,6 +473,18 @@ class SiteCollector(cst.CSTVisitor):
             where.end.line + self.offset,
             exc,
             cause,
+            at=(where.start.line, where.start.column),
+        )
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        call = self._helper_call(node)
+        if call is None:
+            return
+        where = self._range(node)
+        self.sink.call_site(
+            where.start.line + self.offset,
+            where.end.line + self.offset,
+            self.expr(call),
             at=(where.start.line, where.start.column),
         )
 

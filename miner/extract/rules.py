@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from miner.extract.helpers import CallForm, HelperTable, bound_helpers
 from miner.extract.template import Message, TemplateBuilder, format_template, percent_template
 from miner.extract.text import excerpt_for
 from miner.model import Guard, GuardKind, MessageStyle, Parser, Site, SiteKind
@@ -942,6 +943,8 @@ class SiteSink:
         lines: the whole file's lines (for excerpts), ``\\n``-split.
         parser: which parser's walker feeds this sink.
         context: the scope enclosing the walked tree (default: module level).
+        helpers: the raising helpers the file's calls may name (see
+            :mod:`miner.extract.helpers`); each call of one is a ``call`` site.
     """
 
     def __init__(
@@ -951,8 +954,10 @@ class SiteSink:
         lines: list[str],
         parser: Parser,
         context: UnitContext | None = None,
+        helpers: HelperTable | None = None,
     ) -> None:
         ctx = context or UnitContext()
+        self.helpers = helpers
         self.path = path
         self.lines = lines
         self.parser: Parser = parser
@@ -1172,6 +1177,47 @@ class SiteSink:
             "assert", line, end_line, "AssertionError", message, None, False, (), (guard,), at
         )
 
+    def is_helper_call(self, name: str) -> bool:
+        """Whether a call of ``name`` may be a call of a raising helper."""
+        return self.helpers is not None and name in self.helpers
+
+    def call_site(self, line: int, end_line: int, call: Expr, *, at: Position) -> None:
+        """A call statement at position ``at``: a ``call`` site for each
+        raising helper it binds (see :mod:`miner.extract.helpers`)."""
+        func = call.func
+        if func is None or func.kind not in ("name", "attribute"):
+            return
+        form: CallForm = "name" if func.kind == "name" else "attribute"
+        shapes = [(arg.keyword, arg.star) for arg in call.args]
+        for helper, bound in bound_helpers(self.helpers, func.name, form, shapes):
+
+            def argument(param: str, bound: dict[str, int] = bound) -> tuple[Message, str] | None:
+                index = bound.get(param)
+                if index is None:
+                    return None
+                value = call.args[index].value
+                return render(value, self.resolve), value.source
+
+            def source(param: str, bound: dict[str, int] = bound) -> str | None:
+                index = bound.get(param)
+                return None if index is None else call.args[index].value.source
+
+            guards = helper.guards(source, line)
+            message = helper.message(argument)
+            self._add(
+                "call",
+                line,
+                end_line,
+                helper.exception,
+                message,
+                None,
+                False,
+                (),
+                guards,
+                at,
+                via=helper.via,
+            )
+
     def _add(
         self,
         kind: SiteKind,
@@ -1184,6 +1230,8 @@ class SiteSink:
         reraised: tuple[str, ...],
         extra_guards: tuple[Guard, ...],
         at: Position,
+        *,
+        via: tuple[str, ...] = (),
     ) -> None:
         frame = self.frame
         exits, alone = self._path_facts(at)
@@ -1211,5 +1259,6 @@ class SiteSink:
                 exits=exits,
                 body_only=alone,
                 abstract=frame.kind == "function" and frame.is_abstract(),
+                via=via,
             )
         )

@@ -40,6 +40,7 @@ from miner.extract.ast_fallback import (
     prefix_facts,
 )
 from miner.extract.cst_visitor import SiteCollector
+from miner.extract.helpers import HelperTable, bound_helpers, call_shape
 from miner.extract.rules import MESSAGE_KEYWORDS, UnitContext, child_qualname, doc_summary
 from miner.extract.text import DecodeError, SourceText, decode_source
 from miner.model import FileResult, Site
@@ -86,7 +87,14 @@ def may_have_sites(data: bytes) -> bool:
     return any(marker in data for marker in _MARKERS)
 
 
-def extract_file(path: str, blob: str, data: bytes, *, partial: bool = True) -> FileResult:
+def extract_file(
+    path: str,
+    blob: str,
+    data: bytes,
+    *,
+    partial: bool = True,
+    helpers: HelperTable | None = None,
+) -> FileResult:
     """Mine the ``raise`` and ``assert`` sites of one file; never raises.
 
     Args:
@@ -96,6 +104,8 @@ def extract_file(path: str, blob: str, data: bytes, *, partial: bool = True) -> 
         partial: parse only the units that hold sites (see the module doc);
             False parses the whole module with libcst (up to
             :data:`~miner.extract.limits.MAX_WHOLE_PARSE_BYTES`).
+        helpers: raising helpers the file's calls may name: each call of one
+            is a ``call`` site (:mod:`miner.extract.helpers`).
 
     Returns:
         ``mined`` (possibly with no sites; ``reason`` notes a lossy decode or
@@ -106,7 +116,7 @@ def extract_file(path: str, blob: str, data: bytes, *, partial: bool = True) -> 
     """
     if not data.strip():
         return FileResult(path=path, blob=blob, status="mined", reason="empty file")
-    if not may_have_sites(data):
+    if not helpers and not may_have_sites(data):
         return FileResult(path=path, blob=blob, status="mined")
     if len(data) > limits.MAX_FILE_BYTES:
         reason = (
@@ -135,10 +145,10 @@ def extract_file(path: str, blob: str, data: bytes, *, partial: bool = True) -> 
 
     try:
         try:
-            sites, note = _extract(path, source, tree, partial=partial, deep=False)
+            sites, note = _extract(path, source, tree, partial=partial, deep=False, helpers=helpers)
         except RecursionError:
             sites, note = limits.call_with_deep_stack(
-                lambda: _extract(path, source, tree, partial=partial, deep=True)
+                lambda: _extract(path, source, tree, partial=partial, deep=True, helpers=helpers)
             )
     except RecursionError:
         return failed(f"recursion limit ({limits.DEEP_RECURSION_LIMIT}) reached while mining")
@@ -181,9 +191,13 @@ def _parse_with_ast(text: str) -> tuple[ast.Module | None, str | None, str | Non
         ast_reason = _ast_reason(exc, text)
     depth = limits.bracket_depth(text)
     if depth > limits.MAX_BRACKET_DEPTH:
-        return None, ast_reason, (
-            f"nesting too deep for libcst ({depth} levels of brackets; "
-            f"limit {limits.MAX_BRACKET_DEPTH})"
+        return (
+            None,
+            ast_reason,
+            (
+                f"nesting too deep for libcst ({depth} levels of brackets; "
+                f"limit {limits.MAX_BRACKET_DEPTH})"
+            ),
         )
     return None, ast_reason, None
 
@@ -219,7 +233,13 @@ def _ast_reason(exc: BaseException, text: str) -> str:
 
 
 def _extract(
-    path: str, source: SourceText, tree: ast.Module | None, *, partial: bool, deep: bool
+    path: str,
+    source: SourceText,
+    tree: ast.Module | None,
+    *,
+    partial: bool,
+    deep: bool,
+    helpers: HelperTable | None = None,
 ) -> tuple[list[Site] | None, str]:
     """Sites by libcst, else by the ``ast`` fallback; ``(None, libcst's reason)``
     when neither parser can. The second item is a note for the file's result.
@@ -228,12 +248,12 @@ def _extract(
     with :func:`~miner.extract.limits.call_with_deep_stack`).
     """
     lines = source.lines
-    plan = plan_units(tree, lines) if tree is not None else None
+    plan = plan_units(tree, lines, helpers) if tree is not None else None
     if plan is not None and plan.site_count == 0:
         return [], ""
     try:
         if plan is not None and partial:
-            sites = _extract_units(path, lines, plan)
+            sites = _extract_units(path, lines, plan, helpers)
             if sites is not None:
                 return sites, ""
         if tree is not None and len(source.text) > limits.MAX_WHOLE_PARSE_BYTES:
@@ -241,8 +261,9 @@ def _extract(
                 f"mined with the ast fallback: {len(source.text) / 2**20:.1f} MiB is over "
                 f"the whole-module libcst limit ({limits.MAX_WHOLE_PARSE_BYTES // 2**20} MiB)"
             )
-            return collect_ast(tree, path=path, lines=lines), note
-        return collect(cst.parse_module(source.text), path=path, lines=lines), ""
+            return collect_ast(tree, path=path, lines=lines, helpers=helpers), note
+        module = cst.parse_module(source.text)
+        return collect(module, path=path, lines=lines, helpers=helpers), ""
     except RecursionError:
         if not deep:
             raise
@@ -255,7 +276,8 @@ def _extract(
         reason = f"libcst failed: {type(exc).__name__}: {_one_line(str(exc))}"
     if tree is None:
         return None, reason
-    return collect_ast(tree, path=path, lines=lines), f"mined with the ast fallback ({reason})"
+    sites = collect_ast(tree, path=path, lines=lines, helpers=helpers)
+    return sites, f"mined with the ast fallback ({reason})"
 
 
 def collect(
@@ -265,11 +287,17 @@ def collect(
     lines: list[str],
     line_offset: int = 0,
     context: UnitContext | None = None,
+    helpers: HelperTable | None = None,
 ) -> list[Site]:
     """Run :class:`SiteCollector` over a parsed module (or unit)."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     collector = SiteCollector(
-        wrapper.module, path=path, lines=lines, line_offset=line_offset, context=context
+        wrapper.module,
+        path=path,
+        lines=lines,
+        line_offset=line_offset,
+        context=context,
+        helpers=helpers,
     )
     # ``wrapper.visit`` would resolve PositionProvider and then walk the whole
     # tree once more for an empty batch of providers (libcst 1.9): a sixth of
@@ -279,7 +307,9 @@ def collect(
     return collector.sites
 
 
-def _extract_units(path: str, lines: list[str], plan: Plan) -> list[Site] | None:
+def _extract_units(
+    path: str, lines: list[str], plan: Plan, helpers: HelperTable | None = None
+) -> list[Site] | None:
     sites: list[Site] = []
     for unit in plan.units:
         text = "\n".join(lines[unit.start - 1 : unit.end]) + "\n"
@@ -299,7 +329,16 @@ def _extract_units(path: str, lines: list[str], plan: Plan) -> list[Site] | None
             opener = module.body[0]
             assert isinstance(opener, cst.If) and isinstance(opener.body, cst.IndentedBlock)
             module = module.with_changes(body=opener.body.body)
-        sites.extend(collect(module, path=path, lines=lines, line_offset=offset, context=context))
+        sites.extend(
+            collect(
+                module,
+                path=path,
+                lines=lines,
+                line_offset=offset,
+                context=context,
+                helpers=helpers,
+            )
+        )
     if len(sites) != plan.site_count:
         return None
     return sites
@@ -311,7 +350,7 @@ def _extract_units(path: str, lines: list[str], plan: Plan) -> list[Site] | None
 _WalkEntry = tuple[ast.AST, tuple[int, int] | None, "Unit | None", "Unit | None", UnitContext]
 
 
-def plan_units(tree: ast.Module, lines: list[str]) -> Plan:
+def plan_units(tree: ast.Module, lines: list[str], helpers: HelperTable | None = None) -> Plan:
     """The units holding the file's sites, given the file's parsed ``tree`` and its ``lines``.
 
     A site inside a function gets the statement of that function's body that
@@ -320,7 +359,8 @@ def plan_units(tree: ast.Module, lines: list[str]) -> Plan:
     may need the function's bindings for it (see :func:`_needs_bindings`) or
     the statement shares a line with the ``def``; then the whole (innermost)
     function, from its first decorator. A site outside functions gets its
-    top-level statement.
+    top-level statement. A call statement of a raising helper (``helpers``)
+    is a site like a ``raise`` (one per helper it binds).
     """
     clusters = _clusters(tree.body)
     tops = _block_units(tree.body, clusters, UnitContext())
@@ -331,8 +371,9 @@ def plan_units(tree: ast.Module, lines: list[str]) -> Plan:
     stack: list[_WalkEntry] = [(tree, None, None, None, UnitContext())]
     while stack:
         node, top, func_unit, body_unit, scope = stack.pop()
-        if isinstance(node, (ast.Raise, ast.Assert)):
-            count += 1
+        found = _sites_of(node, helpers)
+        if found:
+            count += found
             unit = func_unit
             if body_unit is not None and not _needs_bindings(node):
                 unit = body_unit
@@ -418,13 +459,37 @@ def _block_units(
     return out
 
 
-def _needs_bindings(node: ast.Raise | ast.Assert) -> bool:
+def _sites_of(node: ast.AST, helpers: HelperTable | None) -> int:
+    """How many sites a statement is: one for a ``raise`` or ``assert``; for
+    a call statement ``helper(...)``, one per raising helper it binds (see
+    :mod:`miner.extract.helpers`); else none."""
+    if isinstance(node, (ast.Raise, ast.Assert)):
+        return 1
+    if not helpers or not isinstance(node, ast.Expr):
+        return 0
+    call = node.value
+    if not isinstance(call, ast.Call):
+        return 0
+    shape = call_shape(call.func, call.args, call.keywords)
+    if shape is None:
+        return 0
+    return sum(1 for _ in bound_helpers(helpers, *shape))
+
+
+def _needs_bindings(node: ast.AST) -> bool:
     """Whether the collector may look up the enclosing function's bindings for
     this site: a raised bare name (``raise err``: an instance or a class?), or a
     message argument that is a bare name (resolved to its single assignment).
     Errs on the side of True."""
+    if isinstance(node, ast.Expr):
+        return isinstance(node.value, ast.Call) and any(
+            isinstance(arg, ast.Name)
+            for arg in (*node.value.args, *(kw.value for kw in node.value.keywords))
+        )
     if isinstance(node, ast.Assert):
         return isinstance(node.msg, ast.Name)
+    if not isinstance(node, ast.Raise):
+        return False
     exc = node.exc
     if exc is None:
         return False

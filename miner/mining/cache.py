@@ -55,7 +55,7 @@ KEEP_VERSIONS = 4
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 #: The code that shapes per-file records. Anything here changes the version.
-RECORD_SOURCES = ("extract/**/*.py", "model.py")
+RECORD_SOURCES = ("extract/**/*.py", "mining/calls.py", "model.py")
 
 
 def extractor_version() -> str:

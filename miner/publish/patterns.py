@@ -26,4 +26,11 @@ PREFIX_PATTERNS: tuple[str, ...] = (
     r"^\((?:[^()\np]|p(?!id=\d))*pid=\d+(?!\d)[^()\n]*\) ?",
     # glog: E0910 12:00:00.123456 1234 file.cc:12]
     r"^[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\]\n]+\] ?",
+    # docker compose: "sglang_service-1  | " (v2), "sglang_1  | " (v1)
+    r"^[A-Za-z0-9][\w.-]*[-_]\d+ +\| ?",
+    # journald / syslog: "Nov 30 10:12:44 host python[1234]: "
+    r"^[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d [\w.-]+ [\w.@/-]+(?:\[\d+\])?: ?",
+    # a logger's name after the level: "ERROR sglang.srt.managers.scheduler: "
+    # (dotted and lower case: never an exception class)
+    r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+: ",
 )

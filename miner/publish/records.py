@@ -123,6 +123,7 @@ def manifest_json(
             "sites": len(result.sites),
             "raise_sites": kinds["raise"],
             "assert_sites": kinds["assert"],
+            "call_sites": kinds["call"],
             "reraise_sites": sum(1 for s in result.sites if s.reraise),
             "sites_by_parser": dict(sorted(parsers.items())),
             "errors": len(result.errors),

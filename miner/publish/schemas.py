@@ -322,6 +322,7 @@ def _counts() -> Schema:
         "sites",
         "raise_sites",
         "assert_sites",
+        "call_sites",
         "reraise_sites",
     )
     properties: dict[str, Schema] = {n: count for n in names}

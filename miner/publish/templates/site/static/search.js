@@ -21,6 +21,9 @@
   var FRAME = /^\s*File "([^"\n]+)", line (\d+)(?:, in (.+))?\s*$/;
   var EXC_LINE = /^([A-Za-z_][\w.]*)(?::(?: (.*))?)?$/;
   var CARETS = /^\s*[~^]+\s*$/;
+  var LOGGER = /^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$/;
+  var COLLECTOR_MARK = /[-_|\[\]:\/0-9]/;
+  var MAX_HEADS = 3;
   var PREFIXES = DATA.prefixes.map(function (p) { return new RegExp(p); });
   var docs = DATA.docs, paths = DATA.paths, pages = DATA.pages || [];
   /* The page of a result: its card, or its entry on a grouped page. */
@@ -37,6 +40,45 @@
       if (!changed) break;
     }
     return line;
+  }
+  /* The prefix every line carries, put there by a log collector (miner/lookup.py's
+     strip_common_prefix): only when its first word holds a digit, -, _, |, [, : or /. */
+  function stripCommonPrefix(lines) {
+    var shown = lines.filter(function (l) { return l.trim(); });
+    if (shown.length < 2) return lines;
+    var prefix = shown[0];
+    shown.forEach(function (l) {
+      var n = 0;
+      while (n < prefix.length && n < l.length && prefix.charAt(n) === l.charAt(n)) n++;
+      prefix = prefix.slice(0, n);
+    });
+    var cut = Math.max(prefix.lastIndexOf(" "), prefix.lastIndexOf("\t"));
+    if (cut < 0) return lines;
+    prefix = prefix.slice(0, cut + 1);
+    var words = prefix.trim().split(/\s+/);
+    if (!prefix.trim() || prefix.trim().length < 3 || !COLLECTOR_MARK.test(words[0]) ||
+        prefix.indexOf(HEAD) >= 0 || FRAME.test(prefix)) return lines;
+    return lines.map(function (l) { return l.indexOf(prefix) === 0 ? l.slice(prefix.length) : l; });
+  }
+  function isException(name) {
+    var last = name.split(".").pop();
+    return /^[A-Z]/.test(last) && !LOGGER.test(name);
+  }
+  /* Where a line's message may start: `Type: message`, then after each of the first ": ". */
+  function heads(line) {
+    var out = [], seen = {}, start = 0;
+    for (var round = 0; round <= MAX_HEADS; round++) {
+      var rest = line.slice(start), head = EXC_LINE.exec(rest);
+      if (head && head[2] !== undefined && !seen[head[2]]) {
+        out.push([isException(head[1]) ? head[1] : null, head[2]]); seen[head[2]] = true;
+      } else if (start && rest.trim() && !seen[rest]) {
+        out.push([null, rest]); seen[rest] = true;
+      }
+      var found = line.indexOf(": ", start);
+      if (found < 0) break;
+      start = found + 2;
+    }
+    return out;
   }
   function normalize(text) { return text.replace(/\s+/g, " ").trim(); }
   function solid(text) { return text.replace(/\s+/g, "").length; }
@@ -71,7 +113,8 @@
     if (start >= lines.length) return { exception: null, messages: [], frames: frames, role: role };
     var head = EXC_LINE.exec(lines[start]);
     if (!head) return { exception: null, messages: readings(lines.slice(start)), frames: frames, role: role };
-    return { exception: head[1], messages: readings([head[2] || ""].concat(lines.slice(start + 1))), frames: frames, role: role };
+    var type = head[2] !== undefined && !isException(head[1]) ? null : head[1];
+    return { exception: type, messages: readings([head[2] || ""].concat(lines.slice(start + 1))), frames: frames, role: role };
   }
 
   function parsePlain(lines) {
@@ -87,18 +130,17 @@
       if (!group.length) return;
       var whole = readings([group.join("\n")]);
       if (whole.length) out.push({ exception: null, messages: whole, frames: frames, role: "message" });
-      var head = EXC_LINE.exec(group[0]);
-      if (head && head[2] !== undefined) {
-        var split = readings([head[2]].concat(group.slice(1)));
-        if (split.length) out.push({ exception: head[1], messages: split, frames: frames, role: "message" });
-      }
+      heads(group[0]).forEach(function (h) {
+        var split = readings([h[1]].concat(group.slice(1)));
+        if (split.length) out.push({ exception: h[0], messages: split, frames: frames, role: "message" });
+      });
     });
     if (!out.length && frames.length) out.push({ exception: null, messages: [], frames: frames, role: "message" });
     return out;
   }
 
   function parsePaste(text) {
-    var lines = text.split(/\r\n|\r|\n/).map(stripPrefixes);
+    var lines = stripCommonPrefix(stripCommonPrefix(text.split(/\r\n|\r|\n/)).map(stripPrefixes));
     if (!lines.some(function (l) { return l.indexOf(HEAD) >= 0; })) return parsePlain(lines);
     var blocks = [], links = [], current = null, pending = "context";
     lines.forEach(function (line) {
@@ -355,6 +397,8 @@
   search.matchesTemplate = function (parts, message) {
     return matchSolid(compileTemplate(parts), solidOf(message));
   };
+  /* The paste parser alone, for tests. */
+  search.parsePaste = parsePaste;
 
   /* ---- The page: search box, results, table filters and sorting. ---- */
   var box = document.getElementById("q");
