@@ -73,6 +73,8 @@ TEMP_FILE = re.compile(
 )
 #: Leftovers of a staging of a folder inside this one (``.site.staging-x``).
 _STAGING_DIR = re.compile(r"^\..+\.(?:staging|old)-[A-Za-z0-9_]+$")
+#: Lock files of folders inside this one (``.site.lock``): not carried over.
+_LOCK_FILE = re.compile(r"^\.[^/]+\.lock$")
 
 
 def _names(dest: Path) -> tuple[Path, str]:
@@ -320,7 +322,7 @@ def _seed(source: Path, target: Path) -> None:
                 _seed(Path(entry.path), dst)
                 dst.chmod(entry.stat(follow_symlinks=False).st_mode & 0o7777)
             elif entry.is_file(follow_symlinks=False):
-                if TEMP_FILE.match(entry.name):
+                if TEMP_FILE.match(entry.name) or _LOCK_FILE.match(entry.name):
                     continue
                 try:
                     os.link(entry.path, dst, follow_symlinks=False)
