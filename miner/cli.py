@@ -4,9 +4,13 @@ Exit codes, decided here and nowhere else: 0 success; 1 the run finished but
 some files were skipped or failed (``mine``), a diff found a change named by
 ``--fail-on``, a lookup found no good match, or ``check-cards`` counted a defect; 2 bad input (any
 :class:`~miner.errors.MinerError`: unknown revision, not a repository, an
-output folder that cannot be written, missing records), with one line on
-stderr naming it; 130 interrupted (Ctrl-C); 141 the reader of the output went
-away (``miner lookup ... | head``).
+output folder that cannot be written or is not the tool's, another run
+writing the same folder, missing records, a run that would replace a better
+output: :class:`~miner.publish.output.WorseOutputError`), with one line on
+stderr naming it; 130 interrupted (Ctrl-C, ``SIGINT``); 143 terminated
+(``SIGTERM``); 141 the reader of the output went away (``miner lookup ... |
+head``). Interrupted or terminated, a run publishes nothing: the output
+folder is the previous one (:mod:`miner.publish.output`).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from miner import __version__
+from miner import __version__, lifecycle
 from miner.errors import MinerError, UsageError
 
 if TYPE_CHECKING:
@@ -31,16 +35,25 @@ log = logging.getLogger("miner")
 
 
 def cmd_mine(args: argparse.Namespace) -> int:
-    from miner import pipeline
-    from miner.mining.extraction import MineOptions
-    from miner.mining.pool import Limits
-    from miner.publish.cards import check_writable
-    from miner.publish.records import manifest_json
+    from miner.files import locked
+    from miner.publish.output import check_writable
 
     if args.jobs is not None and args.jobs < 0:
         raise UsageError(f"--jobs {args.jobs}: give 1 or more worker processes (0: no workers)")
     llm = _llm_settings(args)
-    check_writable(args.out)  # before the work, not after it
+    check_writable(args.out)
+    with locked(args.out):  # a second run into the same folder stops here, at once
+        return _mine_locked(args, llm)
+
+
+def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
+    from miner import pipeline
+    from miner.mining.extraction import MineOptions
+    from miner.mining.pool import Limits
+    from miner.publish.output import check_output
+    from miner.publish.records import manifest_json
+
+    check_output(args.out)  # before the work, not after it
     options = MineOptions(
         jobs=args.jobs,
         cache=not args.no_cache,
@@ -489,14 +502,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(message)s",
         stream=sys.stderr,
     )
+    lifecycle.install_handlers()
     try:
         return int(args.func(args))
     except MinerError as exc:
         print(f"miner: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("miner: interrupted", file=sys.stderr)
+        lifecycle.quiet()
+        print("miner: interrupted; the previous output is kept", file=sys.stderr)
         return 130
+    except lifecycle.TerminatedError:
+        lifecycle.quiet()
+        print("miner: terminated; the previous output is kept", file=sys.stderr)
+        return lifecycle.TerminatedError.exit_code
     except BrokenPipeError:
         # The reader went away (``| head``): no traceback, and no second error
         # when Python flushes stdout at exit.

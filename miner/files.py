@@ -1,15 +1,37 @@
-"""Files written whole or not at all: the one place that writes bytes to disk.
+"""Files and folders written whole or not at all: the one place that writes
+bytes to disk.
 
-Used by the commit store (:mod:`miner.mining.store`) and every writer of
-:mod:`miner.publish`.
+* :func:`write_bytes` / :func:`write_text`: one file, atomically (a temporary
+  file in the same folder, then ``rename``), and only when its content changed.
+  Used by the commit store (:mod:`miner.mining.store`) and every writer of
+  :mod:`miner.publish`.
+* :class:`Staging`: a whole folder. A run writes into a staging folder beside
+  its destination (``DEST.parent/.DEST.staging-<random>``, so on the same file
+  system), seeded from the current folder by hard links (an unchanged file
+  costs nothing; a writer replaces a file by ``rename``, which breaks the link
+  and never touches the old tree), then swaps it in: on Linux atomically with
+  ``renameat2(RENAME_EXCHANGE)``, elsewhere with two renames, and removes the
+  old tree. A run killed at any point leaves the old folder or the new one,
+  complete, and leftovers that the next run into the same folder removes.
+* :func:`locked`: one run per destination (``fcntl.flock`` on
+  ``DEST.parent/.DEST.lock``); a second run stops at once with one line.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
+import fcntl
 import os
+import re
+import shutil
 import tempfile
-from collections.abc import Container, Iterable
+from collections.abc import Iterator
 from pathlib import Path
+
+from miner.errors import OutputError
+from miner.lifecycle import signals_held
 
 
 def write_text(path: Path, text: str) -> bool:
@@ -43,13 +65,306 @@ def write_bytes(path: Path, data: bytes) -> bool:
     return True
 
 
-def remove_stale(folders: Iterable[tuple[Path, str]], wanted: Container[Path]) -> int:
-    """Delete files matching each ``(folder, glob)`` that are not in ``wanted``
-    (what a previous run wrote for errors that are gone); returns how many."""
+#: Temporary files of :func:`write_bytes` (``.<name>.<8 random characters>``)
+#: and of the old write check (``.write-test.<8>``): never carried into a new
+#: output, so those a killed run of an older version left behind go away.
+TEMP_FILE = re.compile(
+    r"^\.(?:.+\.(?:md|json|jsonl|html|js|css|txt|svg|nojekyll)|write-test)\.[a-z0-9_]{8}$"
+)
+#: Leftovers of a staging of a folder inside this one (``.site.staging-x``).
+_STAGING_DIR = re.compile(r"^\..+\.(?:staging|old)-[A-Za-z0-9_]+$")
+#: Lock files of folders inside this one (``.site.lock``): not carried over.
+_LOCK_FILE = re.compile(r"^\.[^/]+\.lock$")
+
+
+def _names(dest: Path) -> tuple[Path, str]:
+    """The folder holding ``dest`` and ``dest``'s name, symbolic links resolved
+    (the staging goes where the files are)."""
+    real = Path(os.path.realpath(dest))
+    return real.parent, real.name
+
+
+def lock_path(dest: Path) -> Path:
+    """The lock file of ``dest``: ``DEST.parent/.DEST.lock`` (kept: removing a
+    lock file while another process waits on it would let two runs in)."""
+    parent, name = _names(dest)
+    return parent / f".{name}.lock"
+
+
+class BusyError(OutputError):
+    """Another run holds the destination's lock."""
+
+
+#: Locks held by this process: lock file -> (descriptor, depth).
+_HELD: dict[str, tuple[int, int]] = {}
+
+
+@contextlib.contextmanager
+def locked(dest: Path) -> Iterator[None]:
+    """Hold the lock of ``dest`` (re-entrant within a process).
+
+    Raises:
+        BusyError: another process holds it.
+        OutputError: the lock file cannot be created.
+    """
+    path = lock_path(dest)
+    key = str(path)
+    if key in _HELD:
+        fd, depth = _HELD[key]
+        _HELD[key] = (fd, depth + 1)
+        try:
+            yield
+        finally:
+            fd, depth = _HELD[key]
+            _HELD[key] = (fd, depth - 1)
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise OutputError(
+            f"{dest}: cannot create the lock file {path} ({exc.strerror or exc}); "
+            "pass --out inside a writable folder"
+        ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+        os.close(fd)
+        if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            raise BusyError(
+                f"{dest}: another miner run (pid {holder}) is writing this folder; "
+                "wait for it to end or pass another --out"
+            ) from None
+        raise OutputError(f"{dest}: cannot lock {path} ({exc.strerror or exc})") from None
+    _HELD[key] = (fd, 1)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        del _HELD[key]
+        os.close(fd)  # releases the lock
+
+
+def holds_lock(dest: Path) -> bool:
+    """Whether this process holds the lock of ``dest``."""
+    return str(lock_path(dest)) in _HELD
+
+
+def free_bytes(path: Path) -> int:
+    """Bytes an unprivileged process may still write on ``path``'s file system
+    (of its nearest existing ancestor)."""
+    probe = Path(path).absolute()
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    stats = os.statvfs(probe)
+    return stats.f_bavail * stats.f_frsize
+
+
+def tree_size(root: Path, rels: Iterator[str] | list[str] | set[str]) -> int:
+    """Total bytes of the files ``rels`` under ``root`` (missing ones count 0)."""
+    total = 0
+    for rel in rels:
+        with contextlib.suppress(OSError):
+            total += (root / rel).stat().st_size
+    return total
+
+
+# -- swapping a whole folder ----------------------------------------------------
+
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swap the folders ``a`` and ``b`` in one step (``renameat2`` with
+    ``RENAME_EXCHANGE``); False when the system or file system cannot."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+    renameat2.argtypes += [ctypes.c_uint]
+    done = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if done == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def remove_tree(path: Path) -> None:
+    """Delete a folder and everything under it (missing: nothing to do)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    elif path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+
+
+class Staging:
+    """The staging folder of one destination folder (module docstring)."""
+
+    def __init__(self, dest: Path) -> None:
+        self.dest = Path(dest).absolute()
+        self.parent, self.name = _names(dest)
+        self.real = self.parent / self.name
+        self.root: Path | None = None
+
+    @property
+    def prefix(self) -> str:
+        return f".{self.name}.staging-"
+
+    @property
+    def old_prefix(self) -> str:
+        return f".{self.name}.old-"
+
+    def leftovers(self) -> list[Path]:
+        """Staging and old folders that killed runs left beside the destination."""
+        if not self.parent.is_dir():
+            return []
+        return sorted(
+            p for p in self.parent.iterdir() if p.name.startswith((self.prefix, self.old_prefix))
+        )
+
+    def recover(self) -> None:
+        """Call with the lock held: put back an old folder that a run killed
+        between the two renames of the fallback swap left aside, and remove
+        every other leftover."""
+        olds = [p for p in self.leftovers() if p.name.startswith(self.old_prefix)]
+        if not self.real.exists() and len(olds) == 1:
+            olds[0].rename(self.real)
+        for path in self.leftovers():
+            remove_tree(path)
+
+    def open(self) -> Path:
+        """Create the staging folder, seeded with hard links of every file of
+        the destination (but temporary files); returns it.
+
+        Raises:
+            OutputError: it cannot be created.
+        """
+        try:
+            self.parent.mkdir(parents=True, exist_ok=True)
+            self.recover()
+            root = Path(tempfile.mkdtemp(prefix=self.prefix, dir=self.parent))
+            self.root = root
+            mode = 0o777 & ~_umask()
+            if self.real.is_dir():
+                mode = self.real.stat().st_mode & 0o7777
+                _seed(self.real, root)
+            root.chmod(mode)
+        except OSError as exc:
+            self.discard()
+            raise OutputError(
+                f"{self.dest}: cannot prepare the new output beside it in {self.parent} "
+                f"({exc.strerror or exc}); pass --out inside a writable folder with free space"
+            ) from None
+        return root
+
+    def swap(self) -> None:
+        """Put the staging folder in the destination's place and remove the old tree.
+
+        Raises:
+            OutputError: the rename failed (the old folder is left as it was).
+        """
+        assert self.root is not None, "swap before open"
+        old: Path | None = None
+        try:
+            with signals_held():
+                if not self.real.exists() and not self.real.is_symlink():
+                    self.root.rename(self.real)
+                elif exchange(self.root, self.real):
+                    old = self.root
+                else:
+                    old = Path(tempfile.mkdtemp(prefix=self.old_prefix, dir=self.parent))
+                    old.rmdir()
+                    self.real.rename(old)
+                    self.root.rename(self.real)
+                self.root = None
+        except OSError as exc:
+            self.discard()
+            raise OutputError(
+                f"{self.dest}: cannot put the new output in place ({exc.strerror or exc}); "
+                "the previous output is kept"
+            ) from None
+        if old is not None:
+            remove_tree(old)
+
+    def discard(self) -> None:
+        """Remove the staging folder (after a failure or an interruption)."""
+        if self.root is not None:
+            remove_tree(self.root)
+            self.root = None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _seed(source: Path, target: Path) -> None:
+    """Hard-link every file under ``source`` into ``target`` (the same tree of
+    folders, same modes; symbolic links copied as links; a file that cannot be
+    linked is copied), leaving out temporary files and staging leftovers."""
+    with os.scandir(source) as entries:
+        for entry in entries:
+            dst = target / entry.name
+            if entry.is_symlink():
+                dst.symlink_to(Path(entry.path).readlink())
+            elif entry.is_dir(follow_symlinks=False):
+                if _STAGING_DIR.match(entry.name):
+                    continue
+                dst.mkdir()
+                _seed(Path(entry.path), dst)
+                dst.chmod(entry.stat(follow_symlinks=False).st_mode & 0o7777)
+            elif entry.is_file(follow_symlinks=False):
+                if TEMP_FILE.match(entry.name) or _LOCK_FILE.match(entry.name):
+                    continue
+                try:
+                    os.link(entry.path, dst, follow_symlinks=False)
+                except OSError:
+                    shutil.copy2(entry.path, dst, follow_symlinks=False)
+
+
+def inside(root: Path, rel: str) -> Path:
+    """``root / rel`` when ``rel`` is a plain relative path that stays under
+    ``root`` (no ``..``, not absolute, no symbolic link on the way).
+
+    Raises:
+        ValueError: it is not.
+    """
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise ValueError(f"not a relative path: {rel!r}")
+    path = root.joinpath(*parts)
+    probe = root
+    for part in parts[:-1]:
+        probe = probe / part
+        if probe.is_symlink():
+            raise ValueError(f"{rel!r}: {probe} is a symbolic link")
+    return path
+
+
+def remove_listed(root: Path, rels: set[str] | list[str]) -> int:
+    """Delete the files ``rels`` under ``root`` (paths that leave ``root`` or
+    run through a symbolic link are left alone), then the folders this left
+    empty; returns how many files were deleted."""
     removed = 0
-    for folder, pattern in folders:
-        for stale in sorted(folder.glob(pattern)):
-            if stale not in wanted:
-                stale.unlink()
-                removed += 1
+    folders: set[Path] = set()
+    for rel in sorted(rels):
+        try:
+            path = inside(root, rel)
+        except ValueError:
+            continue
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+            removed += 1
+            folders.update(p for p in path.parents if p != root and root in p.parents)
+    for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+        with contextlib.suppress(OSError):
+            folder.rmdir()  # only when empty
     return removed

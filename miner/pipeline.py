@@ -25,13 +25,15 @@ import git
 
 from miner.analysis import analyze
 from miner.analysis.facts import RepoFacts, collect
-from miner.errors import ReleaseError
+from miner.errors import OutputError, ReleaseError
+from miner.extract.limits import MAX_FILE_BYTES
+from miner.files import locked
 from miner.mining import source, store
 from miner.mining.calls import link_calls
 from miner.mining.extraction import Extraction, MineOptions, extract_blobs
 from miner.mining.ids import assign_ids
 from miner.model import Analysis, CommitInfo, Error, FileResult, MineResult, group_errors
-from miner.publish import cards, html, records
+from miner.publish import cards, html, output, records
 from miner.publish import releases as release_pages
 from miner.releases.diff import Diff, diff
 from miner.releases.history import HistoryBook, HistoryBuilder
@@ -131,8 +133,21 @@ def gather_facts(
     repo: git.Repo, entries: Iterable[source.BlobRef], result: MineResult
 ) -> RepoFacts:
     """The facts the analysis needs beyond the sites (the configuration model,
-    callers, exception classes), read from the blobs of ``entries``."""
-    sources = {e.path: source.read_blob(repo, e.blob) for e in entries if skip_reason(e) is None}
+    callers, exception classes), read from the blobs of ``entries``.
+
+    Only files the extractor mined are read: one it skipped (above
+    :data:`~miner.extract.limits.MAX_FILE_BYTES`, a symbolic link) or failed on
+    (a crash, the time or memory limit of its worker) would cost the parent
+    what the worker's limits kept from it; the manifest lists each with its
+    reason, and the facts leave it out."""
+    mined = {f.path for f in result.files if f.status == "mined"} if result.files else None
+    sources = {
+        e.path: source.read_blob(repo, e.blob)
+        for e in entries
+        if skip_reason(e) is None
+        and e.size <= MAX_FILE_BYTES
+        and (mined is None or e.path in mined)
+    }
     return collect(sources, result.sites)
 
 
@@ -245,26 +260,37 @@ def mine_and_analyze(
 
 def publish(mined: Mined, out: Path, *, site: bool = False, jobs: int | None = None) -> dict:
     """Write the records and cards of ``mined`` under ``out`` and, with
-    ``site``, the HTML site under ``out / "site"``.
+    ``site``, the HTML site under ``out / "site"``: published as a whole (the
+    old output or the new one, never a mix: :mod:`miner.publish.output`).
 
     Returns the writers' counts: ``{"output": {...}, "site": {...} | None}``.
 
     Raises:
-        OutputError: a folder cannot be written.
+        OutputError: a folder cannot be written, or holds files raise-miner
+            did not write.
+        WorseOutputError: most files failed, or nothing was found where the
+            previous output had errors; the previous output is kept.
     """
-    output = cards.write_output(mined.result, out, mined.analyses, config=mined.facts.to_json())
-    pages = None
-    if site:
-        counts = records.manifest_json(mined.result, mined.analyses)["counts"]
-        pages = html.write_site(
-            mined.result,
-            out / "site",
-            mined.analyses,
-            counts,
-            diffs=html.load_diffs(out),
-            jobs=jobs,
+    with output.publication(out) as pub:
+        result = mined.result
+        counts = records.manifest_json(result, mined.analyses)["counts"]
+        failed = [f for f in result.files if f.status == "failed"]
+        example = f" (e.g. {failed[0].path}: {failed[0].reason})" if failed else ""
+        output.check_not_worse(pub.previous, counts, out, example)
+        written = cards.write_records(
+            pub.folder, result, mined.analyses, config=mined.facts.to_json()
         )
-    return {"output": output, "site": pages}
+        pages = None
+        if site:
+            pages = html.write_site_into(
+                pub.subfolder("site"),
+                result,
+                mined.analyses,
+                counts,
+                diffs=html.load_diffs(pub.root),
+                jobs=jobs,
+            )
+    return {"output": written, "site": pages}
 
 
 def republish_site(out: Path, dest: Path, *, jobs: int | None = None) -> tuple[int, dict]:
@@ -272,19 +298,33 @@ def republish_site(out: Path, dest: Path, *, jobs: int | None = None) -> tuple[i
     records alone (no mining, no analysis): the same bytes as ``publish``
     with ``site``. Returns the number of errors and the site's counts.
 
+    A ``dest`` inside ``out`` (``out/site`` by default) is published with
+    ``out`` as a whole; any other ``dest`` on its own, with its own lock.
+
     Raises:
         RecordsError: ``out`` lacks its records.
-        OutputError: ``dest`` cannot be written.
+        OutputError: ``dest`` cannot be written, or holds files raise-miner
+            did not write.
     """
-    published = records.read_mined(out)
-    stats = html.write_site(
-        published.result,
-        dest,
-        published.analyses,
-        published.manifest["counts"],
-        diffs=html.load_diffs(out),
-        jobs=jobs,
-    )
+    out_real, dest_real = Path(out).resolve(), Path(dest).resolve()
+    if dest_real == out_real or out_real.is_relative_to(dest_real):
+        raise OutputError(
+            f"{dest}: the site cannot replace or hold the mined folder {out}; "
+            "pass --dest with another folder"
+        )
+    with locked(out):
+        published = records.read_mined(out)
+        diffs = html.load_diffs(out)
+        result, analyses = published.result, published.analyses
+        counts = published.manifest["counts"]
+        if dest_real.is_relative_to(out_real):
+            with output.publication(out) as pub:
+                folder = pub.subfolder(dest_real.relative_to(out_real).as_posix())
+                stats = html.write_site_into(
+                    folder, result, analyses, counts, diffs=diffs, jobs=jobs
+                )
+        else:
+            stats = html.write_site(result, dest, analyses, counts, diffs=diffs, jobs=jobs)
     return len(published.result.errors), stats
 
 
@@ -331,10 +371,24 @@ def document_releases(
     """
     if not tags:
         raise ReleaseError("no releases to document; check --tags")
-    cards.check_writable(out)
+    with locked(out):
+        output.check_output(out)
+        return _document(repo_arg, tags, out, slug, cache_dir, partial, on_release)
+
+
+def _document(
+    repo_arg: str,
+    tags: Sequence[str],
+    out: Path,
+    slug: str | None,
+    cache_dir: Path | None,
+    partial: bool,
+    on_release: Callable[[str, MineResult], None] | None,
+) -> ReleaseRun:
+    """:func:`document_releases` with the lock of ``out`` held."""
     builder = HistoryBuilder()
     commits: list[CommitInfo] = []
-    stems: list[str] = []
+    diffs: dict[str, Diff] = {}
     newest: Mined | None = None
     for tag in tags:
         mined = mine_and_analyze(
@@ -350,30 +404,26 @@ def document_releases(
             on_release(tag, mined.result)
         changes = builder.add(tag, mined.result)
         if changes is not None:
-            stem = release_pages.diff_stem(changes)
-            release_pages.write_diff(
-                changes, out / "diffs", stem, old_cards="../errors/", new_cards="../errors/"
-            )
-            stems.append(stem)
+            diffs[release_pages.diff_stem(changes)] = changes
         commits.append(mined.result.commit)
         newest = mined
     assert newest is not None
-    release_pages.remove_stale_diffs(out / "diffs", stems)
     book = builder.finish()
     retired = retired_analyses(book)
-    counts = release_pages.write_release_site(
-        out,
-        book,
-        newest.result,
-        newest.analyses,
-        retired,
-        commits,
-        stems,
-        config=newest.facts.to_json(),
-    )
+    with output.publication(out) as pub:
+        counts = release_pages.write_release_site(
+            pub.folder,
+            book,
+            newest.result,
+            newest.analyses,
+            retired,
+            commits,
+            diffs,
+            config=newest.facts.to_json(),
+        )
     return ReleaseRun(
         releases=book.releases,
-        diffs=tuple(stems),
+        diffs=tuple(diffs),
         counts=counts,
         errors=len(newest.result.errors),
         retired=len(book.retired),

@@ -127,6 +127,11 @@ def test_revisions_resolve_and_stale_cards_are_removed(repo: Path, tmp_path: Pat
     (out / "test").mkdir()
     (out / "test" / "pkg.old.md").write_text("written by an earlier run")
     (out / "test" / "notes.txt").write_text("not ours")
+    (out / "test" / "pkg.mine.md").write_text("a reader's page, named like ours")
+    # the earlier run listed its page in the manifest; the reader's are not listed
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["written"].append("test/pkg.old.md")
+    (out / "manifest.json").write_text(json.dumps(manifest))
     assert main(["mine", "--repo", str(repo), "--commit", "main", "--out", str(out)]) == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["commit"]["sha"] == second
@@ -134,8 +139,8 @@ def test_revisions_resolve_and_stale_cards_are_removed(repo: Path, tmp_path: Pat
     assert len(list((out / "api" / "errors").glob("*.json"))) == 1
     entries = (out / "internal" / "pkg.mlx.md").read_text()
     assert entries.count('<a id="') == 1 and "`KeyError`: `gone`" in entries
-    # stale Markdown of the grouped folders is removed, nothing else
-    assert [p.name for p in (out / "test").iterdir()] == ["notes.txt"]
+    # what the earlier run wrote and this one did not is removed, nothing else
+    assert sorted(p.name for p in (out / "test").iterdir()) == ["notes.txt", "pkg.mine.md"]
 
 
 def test_unknown_commit_exits_2_and_writes_nothing(repo: Path, tmp_path: Path, capsys) -> None:

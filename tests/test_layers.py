@@ -3,7 +3,8 @@ down (or sideways within a layer), never up.
 
 Layers, lowest first::
 
-    0  miner (the package: __version__), miner.errors, miner.model, miner.files
+    0  miner (the package: __version__), miner.errors, miner.model, miner.files,
+       miner.lifecycle (signals, workers that die with their parent)
     1  miner.extract      the parsers
     2  miner.mining       source, pool, cache, store, ids, extraction
     3  miner.analysis
@@ -37,6 +38,7 @@ LAYERS: dict[str, int] = {
     "miner.errors": 0,
     "miner.model": 0,
     "miner.files": 0,
+    "miner.lifecycle": 0,
     "miner.extract": 1,
     "miner.mining": 2,
     "miner.analysis": 3,

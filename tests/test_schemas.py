@@ -30,7 +30,7 @@ from miner.model import (
     MineResult,
     Site,
 )
-from miner.publish import html, records, schemas
+from miner.publish import html, output, records, schemas
 
 VALIDATOR = jsonschema.Draft202012Validator
 
@@ -149,8 +149,11 @@ def full_records() -> dict[str, Any]:
         "site": error.sites[0].to_json(),
         "analysis": records.analysis_row(error.error_id, analysis, history),
         "error": records.error_json(error, result.commit, analysis, history),
-        "manifest": records.manifest_json(result),
+        "manifest": records.manifest_json(result, written=["index.md", "manifest.json"]),
         "index": html.index_json(result, counts, ["v1..v2"]),
+        "site-manifest": output.site_manifest(
+            result.commit.to_json(), ["index.html", "manifest.json"]
+        ),
     }
 
 
@@ -302,6 +305,7 @@ def validate_output(out: Path, site: Path | None) -> dict[str, int]:
     if site is not None:
         folders.append(site / "api" / "errors")
         check("index", records.read_json(site / "api" / "index.json"), "api/index.json")
+        check("site-manifest", records.read_json(site / "manifest.json"), "site manifest")
         shipped = {p.name for p in (site / "api" / "schema").iterdir()}
         assert shipped == {name for name, _ in schemas.schemas()}
         for name, schema in schemas.schemas():
@@ -324,6 +328,7 @@ def test_every_record_of_the_fixture_validates(make_repo, tmp_path: Path) -> Non
         "manifest": 1,
         "error": 2 * errors,
         "index": 1,
+        "site-manifest": 1,
     }
     assert errors > 5
 

@@ -55,6 +55,7 @@ import git
 
 from miner.errors import WorkerStartError
 from miner.extract.runner import extract_file
+from miner.lifecycle import die_with_parent
 from miner.model import FileResult
 
 #: Exit code of a worker that stops on purpose after reporting a file (out of
@@ -159,7 +160,9 @@ def _worker_main(
     test_hooks: bool,
 ) -> None:
     """Serve batches from ``conn`` until it closes: one message per file."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    # Killed when the forkserver (whose child this is) ends, which it does when
+    # the run's process ends (even by SIGKILL); Ctrl-C is the parent's to handle.
+    die_with_parent()
     fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 2)  # a native crash's report goes where the parent can read it
     os.close(fd)

@@ -9,65 +9,180 @@ on a page per module, ``<audience>/<module>.md``, and the page
 Every error keeps its JSON record, ``api/errors/<id>.json``, and its id: a
 change of audience moves the card, never renames it (:func:`card_ref`).
 
-One Jinja2 environment renders every card; files are written atomically
-(a temporary file in the same folder, then ``os.replace``) and only when their
-content changed, so re-rendering a release touches only what is new. Files a
-previous run wrote for errors that are gone are removed. Nothing written
-depends on the wall clock, so the same commit gives byte-identical output.
+One Jinja2 environment renders every card; the folder is published as a
+whole (:mod:`miner.publish.output`: a staging folder swapped in), files only
+rewritten when their content changed, so re-rendering a release touches only
+what is new. Files a previous run wrote for errors that are gone are removed,
+and nothing it did not write. Nothing written depends on the wall clock, so
+the same commit gives byte-identical output.
+
+Text from the mined code (messages, paths, scopes, guards, docstrings in the
+prose) is Markdown-escaped wherever it is not in a code span or fence
+(:func:`md_text`, :func:`md_prose`, applied to every ``{{ }}`` by the
+environment's ``finalize``): no raw HTML, no Liquid or Jinja delimiters, no
+backtick that closes a code span, no ``|`` or line break that ends a table
+cell (:func:`code_span`, :func:`fence`, :func:`table_cell`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import jinja2
 
-from miner.errors import OutputError
-from miner.files import remove_stale, write_text
 from miner.model import Analysis, CommitInfo, Error, Guard, History, MineResult, Site
+from miner.publish import output
 from miner.publish.records import dumps, error_json, manifest_json, record_files
 
 
-def fence(text: str, lang: str = "") -> str:
-    """A Markdown code fence long enough for any backtick run inside ``text``."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+class Md(str):
+    """Markdown that needs no more escaping: a code span, a fence, escaped
+    text (what the filters below return; ``finalize`` leaves it as it is)."""
+
+    __slots__ = ()
+
+
+_BACKTICKS = re.compile(r"`+")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def fence(text: str, lang: str = "") -> Md:
+    """A Markdown code fence longer than any backtick run inside ``text`` (so
+    nothing in it closes the fence); the info string is kept to letters,
+    digits, ``_``, ``+`` and ``-``."""
+    longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
     ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{lang}\n{text}\n{ticks}"
+    lang = re.sub(r"[^A-Za-z0-9_+-]", "", lang)
+    return Md(f"{ticks}{lang}\n{text}\n{ticks}")
 
 
-def code_span(text: str) -> str:
-    """Inline Markdown code that survives backticks in ``text``."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+def code_span(text: Any) -> Md:
+    """Inline Markdown code that survives backticks in ``text``: delimited by a
+    backtick run longer than any inside, padded with a space when the text
+    starts or ends with a backtick. Line breaks become spaces (what a code
+    span shows for them anyway; a blank line would end the span)."""
+    text = _LINE_BREAK.sub(" ", str(text))
+    longest = max((len(m) for m in _BACKTICKS.findall(text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
+    return Md(f"{ticks}{pad}{text}{pad}{ticks}")
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+#: What :func:`md_text` escapes: every ASCII punctuation character with a
+#: Markdown (or GitHub table) meaning, by a backslash.
+_MD_PUNCT = re.compile(r"([\\`*_\[\]#|~!])")
+#: An ``&`` that would start an entity reference.
+_ENTITY = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+#: Liquid (Jekyll) and Jinja openers: ``{{``, ``{%`` and ``{#``.
+_TEMPLATE_OPEN = re.compile(r"\{(?=[{%#])")
+
+
+def _escape_html(text: str) -> str:
+    """``<`` and ``>`` as entities, an entity-like ``&...;`` as ``&amp;...;``,
+    and ``{{``/``{%``/``{#`` broken by a backslash (``{\\{`` shows ``{{``)."""
+    text = _ENTITY.sub("&amp;", text).replace("<", "&lt;").replace(">", "&gt;")
+    return _TEMPLATE_OPEN.sub("{\\\\", text)
+
+
+def md_text(text: Any) -> Md:
+    """Plain text from the mined code (a title, a revision) as Markdown that
+    shows exactly it, on one line: Markdown punctuation backslash-escaped,
+    HTML characters as entities, template openers broken, line breaks as
+    spaces; safe in a heading, a list item, a link text or a table cell."""
+    text = _LINE_BREAK.sub(" ", str(text))
+    return Md(_escape_html(_MD_PUNCT.sub(r"\\\1", text)))
+
+
+#: A backslash escape of an ASCII punctuation character, or a backtick run.
+_INLINE_TOKEN = re.compile(r"\\[!-/:-@\[-`{-~]|`+")
+
+
+def md_prose(text: str) -> Md:
+    """Markdown prose (the analysis' sections, which quote docstrings and
+    messages) made safe to render: outside code spans, HTML characters as
+    entities and template openers broken (:func:`_escape_html`); a code span
+    is kept only when it closes on the same line, and every other backtick is
+    escaped, so that a renderer pairs backticks exactly as read here. The
+    prose keeps its emphasis, lists and code spans."""
+    if not any(c in text for c in "<>&{`"):
+        return Md(text)
+    out: list[str] = []
+    plain = 0  # start of the text not yet copied
+    pos = 0
+    while True:
+        match = _INLINE_TOKEN.search(text, pos)
+        if match is None:
+            break
+        token = match.group()
+        if token[0] == "\\":
+            pos = match.end()
+            continue
+        closing = re.compile(rf"(?<!`)`{{{len(token)}}}(?!`)").search(text, match.end())
+        out.append(_escape_html(text[plain : match.start()]))
+        if closing is not None and "\n" not in text[match.end() : closing.start()]:
+            out.append(text[match.start() : closing.end()])
+            plain = pos = closing.end()
+        else:
+            out.append("\\`" * len(token))
+            plain = pos = match.end()
+    out.append(_escape_html(text[plain:]))
+    return Md("".join(out))
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
+
+
+def _show(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8 (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def visible(value: Any) -> Any:
     """What a card prints for a value: control characters other than tab and
-    newline (NUL, ESC, a ``\\r`` escape in a message) as ``\\xNN`` escapes."""
+    newline (NUL, ESC, a ``\\r`` escape in a message) as ``\\xNN`` escapes,
+    and a byte of a file name that is not UTF-8 (``caf\\udce9.py``, decoded
+    with ``surrogateescape``) as ``\\xNN`` (``caf\\xe9.py``)."""
     if isinstance(value, str) and _CONTROL.search(value):
         # type(value): a Markup value stays marked safe.
-        return type(value)(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value))
+        return type(value)(_CONTROL.sub(_show, value))
     return value
 
 
-def table_cell(text: str) -> str:
+def md_finalize(value: Any) -> Any:
+    """Every ``{{ }}`` of a Markdown template: :func:`visible`, then a string
+    that no filter made Markdown (:class:`Md`) is treated as prose
+    (:func:`md_prose`)."""
+    value = visible(value)
+    if isinstance(value, str) and not isinstance(value, Md):
+        return md_prose(value)
+    return value
+
+
+def table_cell(text: Any) -> Md:
     """Text safe inside a Markdown table cell (code spans too): ``|`` escaped as
-    GitHub's tables want, each line break shown as the two characters ``\\n``."""
-    return text.replace("|", "\\|").replace("\r", "").replace("\n", "\\n")
+    GitHub's tables want (also inside a code span), each line break shown as
+    the two characters ``\\n``; an escaped ``\\|`` is kept."""
+    text = re.sub(r"(?<!\\)\|", r"\\|", str(text))
+    return Md(text.replace("\r", "").replace("\n", "\\n"))
+
+
+def url(value: Any) -> Md:
+    """A URL safe as a Markdown link destination: spaces, parentheses, angle
+    brackets, quotes, backticks, ``|``, backslashes, control characters and
+    anything not ASCII percent-encoded (bytes of a file name that is not UTF-8
+    as themselves: ``caf%E9.py``)."""
+    raw = str(value).encode("utf-8", "surrogateescape")
+    return Md(quote(raw, safe="/:#?&=%@!$+,;~-._*'[]"))
 
 
 #: Audiences whose errors users can cause and fix: each error gets a full card
@@ -284,7 +399,9 @@ def shown_guards(site: Site) -> tuple[Guard, ...]:
 
 @cache
 def environment() -> jinja2.Environment:
-    """The one Jinja2 environment (Markdown is not autoescaped; HTML is)."""
+    """The one Jinja2 environment: Markdown templates escape for Markdown
+    (``finalize``: :func:`md_finalize`), HTML templates are autoescaped (the
+    site's overlay, :func:`miner.publish.html.site_environment`)."""
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("miner.publish", "templates"),
         autoescape=jinja2.select_autoescape(["html", "htm", "xml", "html.j2"]),
@@ -292,11 +409,14 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
-        finalize=visible,
+        finalize=md_finalize,
     )
     env.filters["fence"] = fence
     env.filters["code"] = code_span
     env.filters["cell"] = table_cell
+    env.filters["md"] = md_text
+    env.filters["url"] = url
+    env.filters["md_ready"] = Md  # a macro's output: escaped inside already
     return env
 
 
@@ -444,69 +564,20 @@ def retired_files(
 
 
 def check_writable(out: Path) -> None:
-    """Check, before any work and without writing anything, that ``out`` can
-    be created or written: it is a folder (or does not exist yet) and its
-    nearest existing ancestor accepts new files.
-
-    Raises:
-        OutputError: ``out`` cannot be created or written.
-    """
-    probe = out
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    problem = None
-    if probe.exists() and not probe.is_dir():
-        problem = "not a folder" if probe == out else f"{probe} is not a folder"
-    elif not os.access(probe, os.W_OK | os.X_OK):
-        problem = "permission denied" if probe == out else f"{probe} is not writable"
-    if problem is not None:
-        raise OutputError(
-            f"{out}: cannot write the output folder ({problem}); pass --out with a writable folder"
-        )
+    """See :func:`miner.publish.output.check_writable` (kept here for callers)."""
+    output.check_writable(out)
 
 
-def _create(out: Path) -> None:
-    """Create ``out`` and check that a file can be written in it.
-
-    Raises:
-        OutputError: it cannot.
-    """
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test."):
-            pass
-    except OSError as exc:
-        raise OutputError(
-            f"{out}: cannot write the output folder ({exc.strerror or exc}); "
-            "pass --out with a writable folder"
-        ) from None
-
-
-def write_output(
+def output_files(
     result: MineResult,
-    out: Path,
     analyses: Mapping[str, Analysis],
     *,
     config: Mapping[str, Any] | None = None,
     histories: Mapping[str, History] | None = None,
     retired: Sequence[tuple[Error, CommitInfo, Analysis]] = (),
-) -> dict[str, int]:
-    """Write every record and card of ``result`` under ``out``: a full card
-    for each user-facing error, an entry on its grouped page for the others
-    (module docstring), the JSON record of every error, and ``index.md``.
-
-    ``analyses`` maps every error id of ``result`` to its analysis; ``config``
-    is the configuration model's JSON (``config.json``). ``histories`` (error
-    id -> history) adds a history block to the cards and JSON; ``retired``
-    errors (each with the last commit that raised it and its analysis) keep a
-    card and JSON record with a notice that ``result`` no longer raises them.
-
-    Returns counts of files ``written`` and ``unchanged`` and ``removed``.
-
-    Raises:
-        OutputError: ``out`` cannot be created or written.
-    """
-    _create(out)
+) -> dict[str, str]:
+    """Every record and card of ``result`` but the manifest, folder-relative
+    path -> text (see :func:`write_output`)."""
     histories = histories or {}
     rel = record_files(result, analyses, config=config, histories=histories)
     placed = [
@@ -540,16 +611,59 @@ def write_output(
         if error.error_id not in histories or histories[error.error_id].error_id == error.error_id
     ]
     rel["index.md"] = render_index(result, analyses, gone, refs, pages)
-    files = {out / path: text for path, text in rel.items()}
-    counts = {"written": 0, "unchanged": 0, "removed": 0}
-    try:
-        for path, text in files.items():
-            counts["written" if write_text(path, text) else "unchanged"] += 1
-        stale = [(out / "errors", "*.md"), (out / "api" / "errors", "*.json")]
-        stale += [(out / audience, "*.md") for audience in GROUPED]
-        counts["removed"] += remove_stale(stale, files)
-    except OSError as exc:
-        raise OutputError(
-            f"{out}: cannot write ({exc.strerror or exc}); check permissions and free space"
-        ) from None
-    return counts
+    return rel
+
+
+def write_records(
+    folder: output.Folder,
+    result: MineResult,
+    analyses: Mapping[str, Analysis],
+    *,
+    config: Mapping[str, Any] | None = None,
+    histories: Mapping[str, History] | None = None,
+    retired: Sequence[tuple[Error, CommitInfo, Analysis]] = (),
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, int]:
+    """Write :func:`output_files` and ``extra`` (folder-relative path -> text)
+    into ``folder``, then the manifest listing them all, and delete what a
+    previous run wrote there that this one did not. Returns the counts."""
+    files = output_files(result, analyses, config=config, histories=histories, retired=retired)
+    files.update(extra or {})
+    for rel, text in files.items():
+        folder.write(rel, text)
+    counts = folder.finish(
+        lambda written: dumps(manifest_json(result, analyses, written=written))
+    )
+    return {k: counts[k] for k in ("written", "unchanged", "removed")}
+
+
+def write_output(
+    result: MineResult,
+    out: Path,
+    analyses: Mapping[str, Analysis],
+    *,
+    config: Mapping[str, Any] | None = None,
+    histories: Mapping[str, History] | None = None,
+    retired: Sequence[tuple[Error, CommitInfo, Analysis]] = (),
+) -> dict[str, int]:
+    """Write every record and card of ``result`` under ``out``: a full card
+    for each user-facing error, an entry on its grouped page for the others
+    (module docstring), the JSON record of every error, and ``index.md``;
+    published as a whole (:func:`miner.publish.output.publication`).
+
+    ``analyses`` maps every error id of ``result`` to its analysis; ``config``
+    is the configuration model's JSON (``config.json``). ``histories`` (error
+    id -> history) adds a history block to the cards and JSON; ``retired``
+    errors (each with the last commit that raised it and its analysis) keep a
+    card and JSON record with a notice that ``result`` no longer raises them.
+
+    Returns counts of files ``written`` and ``unchanged`` and ``removed``.
+
+    Raises:
+        OutputError: ``out`` cannot be created or written, or holds files
+            raise-miner did not write.
+    """
+    with output.publication(out) as pub:
+        return write_records(
+            pub.folder, result, analyses, config=config, histories=histories, retired=retired
+        )

@@ -35,6 +35,7 @@ stage: it writes its JSON there and the site picks it up.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib.resources
 import json
@@ -56,13 +57,12 @@ from pygments.lexers import PythonLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from miner import __version__
-from miner.errors import OutputError
-from miner.files import remove_stale, write_text
+from miner.lifecycle import die_with_parent
 from miner.model import SCHEMA_VERSION, Analysis, CommitInfo, Error, MineResult, Site, shorten
+from miner.publish import output
 from miner.publish.cards import (
     AUDIENCE_SUMMARIES,
     AUDIENCE_TITLES,
-    GROUPED,
     GroupPage,
     Placed,
     assert_test,
@@ -75,9 +75,10 @@ from miner.publish.cards import (
     index_order,
     linker,
     shown_guards,
+    visible,
 )
 from miner.publish.patterns import PREFIX_PATTERNS
-from miner.publish.records import dumps, error_json
+from miner.publish.records import dumps, error_json, escape_surrogates
 from miner.publish.schemas import schemas
 
 if TYPE_CHECKING:  # importlib.resources.abc is Python 3.11+; annotations only
@@ -107,8 +108,11 @@ LEXER_ALIASES = {"shell": "bash", "sh": "bash", "dotenv": "bash", "env": "bash"}
 def script_json(data: Any) -> str:
     """Compact, deterministic JSON that is safe inside ``<script>`` and in a
     ``.js`` file: ``<``, ``>``, ``&`` and the line separators U+2028/2029 are
-    written as ``\\u`` escapes, so no message can close the script element."""
+    written as ``\\u`` escapes, so no message can close the script element;
+    lone surrogates (bytes of a file name that is not UTF-8) too, so the file
+    stays UTF-8 (:func:`miner.publish.records.escape_surrogates`)."""
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    text = escape_surrogates(text)
     for char, escape in (
         ("<", "\\u003c"),
         (">", "\\u003e"),
@@ -194,7 +198,7 @@ def extra_sections(analysis: Analysis) -> list[tuple[str, Any]]:
 def site_environment() -> jinja2.Environment:
     """The project's Jinja2 environment with autoescaping always on and the
     site's filters (``markdown``, ``markdown_inline``, ``tojson_script``)."""
-    env = environment().overlay(autoescape=True)
+    env = environment().overlay(autoescape=True, finalize=visible)
     # The overlay shares these dicts with the base environment: copy before adding.
     env.filters = dict(env.filters)
     env.globals = dict(env.globals)
@@ -526,7 +530,10 @@ _CONTEXT: CardContext | None = None
 
 
 def _set_context(context: CardContext) -> None:
+    """A render worker's start: die with the parent, leave Ctrl-C to it, and
+    keep the context."""
     global _CONTEXT
+    die_with_parent()
     _CONTEXT = context
 
 
@@ -584,12 +591,42 @@ def card_files(
     else:
         pool = ProcessPoolExecutor(jobs, initializer=_set_context, initargs=(context,))
         pages = pool.map(_render_at, range(count), chunksize=64)
+    finished = False
     try:
         for error, page in zip(context.errors, pages, strict=True):
             yield context.refs.get(error.error_id, card_path(error.error_id)), page
+        finished = True
     finally:
         if pool is not None:
-            pool.shutdown(cancel_futures=True)
+            stop_pool(pool, graceful=finished)
+
+
+def stop_pool(pool: ProcessPoolExecutor, *, graceful: bool) -> None:
+    """Shut the render pool down; unless ``graceful`` (an error or a signal
+    stopped the run), kill its workers first rather than wait for them."""
+    if not graceful:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(OSError, AttributeError):
+                process.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def write_site_into(
+    folder: output.Folder,
+    result: MineResult,
+    analyses: Mapping[str, Analysis],
+    counts: Mapping[str, Any],
+    *,
+    diffs: Sequence[tuple[str, dict[str, Any]]] = (),
+    jobs: int | None = None,
+) -> dict[str, int]:
+    """Write the site of ``result`` into ``folder`` (inside a staging folder),
+    then its ``manifest.json`` listing every file, and delete the files a
+    previous run wrote there that this one did not (see :func:`write_site`)."""
+    for rel, text in site_files(result, analyses, counts, diffs, jobs or os.cpu_count() or 1):
+        folder.write(rel, text)
+    commit = result.commit.to_json()
+    return folder.finish(lambda written: dumps(output.site_manifest(commit, written)))
 
 
 def write_site(
@@ -601,7 +638,8 @@ def write_site(
     diffs: Sequence[tuple[str, dict[str, Any]]] = (),
     jobs: int | None = None,
 ) -> dict[str, int]:
-    """Write the site of ``result`` into ``dest``.
+    """Write the site of ``result`` into ``dest``, published as a whole
+    (:func:`miner.publish.output.publication`).
 
     ``analyses`` maps every error id to its analysis; ``counts`` are the
     manifest's counts shown on the index; ``jobs`` is the number of processes
@@ -610,23 +648,8 @@ def write_site(
     are gone), and the site's total ``bytes``.
 
     Raises:
-        OutputError: ``dest`` cannot be created or written.
+        OutputError: ``dest`` cannot be created or written, or holds files
+            raise-miner did not write.
     """
-    stats = {"written": 0, "unchanged": 0, "removed": 0, "bytes": 0}
-    wanted: set[Path] = set()
-    try:
-        for rel, text in site_files(result, analyses, counts, diffs, jobs or os.cpu_count() or 1):
-            path = dest / rel
-            wanted.add(path)
-            stats["written" if write_text(path, text) else "unchanged"] += 1
-            stats["bytes"] += len(text.encode("utf-8", "surrogateescape"))
-        stale = [("errors", "*.html"), ("api/errors", "*.json"), ("diffs", "*.html")]
-        stale += [(audience, "*.html") for audience in GROUPED]
-        stale += [("api/diffs", "*.json"), ("api/schema", "*.json")]
-        stats["removed"] += remove_stale(((dest / f, p) for f, p in stale), wanted)
-    except OSError as exc:
-        raise OutputError(
-            f"{dest}: cannot write the site ({exc.strerror or exc}); "
-            "check permissions and free space"
-        ) from None
-    return stats
+    with output.publication(dest, output.SITE) as pub:
+        return write_site_into(pub.folder, result, analyses, counts, diffs=diffs, jobs=jobs)

@@ -24,8 +24,9 @@ JSON lives here (the site's ``api/`` reuses :func:`error_json`).
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -51,15 +52,38 @@ ANALYSES = "analyses.jsonl"
 CONFIG = "config.json"
 
 
+#: A lone surrogate: a byte that is not UTF-8 in a file name, decoded by
+#: Python's ``surrogateescape`` as U+DC80..U+DCFF (PEP 383).
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def escape_surrogates(text: str) -> str:
+    """JSON text with each lone surrogate written as its ``\\uXXXX`` escape.
+
+    ``json.dumps(..., ensure_ascii=False)`` leaves them raw, and they cannot be
+    written as UTF-8: a file name that is not UTF-8 (``caf\\xe9.py``, legal in
+    git) would make the file invalid UTF-8. As an escape the file stays
+    valid (ASCII there) and :func:`json.loads` gives back the very string, so
+    the raw bytes survive (``"caf\\udce9.py"`` is ``caf`` + byte 0xE9 + ``.py``).
+    Surrogates occur only inside JSON strings, where the escape means the
+    same character.
+    """
+    if SURROGATE.search(text) is None:
+        return text
+    return SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def dumps(data: Any) -> str:
     """Deterministic JSON text (sorted keys, two-space indent, UTF-8 kept,
-    control characters such as NUL escaped) with a final newline."""
-    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    control characters such as NUL escaped, lone surrogates escaped:
+    :func:`escape_surrogates`) with a final newline."""
+    return escape_surrogates(json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False)) + "\n"
 
 
 def json_line(data: Any) -> str:
-    """One JSON Lines row (sorted keys, UTF-8 kept) with its newline."""
-    return json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n"
+    """One JSON Lines row (sorted keys, UTF-8 kept, lone surrogates escaped)
+    with its newline."""
+    return escape_surrogates(json.dumps(data, sort_keys=True, ensure_ascii=False)) + "\n"
 
 
 def site_json(site: Site, commit: CommitInfo) -> dict[str, Any]:
@@ -97,10 +121,14 @@ def error_json(
 
 
 def manifest_json(
-    result: MineResult, analyses: Mapping[str, Analysis] | None = None
+    result: MineResult,
+    analyses: Mapping[str, Analysis] | None = None,
+    written: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Repository, commit, tool version, counts (errors per audience when the
-    ``analyses`` are given), and every file not mined (with why)."""
+    ``analyses`` are given), every file not mined (with why), and every file
+    the run wrote in the folder (``written``, folder-relative: what a later
+    run may delete; :mod:`miner.publish.output`)."""
     statuses = Counter(f.status for f in result.files)
     audiences = Counter(a.audience for a in (analyses or {}).values())
     kinds = Counter(s.kind for s in result.sites)
@@ -132,6 +160,7 @@ def manifest_json(
             },
         },
         "files": notes,
+        "written": list(written),
     }
 
 
@@ -151,11 +180,11 @@ def record_files(
     histories: Mapping[str, History] | None = None,
 ) -> dict[str, str]:
     """The record files of a mined folder, folder-relative path -> text:
-    manifest, sites, analyses (every error of ``result``, in id order), their
-    JSON Schemas and, when given, the configuration model's JSON."""
+    sites, analyses (every error of ``result``, in id order), their JSON
+    Schemas and, when given, the configuration model's JSON. The manifest is
+    written last, with the list of every file (:mod:`miner.publish.output`)."""
     histories = histories or {}
     files = {
-        MANIFEST: dumps(manifest_json(result, analyses)),
         SITES: "".join(json_line(s.to_json()) for s in result.sites),
         ANALYSES: "".join(
             json_line(analysis_row(e.error_id, analyses[e.error_id], histories.get(e.error_id)))

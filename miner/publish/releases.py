@@ -14,6 +14,9 @@ A release site (``miner history`` / ``miner release``) is one folder::
                           ``miner release`` reads)
     releases.md           the same, with links to the diffs
     diffs/<old>..<new>.md / .json   the diff of each consecutive pair
+
+The folder is published as a whole (:mod:`miner.publish.output`): a run that
+stops early leaves the previous release site as it was.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ from typing import Any
 from miner.errors import OutputError
 from miner.files import write_text
 from miner.model import SCHEMA_VERSION, Analysis, CommitInfo, Error, MineResult
-from miner.publish.cards import environment, write_output
+from miner.publish.cards import environment, write_records
+from miner.publish.output import Folder
 from miner.publish.records import dumps
 from miner.releases.diff import KIND_ORDER, MIN_TEXT, THRESHOLD, ChangeKind, Diff
 from miner.releases.history import HistoryBook
@@ -96,14 +100,32 @@ def write_diff(
     """
     md, js = folder / f"{stem}.md", folder / f"{stem}.json"
     try:
-        text = render_diff(diff, old_cards=old_cards, new_cards=new_cards, unchanged=unchanged)
-        write_text(md, text)
-        write_text(js, dumps(diff.to_json(unchanged=unchanged)))
+        for rel, text in diff_files(
+            diff, stem, old_cards=old_cards, new_cards=new_cards, unchanged=unchanged, folder=""
+        ).items():
+            write_text(folder / rel, text)
     except OSError as exc:
         raise OutputError(
             f"{folder}: cannot write the diff ({exc.strerror or exc}); pass a writable --out"
         ) from None
     return md, js
+
+
+def diff_files(
+    diff: Diff,
+    stem: str,
+    *,
+    old_cards: str | None = None,
+    new_cards: str | None = None,
+    unchanged: bool = False,
+    folder: str = "diffs/",
+) -> dict[str, str]:
+    """The report and JSON of ``diff``: ``{folder}<stem>.md`` and ``.json`` -> text."""
+    text = render_diff(diff, old_cards=old_cards, new_cards=new_cards, unchanged=unchanged)
+    return {
+        f"{folder}{stem}.md": text,
+        f"{folder}{stem}.json": dumps(diff.to_json(unchanged=unchanged)),
+    }
 
 
 def read_releases(out: Path) -> list[dict[str, Any]]:
@@ -117,33 +139,34 @@ def read_releases(out: Path) -> list[dict[str, Any]]:
 
 
 def write_release_site(
-    out: Path,
+    folder: Folder,
     book: HistoryBook,
     newest: MineResult,
     analyses: Mapping[str, Analysis],
     retired: Sequence[tuple[Error, CommitInfo, Analysis]],
     commits: Sequence[CommitInfo],
-    diffs: Sequence[str],
+    diffs: Mapping[str, Diff],
     *,
     config: Mapping[str, Any] | None = None,
 ) -> dict[str, int]:
-    """Write the release site (see the module doc) for the newest release.
+    """Write the release site (see the module doc) for the newest release into
+    ``folder`` (a publication's staging: :mod:`miner.publish.output`).
 
     ``analyses`` are the newest release's; ``retired`` the errors it no longer
     raises, each with the last commit that raised it and its analysis;
     ``commits`` the releases' commits, oldest first (their ``rev`` is the
-    tag); ``diffs`` the stems of the diffs written under ``out / "diffs"``.
-    Returns :func:`miner.publish.cards.write_output`'s counts.
+    tag); ``diffs`` each consecutive pair's diff by stem, oldest first.
+    Diffs of an earlier run that are not among them are removed with every
+    other file it wrote. Returns the counts of
+    :func:`miner.publish.cards.write_records`.
 
     Raises:
         OutputError: the folder cannot be written.
     """
-    counts = write_output(
-        newest, out, analyses, config=config, histories=book.histories, retired=retired
-    )
+    stems = list(diffs)
     releases = [
         {"tag": c.rev, "sha": c.sha, "date": c.date, "diff": stem}
-        for c, stem in zip(commits, [None, *diffs], strict=True)
+        for c, stem in zip(commits, [None, *stems], strict=True)
     ]
     history = {
         "schema_version": SCHEMA_VERSION,
@@ -155,25 +178,19 @@ def write_release_site(
         .get_template("releases.md.j2")
         .render(releases=releases, slug=newest.commit.slug, book=book)
     )
-    try:
-        write_text(out / "history.json", dumps(history))
-        write_text(out / "releases.md", text)
-        # written last: a run that stops early leaves the release undocumented
-        write_text(
-            out / "releases.json",
-            dumps({"schema_version": SCHEMA_VERSION, "releases": releases}),
-        )
-    except OSError as exc:
-        raise OutputError(
-            f"{out}: cannot write ({exc.strerror or exc}); check permissions and free space"
-        ) from None
-    return counts
-
-
-def remove_stale_diffs(folder: Path, stems: Sequence[str]) -> None:
-    """Delete the diff reports under ``folder`` that are not of ``stems``."""
-    keep = {f"{stem}{suffix}" for stem in stems for suffix in (".md", ".json")}
-    if folder.is_dir():
-        for path in folder.iterdir():
-            if path.is_file() and path.suffix in (".md", ".json") and path.name not in keep:
-                path.unlink()
+    extra = {
+        "history.json": dumps(history),
+        "releases.md": text,
+        "releases.json": dumps({"schema_version": SCHEMA_VERSION, "releases": releases}),
+    }
+    for stem, change in diffs.items():
+        extra.update(diff_files(change, stem, old_cards="../errors/", new_cards="../errors/"))
+    return write_records(
+        folder,
+        newest,
+        analyses,
+        config=config,
+        histories=book.histories,
+        retired=retired,
+        extra=extra,
+    )

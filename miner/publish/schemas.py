@@ -25,6 +25,7 @@ The published schemas, ``<name>-v<SCHEMA_VERSION>.json``:
 ``analysis``           one row of ``analyses.jsonl``
 ``error``              ``api/errors/<id>.json`` (mined folder and site)
 ``manifest``           ``manifest.json``
+``site-manifest``      the site's ``manifest.json`` (the files it holds)
 ``index``              the site's ``api/index.json``
 =====================  ======================================================
 
@@ -337,6 +338,16 @@ def _tool() -> Schema:
     return obj({"name": {"const": "raise-miner"}, "version": STRING})
 
 
+def _written(folder: str) -> Schema:
+    return {
+        "type": "array",
+        "items": {"type": "string", "pattern": "^[^/].*$"},
+        "uniqueItems": True,
+        "description": f"Every file the tool wrote in the {folder}, relative to it, sorted "
+        "(the manifest itself included): the only files a later run may delete.",
+    }
+
+
 #: The published schemas: name -> (title, description, root schema).
 ROOTS: dict[str, tuple[str, str, Schema]] = {
     "site": (
@@ -369,6 +380,21 @@ ROOTS: dict[str, tuple[str, str, Schema]] = {
                 "commit": ref("CommitInfo"),
                 "counts": ref("Counts"),
                 "files": {"type": "array", "items": ref("FileNote")},
+                "written": _written("mined folder"),
+            }
+        ),
+    ),
+    "site-manifest": (
+        "site manifest",
+        "manifest.json of an HTML site: the tool, the commit the site documents, and "
+        "every file the tool wrote in the site folder.",
+        obj(
+            {
+                "schema_version": {"const": SCHEMA_VERSION},
+                "tool": _tool(),
+                "kind": {"const": "site"},
+                "commit": ref("CommitInfo"),
+                "written": _written("site folder"),
             }
         ),
     ),

@@ -1,0 +1,376 @@
+"""Publishing an output folder as a whole, and owning only what was written.
+
+Every writer of a mined folder (``miner mine``, ``history``, ``release``) and
+of a site (``miner site``, ``mine --site``) goes through :func:`publication`:
+
+1. **Lock.** One run per folder (:func:`miner.files.locked`); a second run
+   stops at once: ``another miner run (pid N) is writing this folder``, exit 2.
+2. **Ownership.** The folder must be new, empty, or one raise-miner wrote: its
+   ``manifest.json`` says ``"tool": {"name": "raise-miner"}``. A mined folder's
+   manifest lists, under ``written``, every file the run wrote there (folder-
+   relative, itself included); a site's own ``manifest.json`` (``"kind":
+   "site"``) does the same for the site. Files a previous run wrote that the
+   new run does not write are deleted; nothing else ever is (a reader's notes,
+   ``diffs/`` of ``miner diff``, a site published in a subfolder).
+3. **Staging and swap.** The run writes into a staging folder seeded from the
+   current one by hard links, then swaps it in whole
+   (:class:`miner.files.Staging`): a kill at any point leaves the old output
+   or the new one, complete; an error or an interruption removes the staging.
+
+Outputs written before the file list existed (a manifest without
+``written``) are read as owning the files a run of that version wrote: cards
+and records named by error id, the module pages of the audiences, the fixed
+record names (:func:`legacy_owned`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from miner import __version__
+from miner.errors import OutputError
+from miner.files import Staging, free_bytes, inside, locked, remove_listed, tree_size, write_text
+
+MANIFEST = "manifest.json"
+#: Written into every published folder: GitHub Pages then serves the files as
+#: they are (no Jekyll, so no Liquid reads ``{{`` in a message, and pages whose
+#: name starts with ``_`` are served).
+NOJEKYLL = ".nojekyll"
+#: Folder kinds: a mined folder (records, cards) and an HTML site.
+RECORDS = "records"
+SITE = "site"
+#: Free space wanted beyond the estimate of the new output's size (bytes).
+SPACE_MARGIN = 1 << 20
+
+_ID = r"[0-9a-f]{16}"
+_AUDIENCES = "(?:internal|abstract|test|script)"
+#: What a run of a version without the file list wrote, per folder kind.
+_LEGACY = {
+    RECORDS: re.compile(
+        rf"^(?:errors/{_ID}\.md|api/errors/{_ID}\.json|{_AUDIENCES}/[^/]+\.md"
+        r"|schema/[^/]+-v\d+\.json|manifest\.json|sites\.jsonl|analyses\.jsonl|config\.json"
+        r"|index\.md|history\.json|releases\.json|releases\.md)$"
+    ),
+    SITE: re.compile(
+        rf"^(?:errors/{_ID}\.html|api/errors/{_ID}\.json|{_AUDIENCES}/[^/]+\.html"
+        r"|api/schema/[^/]+-v\d+\.json|api/index\.json|index\.html|search-data\.js"
+        r"|static/.+)$"
+    ),
+}
+#: Diff pages of a legacy folder, owned when their JSON is there too.
+_LEGACY_DIFFS = {
+    RECORDS: (re.compile(r"^diffs/([^/]+)\.(?:md|json)$"), "releases.json"),
+    SITE: (re.compile(r"^diffs/([^/]+)\.html$|^api/diffs/([^/]+)\.json$"), "api/index.json"),
+}
+
+
+def read_manifest(folder: Path) -> dict[str, Any] | None:
+    """``folder/manifest.json`` when raise-miner wrote it, else None."""
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or tool.get("name") != "raise-miner":
+        return None
+    return data
+
+
+def kind_of(manifest: dict[str, Any]) -> str:
+    """``site`` for a site's manifest, ``records`` for a mined folder's."""
+    return SITE if manifest.get("kind") == SITE else RECORDS
+
+
+def _files(folder: Path) -> Iterator[str]:
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            yield path.relative_to(folder).as_posix()
+
+
+def legacy_owned(folder: Path, kind: str) -> set[str]:
+    """The files a run of a version without the file list wrote in ``folder``
+    (module docstring)."""
+    pattern = _LEGACY[kind]
+    diffs, marker = _LEGACY_DIFFS[kind]
+    present = set(_files(folder)) if folder.is_dir() else set()
+    owned = {rel for rel in present if pattern.match(rel)}
+    if marker in present:
+        owned |= {rel for rel in present if diffs.match(rel)}
+    return owned
+
+
+def owned_by(folder: Path, manifest: dict[str, Any] | None, kind: str) -> set[str]:
+    """The files ``manifest`` (``folder``'s) says raise-miner wrote there."""
+    if manifest is None:
+        return set()
+    listed = manifest.get("written")
+    if isinstance(listed, list) and all(isinstance(rel, str) for rel in listed):
+        return set(listed)
+    return legacy_owned(folder, kind)
+
+
+def _example(folder: Path) -> str:
+    for rel in _files(folder):
+        return rel
+    return next(iter(sorted(p.name for p in folder.iterdir())), "")
+
+
+def check_folder(dest: Path, kind: str) -> dict[str, Any] | None:
+    """Whether ``dest`` may be written as a folder of ``kind``: returns its
+    manifest when raise-miner wrote it, None when it is new or empty.
+
+    Raises:
+        OutputError: it is not a folder, holds files raise-miner did not
+            write, or is a folder of the other kind.
+    """
+    if not dest.exists():
+        return None
+    if not dest.is_dir():
+        raise OutputError(
+            f"{dest}: cannot write the output folder (not a folder); pass --out with a folder"
+        )
+    manifest = read_manifest(dest)
+    if manifest is not None:
+        if kind_of(manifest) != kind:
+            other = "an HTML site" if kind == RECORDS else "a mined output folder"
+            raise OutputError(
+                f"{dest}: holds {other}, not {'a site' if kind == SITE else 'mined records'}; "
+                "pass another folder"
+            )
+        return manifest
+    if any(dest.iterdir()):
+        raise OutputError(
+            f"{dest}: not empty and not written by raise-miner (no manifest.json of its own; "
+            f"it holds {_example(dest)}); pass a new or empty folder, or one miner wrote"
+        )
+    return None
+
+
+def check_writable(out: Path) -> None:
+    """Check, before any work and without writing anything, that ``out`` can
+    be created or written: it is a folder (or does not exist yet), its nearest
+    existing ancestor accepts new files, and the folder holding it accepts the
+    staging folder and the lock file.
+
+    Raises:
+        OutputError: ``out`` cannot be created or written.
+    """
+    out = Path(out).absolute()
+    real = Path(os.path.realpath(out))
+    probe = real
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    problem = None
+    if probe.exists() and not probe.is_dir():
+        problem = "not a folder" if probe == real else f"{probe} is not a folder"
+    elif not os.access(probe, os.W_OK | os.X_OK):
+        problem = "permission denied" if probe == real else f"{probe} is not writable"
+    elif probe == real and not os.access(real.parent, os.W_OK | os.X_OK):
+        problem = f"{real.parent} is not writable: the new output is prepared beside it"
+    elif (
+        probe == real
+        and real.parent.exists()
+        and real.stat().st_dev != real.parent.stat().st_dev
+    ):
+        problem = "a mount point: the new output is prepared beside it; pass a folder inside it"
+    if problem is not None:
+        raise OutputError(
+            f"{out}: cannot write the output folder ({problem}); pass --out with a writable folder"
+        )
+
+
+def check_output(out: Path, kind: str = RECORDS) -> dict[str, Any] | None:
+    """Every check that can be made before the work: writable, ours (or new or
+    empty), and free space for the new output (estimated as the size of the
+    current one). Returns the current manifest (None: no output yet).
+
+    Raises:
+        OutputError: one of them fails.
+    """
+    check_writable(out)
+    manifest = check_folder(out, kind)
+    if manifest is not None:
+        owned = owned_by(out, manifest, kind)
+        need = tree_size(out, owned) + SPACE_MARGIN
+        free = free_bytes(out)
+        if free < need:
+            raise OutputError(
+                f"{out}: {free / 2**20:.1f} MiB free on its file system; the new output needs "
+                f"about {need / 2**20:.1f} MiB (the size of the current one); free some space"
+            )
+    return manifest
+
+
+@dataclass
+class Folder:
+    """The files of one owned folder being written (inside a staging folder)."""
+
+    root: Path
+    owned: set[str]
+    """What raise-miner wrote there before (from the folder's manifest)."""
+    label: Path
+    """The folder's published path, for messages."""
+    written: set[str] = field(default_factory=set)
+    counts: dict[str, int] = field(
+        default_factory=lambda: {"written": 0, "unchanged": 0, "removed": 0, "bytes": 0}
+    )
+
+    def write(self, rel: str, text: str) -> bool:
+        """Write ``text`` to ``rel`` (when it changed); True when it did.
+
+        Raises:
+            OutputError: it cannot be written (the old output is kept).
+        """
+        try:
+            path = inside(self.root, rel)
+        except ValueError as exc:
+            raise OutputError(f"{self.label}: refusing to write {exc}") from None
+        try:
+            changed = write_text(path, text)
+        except OSError as exc:
+            raise OutputError(
+                f"{self.label}: cannot write {rel} ({exc.strerror or exc}); nothing was "
+                "published, the previous output is kept; check permissions and free space"
+            ) from None
+        self.written.add(rel)
+        self.counts["written" if changed else "unchanged"] += 1
+        self.counts["bytes"] += len(text.encode("utf-8", "surrogateescape"))
+        return changed
+
+    def listing(self) -> list[str]:
+        """Every file written, the manifest included, sorted."""
+        return sorted(self.written | {MANIFEST})
+
+    def finish(self, manifest: Callable[[list[str]], str]) -> dict[str, int]:
+        """Write ``.nojekyll`` and the manifest (``manifest(listing)``, last),
+        then delete what a previous run wrote that this one did not; returns
+        the counts (``written``, ``unchanged``, ``removed``, ``bytes``)."""
+        self.write(NOJEKYLL, "")
+        self.write(MANIFEST, manifest(self.listing()))
+        stale = self.owned - self.written
+        try:
+            self.counts["removed"] += remove_listed(self.root, stale)
+        except OSError as exc:
+            raise OutputError(
+                f"{self.label}: cannot remove stale files ({exc.strerror or exc})"
+            ) from None
+        return dict(self.counts)
+
+
+@dataclass
+class Publication:
+    """One folder being published: its staging root and its own files."""
+
+    dest: Path
+    kind: str
+    root: Path
+    previous: dict[str, Any] | None
+    """The manifest of the output being replaced (None: there was none)."""
+    folder: Folder
+
+    def subfolder(self, rel: str, kind: str = SITE) -> Folder:
+        """A folder of ``kind`` inside this one (the site of a mined folder),
+        with its own manifest and file list.
+
+        Raises:
+            OutputError: it holds files raise-miner did not write.
+        """
+        root = inside(self.root, rel)
+        label = self.dest / rel
+        manifest = read_manifest(root)
+        if manifest is not None and kind_of(manifest) != kind:
+            raise OutputError(f"{label}: holds another kind of output; pass another folder")
+        if manifest is None and root.is_dir() and any(root.iterdir()):
+            if self.previous is None:
+                check_folder(root, kind)  # raises: not ours
+            return Folder(root, legacy_owned(root, kind), label)
+        return Folder(root, owned_by(root, manifest, kind), label)
+
+
+@contextlib.contextmanager
+def publication(dest: Path, kind: str = RECORDS) -> Iterator[Publication]:
+    """Publish ``dest`` as a whole (module docstring): yields the staging; the
+    new folder replaces the old one when the block ends without an exception.
+
+    Raises:
+        BusyError: another run writes ``dest``.
+        OutputError: ``dest`` holds files raise-miner did not write, or
+            cannot be written.
+    """
+    with locked(dest):
+        check_writable(dest)
+        previous = check_folder(dest, kind)
+        staging = Staging(dest)
+        root = staging.open()
+        try:
+            folder = Folder(root, owned_by(root, previous, kind), dest)
+            yield Publication(dest, kind, root, previous, folder)
+        except BaseException:
+            staging.discard()
+            raise
+        staging.swap()
+
+
+def site_manifest(commit: dict[str, Any], written: list[str]) -> dict[str, Any]:
+    """A site's ``manifest.json``: the tool, the commit and every file written."""
+    from miner.model import SCHEMA_VERSION
+
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "raise-miner", "version": __version__},
+        "kind": SITE,
+        "commit": commit,
+        "written": written,
+    }
+
+
+#: A run is refused when more than this share of the files it read failed.
+MAX_FAILED_SHARE = 0.5
+
+
+def check_not_worse(
+    previous: dict[str, Any] | None, counts: dict[str, Any], out: Path, example: str = ""
+) -> None:
+    """Refuse to replace a good output by a worse one: when more than half of
+    the files read failed (a crash, the time or memory limit) and the previous
+    output had no such share, or when nothing was found, files failed, and
+    the previous output had errors.
+
+    Raises:
+        WorseOutputError: the new output would be worse; the old one is kept.
+    """
+    if previous is None or kind_of(previous) != RECORDS:
+        return
+    counted = previous.get("counts")
+    old: dict[str, Any] = counted if isinstance(counted, dict) else {}
+
+    def failed_share(c: dict[str, Any]) -> float:
+        read = int(c.get("files_mined", 0) or 0) + int(c.get("files_failed", 0) or 0)
+        return int(c.get("files_failed", 0) or 0) / read if read else 0.0
+
+    failed = int(counts.get("files_failed", 0))
+    read = int(counts.get("files_mined", 0)) + failed
+    commit = previous.get("commit", {}).get("rev") or previous.get("commit", {}).get("sha", "?")
+    kept = f"the previous output ({commit}, {old.get('errors', '?')} errors) is kept"
+    if failed_share(counts) > MAX_FAILED_SHARE >= failed_share(old):
+        raise WorseOutputError(
+            f"{out}: not published: {failed} of {read} files failed{example}; "
+            f"{kept}; check --memory-limit and --file-timeout"
+        )
+    if counts.get("errors") == 0 and failed and int(old.get("errors", 0) or 0) > 0:
+        raise WorseOutputError(
+            f"{out}: not published: no error found and {failed} files failed; {kept}"
+        )
+
+
+class WorseOutputError(OutputError):
+    """The new output would replace a better one; nothing was published."""
