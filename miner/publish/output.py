@@ -306,8 +306,9 @@ def publication(dest: Path, kind: str = RECORDS) -> Iterator[Publication]:
         OutputError: ``dest`` holds files raise-miner did not write, or
             cannot be written.
     """
+    check_writable(dest)
+    check_folder(dest, kind)  # before the lock file is made: none in a folder not ours
     with locked(dest):
-        check_writable(dest)
         previous = check_folder(dest, kind)
         staging = Staging(dest)
         root = staging.open()
