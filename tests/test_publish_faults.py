@@ -45,7 +45,7 @@ from miner.publish.cards import USER_FACING, code_span, md_prose, md_text
 
 ROOT = Path(miner.__file__).resolve().parent.parent
 #: Errors of the generated repository: enough for a run to write for a second or two.
-FILES, PER_FILE = 100, 15
+FILES, PER_FILE = 60, 15
 
 
 def generated(version: str) -> dict[str, str]:
@@ -179,9 +179,8 @@ def test_a_run_stopped_anywhere_leaves_the_old_or_the_new_output(
     old, new = sha_of(big, "a"), sha_of(big, "b")
     assert complete(out) == old
     rng = random.Random(f"{signum}-{timed:.0f}")
-    seen = set()
     points = sorted(
-        rng.uniform(0.35, 1.05) * timed for _ in range(4 if signum == signal.SIGKILL else 3)
+        rng.uniform(0.35, 1.05) * timed for _ in range(3 if signum == signal.SIGKILL else 2)
     )
     for delay in points:
         rev = "b" if complete(out) == old else "a"
@@ -193,7 +192,6 @@ def test_a_run_stopped_anywhere_leaves_the_old_or_the_new_output(
         _, err = proc.communicate(timeout=120)
         sha = complete(out)
         assert sha in (old, new)
-        seen.add((rev, sha == sha_of(big, rev)))
         if signum == signal.SIGINT and proc.returncode == 130:
             lines = err.strip().splitlines()
             assert len(lines) == 1 and lines[0].startswith("miner: interrupted; "), lines
