@@ -175,10 +175,16 @@ def test_a_run_stopped_anywhere_leaves_the_old_or_the_new_output(
     big: Path, timed: float, tmp_path: Path, signum: int
 ) -> None:
     out = tmp_path / "out"
+    rng = random.Random(f"{signum}-{timed:.0f}")
+    # into a new folder: no folder, or a complete one
+    proc = subprocess.Popen(miner_cmd(*mine_args(big, "a", out)), env=env(), stderr=subprocess.PIPE)
+    time.sleep(rng.uniform(0.5, 1.0) * timed)
+    proc.send_signal(signum)
+    proc.communicate(timeout=120)
+    assert not out.exists() or complete(out) == sha_of(big, "a")
     assert run(*mine_args(big, "a", out)).returncode == 0
     old, new = sha_of(big, "a"), sha_of(big, "b")
     assert complete(out) == old
-    rng = random.Random(f"{signum}-{timed:.0f}")
     points = sorted(
         rng.uniform(0.35, 1.05) * timed for _ in range(3 if signum == signal.SIGKILL else 2)
     )
@@ -402,6 +408,43 @@ def test_an_old_folder_put_aside_by_a_killed_swap_comes_back(make_repo, tmp_path
         Staging(out).recover()
     assert complete(out)
     assert leftovers(out) == []
+
+
+def test_the_swap_without_renameat2(make_repo, tmp_path: Path, monkeypatch) -> None:
+    """Where ``RENAME_EXCHANGE`` is missing, two renames do; the result is the same."""
+    from miner import files
+
+    monkeypatch.setattr(files, "exchange", lambda a, b: False)
+    repo = make_repo(
+        {"pkg/a.py": "def f(x):\n    raise ValueError(f'mode {x} is not supported')\n"}
+    )
+    out = tmp_path / "out"
+    assert main(mine_args(repo, "v1", out, "--site")) == 0
+    assert main(mine_args(repo, "v1", out, "--site")) == 0
+    assert complete(out) and leftovers(out) == []
+
+
+def test_a_site_published_on_its_own(make_repo, tmp_path: Path) -> None:
+    """``miner site --dest`` outside the mined folder: its own manifest and
+    lock; inside it (not ``site/``): published with the mined folder."""
+    repo = make_repo(
+        {"pkg/a.py": "def f(x):\n    raise ValueError(f'mode {x} is not supported')\n"}
+    )
+    out, www = tmp_path / "out", tmp_path / "www"
+    assert main(mine_args(repo, "v1", out)) == 0
+    assert main(["site", "--out", str(out), "--dest", str(www), "-j", "1"]) == 0
+    site = json.loads((www / "manifest.json").read_text())
+    assert site["kind"] == "site" and set(site["written"]) == files_under(www)
+    (www / "notes.html").write_text("mine")
+    assert main(["site", "--out", str(out), "--dest", str(www), "-j", "1"]) == 0
+    assert (www / "notes.html").read_text() == "mine"
+    assert main(["site", "--out", str(out), "--dest", str(out / "public"), "-j", "1"]) == 0
+    inner = json.loads((out / "public" / "manifest.json").read_text())
+    assert {f"public/{rel}" for rel in inner["written"]} | listed(out) == files_under(out)
+    # a site folder is not a mined folder, and the other way round
+    assert main(mine_args(repo, "v1", www)) == 2
+    assert main(["site", "--out", str(out), "--dest", str(out)]) == 2
+    assert leftovers(out) == [] and leftovers(www) == []
 
 
 def test_legacy_output_without_a_file_list(make_repo, tmp_path: Path) -> None:
