@@ -529,6 +529,10 @@ class BadThingError(Exception):
     """<img src=x onerror=alert('excdoc')> {{ liquid }} `x` <script>alert('excdoc2')</script>"""
 
 
+def check(mode):
+    assert mode, "first <line> of two\\nsecond `line`"
+
+
 def run(mode):
     """Run it. <script>alert('doc')</script> {% raw %} `a` <img src=y onerror=alert('doc2')>"""
     if mode == "fast":
@@ -601,6 +605,13 @@ def test_hostile_markdown_renders_no_html(hostile) -> None:
     assert "<script>alert('title')</script> mode {{{{ site.title }}}} | is not" in shown
     assert "<img src=x onerror=alert('excdoc')>" in shown or "excdoc" not in shown
     assert "pkg/caf\\xe9.py" in shown
+
+
+def test_fenced_messages_stay_verbatim(hostile) -> None:
+    """A message of several lines is a fence on its module's page, verbatim."""
+    _, out = hostile
+    page = (out / "internal" / "pkg.core.md").read_text()
+    assert "  ```text\n  first <line> of two\n  second `line`\n  ```" in page
 
 
 def test_hostile_tables_keep_their_columns(hostile) -> None:
