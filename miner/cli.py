@@ -36,12 +36,12 @@ log = logging.getLogger("miner")
 
 def cmd_mine(args: argparse.Namespace) -> int:
     from miner.files import locked
-    from miner.publish.output import check_writable
+    from miner.publish.output import check_output
 
     if args.jobs is not None and args.jobs < 0:
         raise UsageError(f"--jobs {args.jobs}: give 1 or more worker processes (0: no workers)")
     llm = _llm_settings(args)
-    check_writable(args.out)
+    check_output(args.out)  # before the work (and the lock), not after it
     with locked(args.out):  # a second run into the same folder stops here, at once
         return _mine_locked(args, llm)
 
@@ -50,10 +50,8 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
     from miner import pipeline
     from miner.mining.extraction import MineOptions
     from miner.mining.pool import Limits
-    from miner.publish.output import check_output
     from miner.publish.records import manifest_json
 
-    check_output(args.out)  # before the work, not after it
     options = MineOptions(
         jobs=args.jobs,
         cache=not args.no_cache,
@@ -493,6 +491,15 @@ def _add_output_commands(sub: argparse._SubParsersAction) -> None:
     check.set_defaults(func=cmd_check_cards)
 
 
+def _after_stop() -> str:
+    """What a stopped run left: nothing new, or the folder it had published."""
+    from miner.files import PUBLISHED
+
+    if PUBLISHED:
+        return f"{PUBLISHED[-1]} was published before the stop"
+    return "the previous output is kept"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; returns its exit code (see the module docstring)."""
     parser = build_parser()
@@ -510,11 +517,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         lifecycle.quiet()
-        print("miner: interrupted; the previous output is kept", file=sys.stderr)
+        print(f"miner: interrupted; {_after_stop()}", file=sys.stderr)
         return 130
     except lifecycle.TerminatedError:
         lifecycle.quiet()
-        print("miner: terminated; the previous output is kept", file=sys.stderr)
+        print(f"miner: terminated; {_after_stop()}", file=sys.stderr)
         return lifecycle.TerminatedError.exit_code
     except BrokenPipeError:
         # The reader went away (``| head``): no traceback, and no second error

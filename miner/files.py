@@ -204,6 +204,11 @@ def remove_tree(path: Path) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+#: Folders this process has published (swapped in), in order: what a stop
+#: signal's message names.
+PUBLISHED: list[Path] = []
+
+
 class Staging:
     """The staging folder of one destination folder (module docstring)."""
 
@@ -284,6 +289,7 @@ class Staging:
                     self.real.rename(old)
                     self.root.rename(self.real)
                 self.root = None
+                PUBLISHED.append(self.dest)
         except OSError as exc:
             self.discard()
             raise OutputError(

@@ -1129,7 +1129,7 @@ def raised_json(raised: Raised) -> dict[str, object]:
 #: field is one line), DEL, C1 controls, the Unicode line and paragraph
 #: separators, and the bidirectional embeddings, overrides and isolates that
 #: reorder what is shown ("Trojan Source").
-UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
@@ -1140,6 +1140,8 @@ def _escape(match: re.Match[str]) -> str:
     if named is not None:
         return named
     code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, from a file name
+        return f"\\x{code - 0xDC00:02x}"
     return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
 
 
@@ -1151,7 +1153,7 @@ def visible(text: str) -> str:
 
 
 #: The characters of :data:`UNSAFE` that JSON leaves raw in its strings.
-_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def visible_json(text: str) -> str:

@@ -15,6 +15,7 @@ data to data; reading git and writing files happen only at the two ends.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +33,15 @@ from miner.mining import source, store
 from miner.mining.calls import link_calls
 from miner.mining.extraction import Extraction, MineOptions, extract_blobs
 from miner.mining.ids import assign_ids
-from miner.model import Analysis, CommitInfo, Error, FileResult, MineResult, group_errors
+from miner.model import (
+    Analysis,
+    CommitInfo,
+    Error,
+    FileResult,
+    MineResult,
+    group_errors,
+    shorten,
+)
 from miner.publish import cards, html, output, records
 from miner.publish import releases as release_pages
 from miner.releases.diff import Diff, diff
@@ -129,25 +138,51 @@ def assemble(info: CommitInfo, files: Sequence[FileResult], stats: Any = None) -
     )
 
 
+#: The note on a file the extractor did not parse (no ``raise`` or ``assert``
+#: in it) that is too large to be read for the analysis facts.
+FACTS_SIZE_NOTE = "not read for the analysis facts: over the {limit} MiB limit"
+
+
+def facts_files(
+    entries: Iterable[source.BlobRef], result: MineResult
+) -> tuple[list[source.BlobRef], MineResult]:
+    """The entries whose blobs the analysis facts may read, and ``result``
+    with a note on each file the facts leave out that has none yet.
+
+    Only files the extractor mined are read, and none above
+    :data:`~miner.extract.limits.MAX_FILE_BYTES`: a file it skipped (too
+    large, a symbolic link) or failed on (a crash, the time or memory limit of
+    its worker) would cost the parent what the worker's limits kept from it.
+    Those already have their reason in the manifest; a large file the
+    extractor did not parse (no ``raise`` in it) gets :data:`FACTS_SIZE_NOTE`.
+    """
+    status = {f.path: f for f in result.files}
+    keep: list[source.BlobRef] = []
+    noted: dict[str, FileResult] = {}
+    for entry in entries:
+        mined = status.get(entry.path)
+        if skip_reason(entry) is not None or (mined is not None and mined.status != "mined"):
+            continue
+        if entry.size > MAX_FILE_BYTES:
+            if mined is not None and not mined.reason:
+                note = FACTS_SIZE_NOTE.format(limit=MAX_FILE_BYTES // 2**20)
+                noted[entry.path] = dataclasses.replace(mined, reason=note)
+            continue
+        keep.append(entry)
+    if noted:
+        files = tuple(noted.get(f.path, f) for f in result.files)
+        result = dataclasses.replace(result, files=files)
+    return keep, result
+
+
 def gather_facts(
     repo: git.Repo, entries: Iterable[source.BlobRef], result: MineResult
 ) -> RepoFacts:
     """The facts the analysis needs beyond the sites (the configuration model,
-    callers, exception classes), read from the blobs of ``entries``.
-
-    Only files the extractor mined are read: one it skipped (above
-    :data:`~miner.extract.limits.MAX_FILE_BYTES`, a symbolic link) or failed on
-    (a crash, the time or memory limit of its worker) would cost the parent
-    what the worker's limits kept from it; the manifest lists each with its
-    reason, and the facts leave it out."""
-    mined = {f.path for f in result.files if f.status == "mined"} if result.files else None
-    sources = {
-        e.path: source.read_blob(repo, e.blob)
-        for e in entries
-        if skip_reason(e) is None
-        and e.size <= MAX_FILE_BYTES
-        and (mined is None or e.path in mined)
-    }
+    callers, exception classes), read from the blobs of ``entries`` that
+    :func:`facts_files` keeps."""
+    keep, _ = facts_files(entries, result)
+    sources = {e.path: source.read_blob(repo, e.blob) for e in keep}
     return collect(sources, result.sites)
 
 
@@ -254,6 +289,7 @@ def mine_and_analyze(
         options=options,
         reuse=reuse,
     )
+    _, result = facts_files(entries, result)  # notes the files the facts leave out
     facts = gather_facts(repo, entries, result)
     return Mined(result=result, facts=facts, analyses=analyze(result, facts, llm=llm))
 
@@ -275,7 +311,8 @@ def publish(mined: Mined, out: Path, *, site: bool = False, jobs: int | None = N
         result = mined.result
         counts = records.manifest_json(result, mined.analyses)["counts"]
         failed = [f for f in result.files if f.status == "failed"]
-        example = f" (e.g. {failed[0].path}: {failed[0].reason})" if failed else ""
+        reason = shorten(" ".join((failed[0].reason or "").split()), 120) if failed else ""
+        example = f" (e.g. {failed[0].path!r}: {reason})" if failed else ""
         output.check_not_worse(pub.previous, counts, out, example)
         written = cards.write_records(
             pub.folder, result, mined.analyses, config=mined.facts.to_json()

@@ -24,8 +24,11 @@ Pages come from Jinja2 templates in ``templates/site/`` with autoescaping
 on: messages, guards and excerpts are source text and may hold ``<``, ``&``,
 quotes or ``</script>``. JSON placed where a browser parses script is written
 with :func:`script_json`. Every file is a function of the records, so the
-same records give the same bytes; files are written atomically and only when
-changed, and pages of errors that are gone are removed.
+same records give the same bytes. The site is published as a whole
+(:mod:`miner.publish.output`), its own ``manifest.json`` listing every file
+it holds; files are rewritten only when changed, and of what a previous run
+wrote, what this one does not write (pages of errors that are gone) is
+removed, nothing else.
 
 Release diffs: any ``<out>/diffs/*.json`` holding an object is published as a
 page (``diffs/<stem>.html``) and as JSON; lists of objects in it are shown as
@@ -302,7 +305,8 @@ def search_data(
     ``pages[page] + "#" + error_id`` (an entry on a grouped page: the pages
     are listed once, not repeated for each of their errors).
     """
-    paths = sorted({s.path for s in result.sites if s.error_id})
+    # a byte of a file name that is not UTF-8 shown as \xNN, as on the cards
+    paths = sorted({visible(s.path) for s in result.sites if s.error_id})
     path_index = {p: i for i, p in enumerate(paths)}
     pages: dict[str, int] = {}
     docs = []
@@ -321,7 +325,7 @@ def search_data(
                 error.module,
                 error.primary.scope,
                 parts,
-                [[path_index[s.path], s.line, s.end_line] for s in error.sites],
+                [[path_index[visible(s.path)], s.line, s.end_line] for s in error.sites],
                 page,
                 audience or "",
             ]

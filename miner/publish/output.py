@@ -191,7 +191,8 @@ def check_writable(out: Path) -> None:
 def check_output(out: Path, kind: str = RECORDS) -> dict[str, Any] | None:
     """Every check that can be made before the work: writable, ours (or new or
     empty), and free space for the new output (estimated as the size of the
-    current one). Returns the current manifest (None: no output yet).
+    current one, its site included). Returns the current manifest (None: no
+    output yet).
 
     Raises:
         OutputError: one of them fails.
@@ -199,8 +200,10 @@ def check_output(out: Path, kind: str = RECORDS) -> dict[str, Any] | None:
     check_writable(out)
     manifest = check_folder(out, kind)
     if manifest is not None:
-        owned = owned_by(out, manifest, kind)
-        need = tree_size(out, owned) + SPACE_MARGIN
+        need = tree_size(out, owned_by(out, manifest, kind)) + SPACE_MARGIN
+        site = read_manifest(out / "site")
+        if kind == RECORDS and site is not None and kind_of(site) == SITE:
+            need += tree_size(out / "site", owned_by(out / "site", site, SITE))
         free = free_bytes(out)
         if free < need:
             raise OutputError(
@@ -306,8 +309,9 @@ def publication(dest: Path, kind: str = RECORDS) -> Iterator[Publication]:
         OutputError: ``dest`` holds files raise-miner did not write, or
             cannot be written.
     """
+    check_writable(dest)
+    check_folder(dest, kind)  # before the lock file is made: none in a folder not ours
     with locked(dest):
-        check_writable(dest)
         previous = check_folder(dest, kind)
         staging = Staging(dest)
         root = staging.open()
