@@ -158,15 +158,33 @@ def sha_of(repo: Path, rev: str) -> str:
 # -- kills at random points -----------------------------------------------------------
 
 
+def staging_of(out: Path) -> list[Path]:
+    return sorted(out.parent.glob(f".{out.name}.staging-*"))
+
+
+def start_writing(cmd: list[str], out: Path) -> tuple[subprocess.Popen[str], float]:
+    """Start ``cmd`` and wait until it begins to write ``out`` (its staging
+    folder appears); returns the process and when that was (monotonic)."""
+    before = set(staging_of(out))
+    proc = subprocess.Popen(cmd, env=env(), stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and proc.poll() is None:
+        if set(staging_of(out)) - before:
+            break
+        time.sleep(0.005)
+    return proc, time.monotonic()
+
+
 @pytest.fixture(scope="module")
 def timed(big: Path, tmp_path_factory) -> float:
-    """Seconds a run of ``b`` takes (blob cache warm), which the kills sample."""
+    """Seconds a run of ``b`` over ``a`` spends writing (from its staging
+    folder's start to its end, blob cache warm): what the kills sample."""
     scratch = tmp_path_factory.mktemp("timing") / "out"
     assert run(*mine_args(big, "a", scratch)).returncode == 0
-    start = time.monotonic()
-    done = run(*mine_args(big, "b", scratch))
-    assert done.returncode == 0, done.stderr
-    return time.monotonic() - start
+    proc, start = start_writing(miner_cmd(*mine_args(big, "b", scratch)), scratch)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    return max(0.2, time.monotonic() - start)
 
 
 @pytest.mark.slow
@@ -174,30 +192,29 @@ def timed(big: Path, tmp_path_factory) -> float:
 def test_a_run_stopped_anywhere_leaves_the_old_or_the_new_output(
     big: Path, timed: float, tmp_path: Path, signum: int
 ) -> None:
+    """Each run is stopped at a random point of its writing (from the moment
+    its staging folder appears to a little past the time a whole write takes)."""
     out = tmp_path / "out"
-    rng = random.Random(f"{signum}-{timed:.0f}")
+    rng = random.Random(f"{signum}-{timed:.1f}")
     # into a new folder: no folder, or a complete one
-    proc = subprocess.Popen(miner_cmd(*mine_args(big, "a", out)), env=env(), stderr=subprocess.PIPE)
-    time.sleep(rng.uniform(0.5, 1.0) * timed)
+    proc, _ = start_writing(miner_cmd(*mine_args(big, "a", out)), out)
+    time.sleep(rng.uniform(0, 1.1) * timed)
     proc.send_signal(signum)
     proc.communicate(timeout=120)
     assert not out.exists() or complete(out) == sha_of(big, "a")
     assert run(*mine_args(big, "a", out)).returncode == 0
     old, new = sha_of(big, "a"), sha_of(big, "b")
     assert complete(out) == old
-    points = sorted(
-        rng.uniform(0.35, 1.05) * timed for _ in range(3 if signum == signal.SIGKILL else 2)
-    )
-    for delay in points:
+    stopped = 0
+    for _ in range(3 if signum == signal.SIGKILL else 2):
         rev = "b" if complete(out) == old else "a"
-        proc = subprocess.Popen(
-            miner_cmd(*mine_args(big, rev, out)), env=env(), stderr=subprocess.PIPE, text=True
-        )
-        time.sleep(delay)
+        proc, _ = start_writing(miner_cmd(*mine_args(big, rev, out)), out)
+        time.sleep(rng.uniform(0, 1.1) * timed)
         proc.send_signal(signum)
         _, err = proc.communicate(timeout=120)
         sha = complete(out)
         assert sha in (old, new)
+        stopped += proc.returncode != 0
         if signum == signal.SIGINT and proc.returncode == 130:
             lines = err.strip().splitlines()
             assert len(lines) == 1 and lines[0].startswith("miner: interrupted; "), lines
@@ -206,6 +223,7 @@ def test_a_run_stopped_anywhere_leaves_the_old_or_the_new_output(
             assert leftovers(out) == []  # an interrupted run cleans up itself
         else:
             assert proc.returncode in (0, -signal.SIGKILL), err
+    assert stopped, "every run ended before its stop signal"
     # a later run removes what a killed one left, and finishes the output
     assert run(*mine_args(big, "b", out)).returncode == 0
     assert complete(out) == new
