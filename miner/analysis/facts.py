@@ -16,7 +16,14 @@ from typing import Any
 
 from miner.analysis.callers import Caller, crowded, find_callers, target_name
 from miner.analysis.code import SourceIndex, call_name, parse_expr
-from miner.analysis.config import ConfigModel, Derived, mine_config, predicate_function
+from miner.analysis.config import (
+    ConfigModel,
+    Derived,
+    Resolved,
+    mine_config,
+    mine_resolutions,
+    predicate_function,
+)
 from miner.analysis.exceptions import ExceptionInfo, repo_exceptions
 from miner.model import Site
 
@@ -36,6 +43,9 @@ class RepoFacts:
     """The repository's own exception classes used by the errors, by short name."""
     definitions: Mapping[str, int] = field(default_factory=dict)
     """How many times each raising function's name is defined in the commit."""
+    resolved: Mapping[str, tuple[Resolved, ...]] = field(default_factory=dict)
+    """Literal values the argument-handling code stores into each setting
+    (:func:`miner.analysis.config.mine_resolutions`)."""
 
     def to_json(self) -> dict[str, Any]:
         return self.config.to_json()
@@ -81,6 +91,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site]) -> RepoFacts:
     busy = crowded(index, targets | second)
     exceptions = repo_exceptions(index, {s.exception for s in sites if s.exception})
     definitions = {t: len(index.definitions(t)) for t in sorted(targets)}
+    resolved = mine_resolutions(index, config)
     return RepoFacts(
         config=config,
         predicates=predicates,
@@ -88,4 +99,5 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site]) -> RepoFacts:
         crowded=busy,
         exceptions=exceptions,
         definitions=definitions,
+        resolved=resolved,
     )
