@@ -33,7 +33,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -74,25 +74,46 @@ def condition_from(
 @dataclass(frozen=True, slots=True)
 class Reach:
     """A site's condition and, for each of its atoms, the guard or exit it
-    was first read from (by the atom's positive text, :attr:`Condition.atom`)."""
+    comes from (by the atom's positive text, :attr:`Condition.atom`): the last
+    guard whose whole test is that atom, else the first that reads it."""
 
     condition: Condition
     origins: dict[str, Guard]
+    whole: dict[str, Guard] = field(default_factory=dict)
+    """Atom -> the last guard or exit whose test is that atom alone."""
 
     def origin(self, atom: Condition) -> Guard | None:
-        return self.origins.get(atom.atom)
+        return self.whole.get(atom.atom) or self.origins.get(atom.atom)
 
 
 def reach_of(guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: bool = True) -> Reach:
     """:func:`condition_from` with the origin of every atom."""
     builder = _Builder()
     terms = []
+    whole: dict[str, Guard] = {}
     for guard in sorted([*exits, *guards], key=lambda g: g.line):
         builder.current = guard
         term = builder.guard(guard)
         if term is not None:
             terms.append(term)
-    return Reach(builder.condition(terms, simplify), builder.origins)
+            inner = term.args[0] if isinstance(term, builder.algebra.NOT) else term
+            if isinstance(inner, builder.algebra.Symbol):
+                whole[builder.atoms[inner.obj].positive] = guard
+    condition = builder.condition(terms, simplify)
+    return Reach(absorbed(condition) if simplify else condition, builder.origins, whole)
+
+
+def absorbed(cond: Condition) -> Condition:
+    """``cond`` with absorption applied at the top: an ``or`` operand of an
+    ``and`` that has one of the ``and``'s other operands among its own is
+    dropped (``a and (a or b)`` is ``a``); the library leaves a few of these."""
+    if cond.op != "and":
+        return cond
+    tops = {a for a in cond.args if a.op != "or"}
+    kept = tuple(a for a in cond.args if not (a.op == "or" and any(b in tops for b in a.args)))
+    if len(kept) == len(cond.args):
+        return cond
+    return kept[0] if len(kept) == 1 else Condition("and", kept)
 
 
 def site_reach(site: Site, simplify: bool = True) -> Reach:

@@ -229,13 +229,20 @@ class ConfigModel:
     def __post_init__(self) -> None:
         by_name: dict[str, list[Option]] = defaultdict(list)
         rank = {c: i for i, c in enumerate(self.classes)}
+        # Two classes may share a name (two ``ServerArgs``): the file holding
+        # most options of the primary class comes first.
+        sizes: dict[str, int] = defaultdict(int)
         for opt in self.options:
             by_name[opt.name].append(opt)
+            if self.classes and opt.owner == self.classes[0]:
+                sizes[opt.path] += 1
+        main = max(sorted(sizes), key=lambda p: sizes[p]) if sizes else None
         for name, opts in by_name.items():
             opts.sort(
                 key=lambda o: (
                     o.deprecated_for is not None,
                     rank.get(o.owner, len(rank)),
+                    o.path != main,
                     not o.flags,
                     o.path,
                     o.line,

@@ -54,7 +54,8 @@ class Quote:
 
     @property
     def where(self) -> str:
-        return f"`{self.path}:{self.line}`"
+        """```path:line```, or ```path``` when the line is not known."""
+        return f"`{self.path}:{self.line}`" if self.line else f"`{self.path}`"
 
 
 def first_sentence(text: str, width: int = QUOTE_WIDTH) -> str:
@@ -185,10 +186,10 @@ def quotes(
     func = scope.rsplit(".", 1)[-1]
     cls = scope.split(".")[0] if "." in scope else None
     if site.function_doc and scope != "<module>":
-        line = _def_line(lines, func, "def", site.line) or site.line
+        line = _def_line(lines, func, "def", site.line) or 0
         add(Quote("function-doc", first_sentence(site.function_doc), site.path, line, func, 30))
     if site.class_doc and cls:
-        line = _def_line(lines, cls, "class", site.line) or site.line
+        line = _def_line(lines, cls, "class", site.line) or 0
         add(Quote("class-doc", first_sentence(site.class_doc), site.path, line, cls, 31))
     if exception is not None and exception.doc:
         add(

@@ -36,11 +36,12 @@ _FLAG_RE = re.compile(rf"(?<![\w-]){_FLAG}")
 _FLAG_VALUE = re.compile(rf"(?<![\w-])({_FLAG})(?:=| )([\w.:/+-]+)")
 _ENV_VALUE = re.compile(r"(?<![\w])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=([\w.:/+-]+)")
 _ADVICE = re.compile(
-    r"(?:^|(?<=[,;:(])\s*|(?<=[,;:(] )|\b(?:please|try to|try|consider|instead,?|either|"
+    r"(?:^|(?<=[.,;:(])\s*|(?<=[.,;:(] )|\b(?:please|try to|try|consider|instead,?|either|"
     r"or you can|you can|you may|you should|you need to|you must|or)\s+)"
     r"(?:use|pass|set|add|remove|drop|increase|decrease|reduce|lower|raise|enable|disable|"
     r"specify|install|upgrade|downgrade|export|unset|switch to|run with|launch with|"
-    r"re-?run with|point|provide|choose|select|turn off|turn on|restart with)\b[^.;!?]*",
+    r"re-?run with|point|provide|choose|select|turn off|turn on|restart with|check|verify|"
+    r"ensure|make sure|reinstall|update)\b[^.;!?]*",
     re.I,
 )
 _PIP = re.compile(r"\b(?:pip3?|uv pip) install\s+[^\s'\"`,;)]+(?:\s+[^\s'\"`,;)]+)*")
@@ -110,7 +111,10 @@ class Remedies:
     def __init__(self, config: ConfigModel, entry: str) -> None:
         self.config = config
         self.entry = entry
-        self.flags = {f: o for o in config.options for f in o.flags if not o.deprecated_for}
+        self.flags: dict[str, Option] = {}
+        for o in sorted(config.options, key=lambda o: o.deprecated_for is not None):
+            for f in o.flags:
+                self.flags.setdefault(f, o)
         self.env = frozenset(e.name for e in config.env)
 
     def option(self, flag: str) -> Option | None:

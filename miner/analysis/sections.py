@@ -40,6 +40,7 @@ from miner.analysis.audience import (
     reads_setting,
 )
 from miner.analysis.callers import target_name
+from miner.analysis.code import dotted
 from miner.analysis.condition import Reach, site_reach
 from miner.analysis.config import Condition as Setting
 from miner.analysis.config import ConfigModel, Option
@@ -74,6 +75,8 @@ MAX_OTHER_SITES = 4
 MAX_SUMMARY = 5
 #: Most quotes cited in "What it means" (user-facing cards; others get one).
 MAX_QUOTES = 3
+#: Most values of a setting listed in a sentence.
+MAX_VALUES = 4
 #: Most value sources cited per card.
 MAX_SOURCES = 3
 #: Most ways out listed from the conditions that read no setting.
@@ -154,6 +157,9 @@ class Source:
     """The assigned expression as written (one line)."""
     read: Read | None = None
     """A setting the value reads for sure, if any."""
+    path: str = ""
+    """The file of the assignment when it is not the site's (found anywhere
+    in the commit: :attr:`miner.analysis.facts.RepoFacts.assigned`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,14 +287,12 @@ class Writer:
         is followed one step)."""
         start = next(
             (n for n in sorted(lines, reverse=True) if n < site.line and _DEF.match(lines[n])),
-            None,
+            site.excerpt.start_line - 1,
         )
-        if start is None:
-            return ()
         out: list[Source] = []
         seen: set[str] = set()
         for term in terms:
-            if term.linked:
+            if any(p.strong for p in term.parts) or self._raises_at(site, term.origin, lines):
                 continue
             below = term.origin.line if term.origin is not None else site.line
             for atom in term.cond.atoms():
@@ -298,6 +302,10 @@ class Writer:
                     seen.add(name)
                     found = _assignment(name, lines, start, below)
                     if found is None:
+                        elsewhere = self.facts.assigned.get(name.rsplit(".", 1)[-1], ())
+                        if elsewhere:
+                            first = elsewhere[0]
+                            out.append(Source(name, first.line, first.value, None, first.path))
                         continue
                     line, value = found
                     read = self._setting_read(value, site)
@@ -309,6 +317,14 @@ class Writer:
                             line, inner = deeper
                             out.append(Source(value, line, inner, self._setting_read(inner, site)))
         return tuple(out)
+
+    def _raises_at(self, site: Site, guard: Guard | None, lines: dict[int, str]) -> bool:
+        if guard is not None and guard.kind == "asserted":
+            return True
+        if guard is None or guard.kind != "exit" or not guard.negated:
+            return False
+        found = self.facts.exits.get((site.path, guard.line))
+        return found[0] == "raise" if found is not None else raises_instead(guard, lines)
 
     def _setting_read(self, value: str, site: Site) -> Read | None:
         for read in self.linker.reads_in(value):
@@ -329,11 +345,10 @@ class Writer:
         return Term(cond, tuple(parts))
 
     def _flag_option(self, name: str) -> Option | None:
+        """The option of a flag (a deprecated alias when nothing else has it)."""
         if not name.startswith("--"):
             return None
-        return next(
-            (o for o in self.config.options if name in o.flags and not o.deprecated_for), None
-        )
+        return self.remedy.option(name)
 
     def options_of(self, clause: Clause | None) -> list[Option]:
         """The options a linked clause reads (through a derived setting too)."""
@@ -376,7 +391,7 @@ class Writer:
         if op in ("!=", "not in"):
             others = [c for c in choices if c not in values]
             text = f"{ref} is not {values_list(values)}"
-            if others:
+            if others and len(others) <= MAX_VALUES:
                 text += f" (so it is {values_list(others)})"
             return text
         if op == "is None":
@@ -385,7 +400,7 @@ class Writer:
             return f"{ref} is `None`"
         if op == "is not None":
             return f"{ref} is given"
-        return _compare_text(cond)
+        return f"{_compare_text(cond)}, where {code(cond.name)} is {ref}"
 
     def env_state(self, name: str, cond: Setting) -> str:
         var = self.config.env_var(name)
@@ -510,7 +525,7 @@ class Writer:
             return f"{code(flag)} given"
         if cond.op in ("!=", "not in") and values:
             others = [c for c in (opt.choices or ()) if c not in values]
-            if others:
+            if others and len(others) <= MAX_VALUES:
                 return f"{code(flag)} set to {values_list(others)}"
             return f"{code(flag)} set to another value than {values_list(values)}"
         return None
@@ -558,7 +573,30 @@ class Writer:
             parts[(flipped.atom, flipped.negated)] = Part(flipped, clause, p.origin, p.strong)
         return self.cond_words(negated(term.cond), parts)
 
-    def origin_note(self, guard: Guard | None, lines: dict[int, str]) -> str:
+    def exit_of(self, r: Reading, guard: Guard | None) -> tuple[str, str]:
+        """How an ``exit`` guard's branch leaves and its one-line statement
+        (:attr:`miner.analysis.facts.RepoFacts.exits`, else read from the
+        excerpt); ``("", "")`` when not known."""
+        if guard is None or guard.kind != "exit" or not guard.negated:
+            return "", ""
+        found = self.facts.exits.get((r.site.path, guard.line))
+        if found is not None:
+            return found
+        stmt = exit_statement(guard, r.lines)
+        if raises_instead(guard, r.lines):
+            return "raise", stmt or ""
+        if stmt is not None:
+            return stmt.split(":", 1)[1].split()[0], stmt
+        return "", ""
+
+    def raises(self, r: Reading, guard: Guard | None) -> bool:
+        """Is ``guard`` an early exit whose branch raises, or an earlier
+        ``assert`` (its other side is another error, not a way out)?"""
+        if guard is not None and guard.kind == "asserted":
+            return True
+        return self.exit_of(r, guard)[0] == "raise"
+
+    def origin_note(self, guard: Guard | None, r: Reading) -> str:
         """Where a conjunct comes from: `` (line 12)``, or the early exit it
         gets past (``: the code returns early at line 957 otherwise (...)``)."""
         if guard is None:
@@ -567,16 +605,15 @@ class Writer:
         if guard.kind == "exit":
             if not guard.negated:
                 return f": every other branch of the `if` chain ending at line {n} leaves"
-            stmt = exit_statement(guard, lines)
-            if stmt is None:
-                return f": the code leaves early at line {n} otherwise"
-            verb = stmt.split(":", 1)[1].split()[0] if ":" in stmt else "return"
+            verb, stmt = self.exit_of(r, guard)
             does = {
                 "return": "returns early",
                 "raise": "raises another error",
                 "continue": "skips to the next item",
                 "break": "leaves the loop",
             }.get(verb, "leaves early")
+            if not stmt:
+                return f": the code {does} at line {n} otherwise"
             return f": the code {does} at line {n} otherwise ({code(stmt)})"
         if guard.kind == "asserted":
             return f": asserted at line {n}"
@@ -633,13 +670,13 @@ class Writer:
                 lines.append(f"{head}, when all of these hold:")
             lines.append("")
             for term in r.terms:
-                lines.append(f"- {self.term_words(term)}{self.origin_note(term.origin, r.lines)}")
+                lines.append(f"- {self.term_words(term)}{self.origin_note(term.origin, r)}")
             for guard in r.dead:
                 lines.append(
                     f"- the code gets past line {guard.line}, which leaves on every path "
                     "as mined (a `return` or `raise` before this line)"
                 )
-        named = self.named_lines(r)
+        named = self.named_lines(r, "\n".join(lines))
         if named:
             lines += ["", *named]
         others = self.other_sites(r.error)
@@ -647,16 +684,24 @@ class Writer:
             lines += ["", others]
         return "\n".join(lines)
 
-    def named_lines(self, r: Reading) -> list[str]:
-        """The flags and variables the message names, with what they are."""
+    def named_lines(self, r: Reading, said: str = "") -> list[str]:
+        """The flags and variables the message names that ``said`` (the
+        conditions in words) does not name yet, with what they are."""
         out = []
         for name in r.named:
+            if code(name) in said:
+                continue
             if name.startswith("--"):
                 opt = self._flag_option(name)
                 if opt is None:
                     continue
                 about = self.remedy.describe(opt)
-                about = f": {about}" if about else ""
+                if opt.deprecated_for:
+                    about = f", a deprecated alias of {code(opt.deprecated_for)}"
+                elif opt.flag and name != opt.flag:
+                    about = f", another spelling of {code(opt.flag)}"
+                else:
+                    about = f": {about}" if about else ""
                 out.append(
                     f"The message names {code(name)}{about} (defined at `{opt.path}:{opt.line}`)."
                 )
@@ -697,7 +742,7 @@ class Writer:
         settings: list[str] = []
         rest: list[Term] = []
         for term in r.terms:
-            if raises_instead(term.origin, r.lines):
+            if self.raises(r, term.origin):
                 continue  # not what leads here: the other side is another error
             phrase = None
             if term.cond.op == "atom" and term.parts[0].clause is not None:
@@ -746,24 +791,36 @@ class Writer:
         return code(opt.flag) if opt.flag else code(f"{opt.owner}.{opt.name}")
 
     def sources_sentence(self, r: Reading) -> str:
-        items = []
+        here, there = [], []
         for src in r.sources:
+            if src.path:
+                there.append(
+                    f"{code(src.name.rsplit('.', 1)[-1])} is set as {code(src.value)} "
+                    f"(`{src.path}:{src.line}`)"
+                )
+                continue
             item = f"{code(f'{src.name} = {src.value}')} at line {src.line}"
             if src.read is not None:
                 item += f", the value of {self.read_ref(src.read)}"
-            items.append(item)
-        return sentence("The values it tests are set in the function: " + "; ".join(items))
+            here.append(item)
+        text = []
+        if here:
+            text.append(sentence("The values it tests are set in the function: " + "; ".join(here)))
+        if there:
+            text.append(sentence("Elsewhere in the code, " + "; ".join(there)))
+        return " ".join(text)
 
     def quote_sentence(self, q: Quote) -> str:
+        text = q.text.rstrip(".")
         if q.kind == "comment":
-            return f'The comment {q.about} ({q.where}) says: "{q.text}".'
+            return f'The comment {q.about} ({q.where}) says: "{text}."'
         if q.kind == "help":
-            return f'{code(q.about)} is described as "{q.text}" ({q.where}).'
+            return f'{code(q.about)} is described as "{text}." ({q.where}).'
         if q.kind == "function-doc":
-            return f'{code(q.about)} is documented as "{q.text}" ({q.where}).'
+            return f'{code(q.about)} is documented as "{text}." ({q.where}).'
         if q.kind == "class-doc":
-            return f'The class {code(q.about)} is documented as "{q.text}" ({q.where}).'
-        return f'The exception {code(q.about)} is documented as "{q.text}" ({q.where}).'
+            return f'The class {code(q.about)} is documented as "{text}." ({q.where}).'
+        return f'The exception {code(q.about)} is documented as "{text}." ({q.where}).'
 
     def by_name(self, r: Reading) -> list[str]:
         """One sentence per setting linked by name only (what the name says)."""
@@ -929,11 +986,20 @@ class Writer:
                 unsafe.add(default)
             safe = [c for c in others if c not in unsafe]
             parts = []
-            if safe:
+            if safe and len(safe) > MAX_VALUES:
+                parts.append(
+                    f"set {code(flag)} to another of its choices, such as "
+                    f"{values_list(safe[:MAX_VALUES])}"
+                )
+            elif safe:
                 parts.append(f"set {code(flag)} to {values_list(safe)}")
             leave = default is not None and default not in values and default not in unsafe
-            if leave and default is not None:
-                parts.append(f"leave {code(flag)} out: its default is {code(default)}")
+            if leave and default is not None and default not in safe:
+                omitted = help_sentence(opt, "omitted") or help_sentence(opt, "default")
+                parts.append(
+                    f"leave {code(flag)} out: its default is {code(default)}"
+                    + (f' ("{omitted.rstrip(".")}")' if omitted else "")
+                )
             text = sentence("; or ".join(parts) + alias_note) if parts else ""
             if safe:
                 text += self._help_of(opt, safe[0])
@@ -1056,13 +1122,18 @@ class Writer:
             )
         return Fix(f"Change {code(name)} so that {_compare_text(cond)} no longer holds{where}.")
 
-    def clause_fixes(self, clause: Clause) -> list[Fix]:
+    def clause_fixes(self, clause: Clause, strong: bool = False) -> list[Fix]:
         read, cond = clause.read, clause.condition
         if read is None:
             return []
         if read.kind == "env":
             return [self.env_fix(read.target, cond)]
-        prefix = "" if read.exact else f"If {code(read.text)} holds the command-line value: "
+        sure = read.exact or strong
+        prefix = "" if sure else f"If {code(read.text)} holds the command-line value: "
+        if read.kind == "option" and not sure:
+            named = self.config.option(read.target)
+            if named is not None and not named.flag:
+                prefix = f"If {code(read.text)} is {code(named.owner + '.' + named.name)}: "
         if read.kind == "option":
             opt = self.config.option(read.target)
             fix = self.option_fix(opt, cond, prefix) if opt else None
@@ -1094,23 +1165,51 @@ class Writer:
     def solutions(self, r: Reading) -> tuple[list[str], ExampleFix]:
         site, error = r.site, r.error
         fixes: list[Fix] = []
-        for part in r.linked:
-            assert part.clause is not None
-            if raises_instead(part.origin, r.lines):
+        fixed: set[Term] = set()
+        for term in r.terms:
+            if not term.linked or self.raises(r, term.origin):
                 continue  # the other way out of that exit is another error
-            fixes.extend(self.clause_fixes(part.clause))
+            if term.cond.op == "atom":
+                part = term.parts[0]
+                assert part.clause is not None
+                found = self.clause_fixes(part.clause, part.strong)
+                if found:
+                    fixes.extend(found)
+                    fixed.add(term)
+            elif (
+                term.cond.op == "or"
+                and all(
+                    p.clause is not None and a.op == "atom"
+                    for p, a in zip(term.parts, term.cond.args, strict=False)
+                )
+                and len(term.parts) == len(term.cond.args)
+            ):
+                each = [self.clause_fixes(p.clause, p.strong) for p in term.parts if p.clause]
+                if all(each):
+                    texts = [f[0].text[0].lower() + f[0].text[1:].rstrip(".") for f in each]
+                    fixes.append(
+                        Fix(
+                            "All of these (any one of them raises it): "
+                            + "; and ".join(texts)
+                            + ".",
+                            each[0][0].example,
+                        )
+                    )
+                    fixed.add(term)
         used = {n for f in fixes for n in re.findall(r"--[\w-]+|\b[A-Z][A-Z0-9_]{3,}\b", f.text)}
         for remedy in r.remedies:
             fixes.append(Fix(remedy.text, remedy.example))
             used.update(remedy.names)
         for name in r.named:
-            if name in used:
+            if name in used or any(code(name) in f.text for f in fixes):
                 continue
             if name.startswith("--"):
                 opt = self._flag_option(name)
                 if opt is None:
                     continue
                 about = self.remedy.describe(opt)
+                if opt.deprecated_for:
+                    about = f"a deprecated alias of {code(opt.deprecated_for)}"
                 fixes.append(
                     Fix(
                         f"Check the value you give {code(name)}, which the message names"
@@ -1125,7 +1224,7 @@ class Writer:
         texts = list(dict.fromkeys(_close(f.text) for f in fixes))
         example = next((f.example for f in fixes if f.example is not None), None)
         name = short(error.exception)
-        unlinked = [t for t in r.terms if not t.linked and not raises_instead(t.origin, r.lines)]
+        unlinked = [t for t in r.terms if t not in fixed and not self.raises(r, t.origin)]
         if name in ("ImportError", "ModuleNotFoundError") and not any(
             "Install" in t for t in texts
         ):
@@ -1140,6 +1239,12 @@ class Writer:
                 Audience.UNSUPPORTED.value: "It is not raised when",
             }.get(r.audience, "It is not raised when")
             said = self.message_says(r) if r.user_facing else ""
+            if (
+                said
+                and r.requirement is not None
+                and any(r.requirement[1] in rem.text for rem in r.remedies)
+            ):
+                said = ""  # already a solution of its own
             fed = [src for src in r.sources if src.read is not None]
             if fed:
                 said = (
@@ -1221,19 +1326,22 @@ _DEF = re.compile(r"^\s*(?:async\s+)?def\s")
 
 
 def _names(text: str) -> list[str]:
-    """The local names and ``self.x`` attributes an expression tests, in order."""
+    """The local names and attribute paths (``self.x``, ``ctx.is_hybrid_ssm``)
+    an expression tests, in order."""
     try:
         node = ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, RecursionError):
         return []
     found: list[str] = []
+    inside: set[int] = set()
     for sub in ast.walk(node):
-        if (
-            isinstance(sub, ast.Attribute)
-            and isinstance(sub.value, ast.Name)
-            and sub.value.id == "self"
-        ):
-            found.append(f"self.{sub.attr}")
+        if id(sub) in inside:
+            continue
+        if isinstance(sub, ast.Attribute):
+            path = dotted(sub)
+            if path is not None:
+                found.append(path)
+                inside.update(id(n) for n in ast.walk(sub))
         elif isinstance(sub, ast.Name) and sub.id != "self" and len(sub.id) > 1:
             if isinstance(sub.ctx, ast.Load) and not sub.id[:1].isupper():
                 found.append(sub.id)
@@ -1256,12 +1364,16 @@ def _assignment(name: str, lines: dict[int, str], start: int, below: int) -> tup
         value = m.group(2).split("  #")[0].strip()
         for extra in range(1, 5):
             try:
-                ast.parse(value, mode="eval")
+                node = ast.parse(value.rstrip(","), mode="eval").body
             except (SyntaxError, ValueError, RecursionError):
                 value += " " + lines.get(n + extra, "").split("  #")[0].strip()
                 continue
-            value = " ".join(value.split())
-            return (n, value) if len(value) <= 120 else None
+            if isinstance(node, (ast.Constant, ast.Tuple, ast.List, ast.Dict)) and not any(
+                isinstance(sub, ast.Call) for sub in ast.walk(node)
+            ):
+                return None  # a literal start value says little (a counter, a default)
+            text = " ".join(value.rstrip(",").split()) if extra == 1 else ast.unparse(node)
+            return (n, text) if len(text) <= 120 else None
         return None
     return None
 
