@@ -7,8 +7,10 @@
 2. the comment blocks just above each of its guards and early exits, the
    innermost first (all read from ``Site.excerpt``: no file is read again);
 3. the help text of each setting the condition reads (``Option.help``);
-4. the enclosing function's and class's docstrings;
-5. the docstring of a repository-defined exception class.
+4. the docstrings of the functions the condition calls (``is_x_available()``);
+5. the enclosing function's and class's docstrings;
+6. the docstring of a repository-defined exception class;
+7. when none of these is found, the module's docstring.
 
 Every quote is one sentence (cut at a word boundary when long), never a
 whole docstring; comments that are code (``# x = f(y)``), linter pragmas and
@@ -41,7 +43,8 @@ class Quote:
     """One cited span of the source."""
 
     kind: str
-    """``comment``, ``help``, ``function-doc``, ``class-doc`` or ``exception-doc``."""
+    """``comment``, ``call-doc``, ``help``, ``function-doc``, ``class-doc``,
+    ``exception-doc`` or ``module-doc``."""
     text: str
     """The sentence quoted (no surrounding quotes)."""
     path: str
@@ -147,11 +150,14 @@ def quotes(
     guards: Iterable[Guard] = (),
     options: Iterable[Option] = (),
     exception: ExceptionInfo | None = None,
+    calls: Iterable[tuple[str, str, str, int]] = (),
+    module_doc: str | None = None,
 ) -> list[Quote]:
     """The quotes that explain ``site``, nearest first (see the module docstring).
 
     ``guards`` are the guards and exits whose conditions the card states
-    (innermost first); ``options`` the settings its condition reads.
+    (innermost first); ``options`` the settings its condition reads;
+    ``calls`` the functions it calls, as (name, docstring, path, line).
     """
     excerpt = site.excerpt
     lines = {excerpt.start_line + i: t for i, t in enumerate(excerpt.text.split("\n"))}
@@ -178,6 +184,8 @@ def quotes(
             what = "early exit" if guard.kind.startswith("exit") else "check"
             about = f"above the {what} at line {guard.line}"
             add(Quote("comment", first_sentence(text), site.path, line, about, rank))
+    for name, doc, path, line in calls:
+        add(Quote("call-doc", first_sentence(doc), path, line, name, 15))
     for opt in options:
         if opt.help and opt.help != "==SUPPRESS==":
             name = opt.flag or f"{opt.owner}.{opt.name}"
@@ -202,6 +210,9 @@ def quotes(
                 40,
             )
         )
+    if module_doc and not out:
+        module = site.path.removesuffix(".py").removeprefix("python/").replace("/", ".")
+        add(Quote("module-doc", first_sentence(module_doc), site.path, 0, module, 50))
     return sorted(out, key=lambda q: q.rank)
 
 

@@ -48,6 +48,11 @@ class RepoFacts:
     """Where a name that guards test (``ctx.is_hybrid_ssm``) is assigned from a
     predicate call anywhere in the commit (``is_hybrid_ssm = uses_ssm_state(...)``),
     by name (:func:`predicate_assignments`)."""
+    module_docs: Mapping[str, str] = field(default_factory=dict)
+    """Path of a file with sites -> the first paragraph of its module docstring."""
+    call_docs: Mapping[str, tuple[str, str, int]] = field(default_factory=dict)
+    """Function called in a guard or exit test (defined once in the commit)
+    -> (its docstring's first paragraph, path, line) (:func:`call_docstrings`)."""
     exits: Mapping[tuple[str, int], tuple[str, str]] = field(default_factory=dict)
     """(path, line) of an ``exit`` guard of a site -> (how its branch leaves:
     ``raise``, ``return``, ``continue``, ``break`` or ``""`` when the branch is
@@ -192,6 +197,65 @@ def exit_branches(
     return out
 
 
+_CALLED = re.compile(r"(?<![\w])([A-Za-z_]\w*)\(")
+_DOC_START = re.compile(rb"\)[^\n]*:[ \t]*\n(?:[ \t]*\n)*[ \t]*[rRuU]?(\"\"\"|\'\'\')")
+
+
+_MODULE_DOC = re.compile(
+    rb"\A(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*[rRuU]?(\"\"\"|\'\'\')(.*?)\1", re.S
+)
+
+
+def module_docstrings(files: Mapping[str, bytes], paths: Iterable[str]) -> dict[str, str]:
+    """The first paragraph of the module docstring of each of ``paths`` (a
+    byte match at the top of the file: no file is parsed)."""
+    out = {}
+    for path in sorted(set(paths)):
+        m = _MODULE_DOC.match(files.get(path, b"")[:20000])
+        if m is None:
+            continue
+        text = m.group(2).decode("utf-8", "replace").strip()
+        first = " ".join(text.split("\n\n", 1)[0].split())
+        if first:
+            out[path] = first
+    return out
+
+
+def called_names(sites: Iterable[Site]) -> set[str]:
+    """Names of the functions called in the guard and exit tests of ``sites``."""
+    names: set[str] = set()
+    for site in sites:
+        for guard in (*site.guards, *site.exits):
+            if "(" in guard.test:
+                names.update(_CALLED.findall(guard.test))
+    return names
+
+
+def call_docstrings(index: SourceIndex, names: Iterable[str]) -> dict[str, tuple[str, str, int]]:
+    """The docstring of each function of ``names`` defined exactly once in the
+    commit (found by a byte search from its ``def``: no file is parsed)."""
+    out: dict[str, tuple[str, str, int]] = {}
+    for name in sorted(names):
+        paths = index.definitions(name)
+        if len(paths) != 1 or name in ("isinstance", "len", "hasattr", "getattr"):
+            continue
+        data = index.files.get(paths[0], b"")
+        at = data.find(b"def " + name.encode() + b"(")
+        if at == -1:
+            continue
+        m = _DOC_START.search(data, at, at + 800)
+        if m is None or b"\ndef " in data[at + 4 : m.start()] or b":\n" in data[at : m.start()]:
+            continue
+        end = data.find(m.group(1), m.end())
+        if end == -1 or end - m.end() > 4000:
+            continue
+        text = data[m.end() : end].decode("utf-8", "replace").strip()
+        first = " ".join(text.split("\n\n", 1)[0].split())
+        if first:
+            out[name] = (first, paths[0], data.count(b"\n", 0, at) + 1)
+    return out
+
+
 def guard_calls(sites: Iterable[Site]) -> set[str]:
     """Names of functions called with no arguments in the sites' guard tests."""
     names: set[str] = set()
@@ -235,6 +299,8 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site]) -> RepoFacts:
     resolved = mine_resolutions(index, config)
     assigned = predicate_assignments(files, tested_names(sites))
     exits = exit_branches(files, sites)
+    call_docs = call_docstrings(index, called_names(sites))
+    module_docs = module_docstrings(files, (s.path for s in sites))
     return RepoFacts(
         config=config,
         predicates=predicates,
@@ -243,6 +309,8 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site]) -> RepoFacts:
         exceptions=exceptions,
         definitions=definitions,
         assigned=assigned,
+        module_docs=module_docs,
+        call_docs=call_docs,
         exits=exits,
         resolved=resolved,
     )

@@ -259,7 +259,20 @@ class Writer:
                 options.append(opt)
         guards = sorted({p.origin for p in parts if p.origin is not None}, key=lambda g: -g.line)
         exception = self.facts.exceptions.get(short(error.exception))
-        found = quotes(site, guards, list(dict.fromkeys(options)), exception)
+        calls = []
+        for part in parts:
+            for name in _CALLED.findall(part.atom.atom):
+                doc = self.facts.call_docs.get(name)
+                if doc is not None:
+                    calls.append((name, *doc))
+        found = quotes(
+            site,
+            guards,
+            list(dict.fromkeys(options)),
+            exception,
+            dict.fromkeys(calls),
+            self.facts.module_docs.get(site.path),
+        )
         lines = excerpt_lines(site.excerpt.text, site.excerpt.start_line)
         facing = audience in {a.value for a in USER_FACING}
         sources = self.sources(site, terms, lines) if facing else ()
@@ -816,10 +829,14 @@ class Writer:
             return f'The comment {q.about} ({q.where}) says: "{text}."'
         if q.kind == "help":
             return f'{code(q.about)} is described as "{text}." ({q.where}).'
+        if q.kind == "call-doc":
+            return f'{code(q.about + "()")} is documented as "{text}." ({q.where}).'
         if q.kind == "function-doc":
             return f'{code(q.about)} is documented as "{text}." ({q.where}).'
         if q.kind == "class-doc":
             return f'The class {code(q.about)} is documented as "{text}." ({q.where}).'
+        if q.kind == "module-doc":
+            return f'The module {code(q.about)} is documented as "{text}." ({q.where}).'
         return f'The exception {code(q.about)} is documented as "{text}." ({q.where}).'
 
     def by_name(self, r: Reading) -> list[str]:
@@ -1323,6 +1340,7 @@ class Writer:
 
 
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s")
+_CALLED = re.compile(r"(?<![\w])([A-Za-z_]\w*)\(")
 
 
 def _names(text: str) -> list[str]:
