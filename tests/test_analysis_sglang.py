@@ -162,15 +162,25 @@ def test_message_named_settings_are_linked_and_used(release):
 
 
 def without_quoted_code(prose: str, error) -> str:
-    """``prose`` less the code spans that quote the site's own source (guard
-    tests and the message expression): those are code, not settings we name."""
+    """``prose`` less what quotes the code rather than names a setting: code
+    spans of the site's own source (guard and exit tests, the message
+    expression) or with a string literal in them (``"--worker" not in
+    sys.argv``), Python example fixes, and text in double quotes (comments,
+    docstrings, help texts and the message, cited as they are)."""
     site = error.primary
-    quoted = [q for q in [g.test for g in site.guards] + [site.message_source or ""] if q]
-    for q in quoted:
-        prose = prose.replace(q, " ")
-    return re.sub(
-        r"`([^`]+)`", lambda m: " " if any(m.group(1) in q for q in quoted) else m.group(0), prose
+    tests = [g.test for g in (*site.guards, *site.exits)]
+    quoted = [q for q in [*tests, site.message_source or ""] if q]
+    prose = re.sub(r"```python\n.*?```", " ", prose, flags=re.S)
+    prose = re.sub(
+        r"`([^`]+)`",
+        lambda m: (
+            " "
+            if any(m.group(1) in q for q in quoted) or re.search(r"[\"']", m.group(1))
+            else m.group(0)
+        ),
+        prose,
     )
+    return re.sub(r'"[^"\n]*"', " ", prose)
 
 
 def test_every_flag_and_variable_named_exists(release):
