@@ -22,7 +22,10 @@ Defects, each counted once per card with up to :data:`MAX_EXAMPLES` example ids:
 * ``or-as-and``: a condition of the primary site that is an OR (``if a or b``,
   or a failing ``assert a and b``) has two of its parts in one sentence of the
   prose joined by "and" (not as "any of"), or as separate bullets of "When it
-  happens";
+  happens" (the list of guard-to-setting links aside: one read per bullet);
+  when the error's analysis records its simplified condition, only
+  while two of the parts still sit under one OR of it (``(a or b) and not a``
+  is ``b and not a``: an AND, rightly told so);
 * ``unconditional-claim``: the card says "no condition guards it", "every time
   this line is reached", "raised whenever", "is unconditional" or "raises
   unconditionally" while the primary site has a condition (any guard other
@@ -230,6 +233,8 @@ _UNCONDITIONAL = re.compile(
     r"is unconditional|raises unconditionally"
 )
 _NO_FLAG = "No flag or environment variable is involved"
+#: The header of the list of guard-to-setting links under "When it happens".
+_LINKS_HEADER = "How the guards were linked to settings:"
 _BROKEN = (
     re.compile(r"whenever (?:in `|while the module)"),
     re.compile(r"\)\s\((?!line \d)"),
@@ -289,15 +294,65 @@ def _part_of(span: str, parts: list[str]) -> int | None:
     return None
 
 
+def _or_groups(condition: Any) -> list[list[str]]:
+    """The atoms (as written and in positive spelling) under each ``or`` of a
+    condition record (:meth:`miner.model.Condition.to_json`)."""
+    groups: list[list[str]] = []
+
+    def atoms(node: Any) -> list[str]:
+        if not isinstance(node, Mapping):
+            return []
+        if "atom" in node:
+            return [str(node.get("text", "")), str(node["atom"])]
+        return [a for arg in node.get("args") or () for a in atoms(arg)]
+
+    def walk(node: Any) -> None:
+        if not isinstance(node, Mapping) or "atom" in node:
+            return
+        if node.get("op") == "or":
+            groups.append(atoms(node))
+        for arg in node.get("args") or ():
+            walk(arg)
+
+    walk(condition)
+    return groups
+
+
+def _still_or(parts: list[str], condition: Any) -> bool:
+    """Do two of ``parts`` still sit under one ``or`` of the simplified
+    condition? (``(not a or not b) and a`` simplifies to ``a and not b``: told
+    as AND, rightly.)"""
+
+    def part(atom: str) -> int | None:
+        for i, p in enumerate(parts):
+            if atom in (p, f"not ({p})", f"not {p}") or p in (atom, f"not ({atom})"):
+                return i
+        return None
+
+    for group in _or_groups(condition):
+        if len({i for a in group if (i := part(" ".join(a.split()))) is not None}) >= 2:
+            return True
+    return False
+
+
 def or_as_and(card: Card) -> bool:
+    analysis = card.record.get("analysis")
+    condition = analysis.get("condition") if isinstance(analysis, Mapping) else None
     for guard in _primary(card).get("guards") or ():
         parts = or_parts(guard)
         if len(parts) < 2:
             continue
+        if condition is not None and not _still_or(parts, condition):
+            continue
         bullets: set[int] = set()
         for name in ("What it means", "When it happens"):
+            in_links = False
             for line in prose(card.sections.get(name, "")).split("\n"):
-                if re.match(r"^\d+\. ", line) or "any of" in line:
+                if line.endswith(":") and not line.startswith("- "):
+                    # the list of guard-to-setting links records one read per
+                    # bullet; it states no condition
+                    in_links = line == _LINKS_HEADER
+                if re.match(r"^\d+\. ", line) or "any of" in line or in_links:
                     continue
                 hits = [
                     (s, e, i) for s, e, t in _spans(line) if (i := _part_of(t, parts)) is not None

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 #: Version of every record format written: ``sites.jsonl``, ``analyses.jsonl``,
 #: ``manifest.json``, the JSON API, release diffs and the release site's files
@@ -517,6 +517,112 @@ class Error:
         return path.replace("/", ".")
 
 
+ConditionOp = Literal["true", "false", "atom", "and", "or"]
+AtomKind = Literal["expr", "raised", "match", "loop"]
+"""What an atom stands for: ``expr`` a Python expression (the test as
+written), ``raised`` an exception of the caught types raised in a ``try`` body,
+``match`` a ``match`` subject matching a ``case`` pattern, ``loop`` a ``for``
+loop's body running for an item."""
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A boolean condition over source atoms: a tree of ``and`` / ``or`` over
+    (possibly negated) atoms, or the constants ``true`` / ``false``.
+
+    ``op`` says which fields are set: ``and`` / ``or``: ``args`` (two or more,
+    never of the same ``op`` as the parent); ``atom``: ``atom`` (the expression
+    in its positive, canonical spelling), ``negated``, ``kind`` and ``shown``
+    (the atom as written with its polarity, negation pushed inward:
+    ``x is not None`` for ``x is None`` negated).
+    """
+
+    op: ConditionOp
+    args: tuple[Condition, ...] = ()
+    atom: str = ""
+    negated: bool = False
+    kind: AtomKind = "expr"
+    shown: str = ""
+
+    TRUE: ClassVar[Condition]
+    FALSE: ClassVar[Condition]
+
+    @property
+    def is_true(self) -> bool:
+        """No condition: reached every time its function runs that far."""
+        return self.op == "true"
+
+    @property
+    def is_false(self) -> bool:
+        """Never reached (dead code, or contradictory guards)."""
+        return self.op == "false"
+
+    def conjuncts(self) -> tuple[Condition, ...]:
+        """The top-level AND terms: the args of an ``and``, nothing for
+        ``true``, else the condition itself."""
+        if self.op == "and":
+            return self.args
+        if self.op == "true":
+            return ()
+        return (self,)
+
+    def atoms(self) -> tuple[Condition, ...]:
+        """The atom leaves, left to right."""
+        if self.op == "atom":
+            return (self,)
+        return tuple(leaf for arg in self.args for leaf in arg.atoms())
+
+    def text(self) -> str:
+        """Python-like text: ``enable_teacache and x is not None``; an ``or``
+        inside an ``and`` (and the reverse) is parenthesized."""
+        if self.op == "true":
+            return "True"
+        if self.op == "false":
+            return "False"
+        if self.op == "atom":
+            return self.shown
+        joiner = f" {self.op} "
+        return joiner.join(
+            f"({a.text()})" if a.op in ("and", "or") else a.text() for a in self.args
+        )
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"op": "true"}``, ``{"op": "and", "args": [...]}`` or
+        ``{"atom": ..., "negated": ..., "kind": ..., "text": ...}``."""
+        if self.op == "atom":
+            return {
+                "atom": self.atom,
+                "negated": self.negated,
+                "kind": self.kind,
+                "text": self.shown,
+            }
+        if self.op in ("and", "or"):
+            return {"op": self.op, "args": [a.to_json() for a in self.args]}
+        return {"op": self.op}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Condition:
+        if "atom" in data:
+            return cls(
+                "atom",
+                atom=data["atom"],
+                negated=data["negated"],
+                kind=data.get("kind", "expr"),
+                shown=data["text"],
+            )
+        op = data["op"]
+        if op in ("and", "or"):
+            return cls(op, args=tuple(cls.from_json(a) for a in data["args"]))
+        return cls.TRUE if op == "true" else cls.FALSE
+
+
+Condition.TRUE = Condition("true")
+Condition.FALSE = Condition("false")
+
+
 @dataclass(frozen=True, slots=True)
 class ExampleFix:
     """A before/after pair for the card's "Example fix" section."""
@@ -558,6 +664,11 @@ class Analysis:
     """The rule that decided the audience (``path-test``, ``guard-setting``...)."""
     audience_reason: str = ""
     """What decided it: the guard, the words of the message or the path rule."""
+    condition: Condition | None = None
+    """The primary site's reach condition (:func:`miner.analysis.condition.condition_of`):
+    every guard and early exit joined and simplified; None when not computed."""
+    condition_text: str = ""
+    """``condition`` as Python-like text (``enable_teacache and x is not None``)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -578,6 +689,8 @@ class Analysis:
             "audience": self.audience,
             "audience_rule": self.audience_rule,
             "audience_reason": self.audience_reason,
+            "condition": None if self.condition is None else self.condition.to_json(),
+            "condition_text": self.condition_text,
         }
 
     @classmethod
@@ -597,6 +710,10 @@ class Analysis:
             audience=data.get("audience", "internal"),
             audience_rule=data.get("audience_rule", ""),
             audience_reason=data.get("audience_reason", ""),
+            condition=None
+            if data.get("condition") is None
+            else Condition.from_json(data["condition"]),
+            condition_text=data.get("condition_text", ""),
         )
 
 

@@ -115,17 +115,26 @@ def test_by_name_link_through_derived_setting(mined):
     assert "`--disable-radix-cache` is off (not given)" in trigger
     assert "`--cache-strategy` is one of `extra` or `extra_lazy`" in trigger
     assert "(by name only; guard at line 9)" in trigger
+    meaning = section(card, "## What it means")
+    assert (
+        "When `AuxComponent` is constructed, this is raised when `params.enable_extra_buffer` "
+        "is true. By its name, `params.enable_extra_buffer` is the derived setting "
+        "`ServerArgs.enable_extra_buffer()`, true when `--disable-radix-cache` is off (not "
+        "given) and `--cache-strategy` is one of `extra` or `extra_lazy`."
+    ) in meaning
     solutions = section(card, "## Solutions")
+    # `auto` is never proposed: without resolution facts it may become `extra`
     assert (
         "1. If `params.enable_extra_buffer` holds the command-line value: set "
-        "`--cache-strategy` to another of its choices: `auto` or `none`; or drop "
-        "`--cache-strategy` to use its default `auto`" in solutions
-    )
+        "`--cache-strategy` to `none` (the deprecated alias `--cache-policy` sets the same "
+        "value). Leaving the flag out keeps its default `auto`, which is resolved at "
+        "start-up and may become `extra` or `extra_lazy`."
+    ) in solutions
     assert (
         "2. If `params.enable_extra_buffer` holds the command-line value: pass "
-        "`--disable-radix-cache`." in solutions
+        '`--disable-radix-cache`. Its help says: "Disable the radix cache."' in solutions
     )
-    assert "the deprecated alias `--cache-policy` sets the same value" in solutions
+    assert "`auto`;" not in solutions and "to `auto`" not in solutions
     assert "--enable-extra-buffer" not in card
 
 
@@ -135,9 +144,17 @@ def test_exact_link_through_accessor_with_choices(mined):
     assert "- `--retraction-backup` is `host_pool` (line 16)" in trigger
     assert "- `ctx.is_hybrid_ssm` is true (line 17)" in trigger
     assert "(exact; guard at line 16)" in trigger
+    meaning = section(card, "## What it means")
+    assert (
+        "You get this with `--retraction-backup host_pool` when `ctx.is_hybrid_ssm` is true, "
+        "in `build_cache`."
+    ) in meaning
     solutions = section(card, "## Solutions")
-    assert "Set `--retraction-backup` to another of its choices: `cpu_tensor`" in solutions
-    assert "drop `--retraction-backup` to use its default `None`" in solutions
+    assert (
+        "1. Set `--retraction-backup` to `cpu_tensor`; or leave `--retraction-backup` out: "
+        "its default is `None`." in solutions
+    )
+    assert "2. It is not raised when `ctx.is_hybrid_ssm` is false." in solutions
     fix = section(card, "## Example fix")
     assert "python -m pkg.launch_server ... --retraction-backup host_pool" in fix
     assert "python -m pkg.launch_server ... --retraction-backup cpu_tensor" in fix
@@ -146,7 +163,11 @@ def test_exact_link_through_accessor_with_choices(mined):
 def test_environment_registry_link(mined):
     card = card_for(mined, "debug caches")
     assert "the environment variable `PKG_DEBUG` is set to a true value (default `False`)" in card
-    assert "Unset `PKG_DEBUG` or set it to a false value (`PKG_DEBUG=0`)" in card
+    assert "You get this with `PKG_DEBUG=1`, in `build_cache`." in card
+    assert (
+        "Unset `PKG_DEBUG` or set it to a false value, `PKG_DEBUG=0` "
+        "(read at `pkg/environ.py:25`, default `False`)." in card
+    )
     assert "PKG_DEBUG=1 python -m pkg.launch_server ..." in card
 
 
@@ -154,6 +175,14 @@ def test_predicate_function_link(mined):
     card = card_for(mined, "extra buffer in build_cache")
     assert "`extra_buffer_enabled()` is true: the derived setting `extra_buffer_enabled()`" in card
     assert "`--cache-strategy` is one of `extra` or `extra_lazy`" in card
+    # the exit before it raises another error: not a way out, not what leads here
+    trigger = section(card, "## When it happens")
+    assert (
+        "- the environment variable `PKG_DEBUG` is unset or false (default `False`): the code "
+        "raises another error at line 19 otherwise" in trigger
+    )
+    assert "PKG_DEBUG=1" not in section(card, "## Solutions")
+    assert "PKG_DEBUG" not in section(card, "## What it means")
 
 
 def test_card_without_settings_says_what_the_code_checks(mined):
@@ -166,11 +195,14 @@ def test_card_without_settings_says_what_the_code_checks(mined):
     assert "- Test: `assert len(batch) > 0`" in entries
     card = card_for(mined, "empty batch")
     trigger = section(card, "## When it happens")
-    assert "No flag or environment variable is involved: the code checks `len(batch) > 0`" in (
-        trigger
-    )
-    assert "--" not in section(card, "## Solutions")
-    assert "report it as a bug" in section(card, "## Solutions")
+    assert "- `len(batch) <= 0`: the assertion at line 27 fails" in trigger
+    assert "No flag or environment variable is involved" not in card
+    assert "In `check`, this is raised when `len(batch) <= 0`." in card
+    solutions = section(card, "## Solutions")
+    assert "1. It is not raised when `len(batch) > 0`." in solutions
+    assert "--" not in solutions
+    assert "report it as a bug" in solutions
+    assert "not (not" not in card
 
 
 def test_situations_from_callers(mined):

@@ -96,7 +96,7 @@ def test_mine_writes_records_and_cards(repo: Path, tmp_path: Path, capsys) -> No
         in card
     )
     assert "- `params.enable_mamba_extra_buffer` is true (line 5)" in card
-    assert "Raised at `pkg/mlx.py:6` in `MlxAuxiliaryStateComponent.__init__`" in card
+    assert "Raised at `pkg/mlx.py:6` when `MlxAuxiliaryStateComponent` is constructed" in card
     assert "- [`pkg/mlx.py:20`]" in card
     assert f"Extracted from acme/mlx@{sha[:10]} (2026-01-02)" in card
     index = (out / "index.md").read_text()

@@ -21,6 +21,7 @@ from miner.model import (
     SCHEMA_VERSION,
     Analysis,
     CommitInfo,
+    Condition,
     Error,
     Excerpt,
     FileResult,
@@ -57,6 +58,14 @@ def sample(hint: Any, name: str) -> Any:
         return sample(next(a for a in get_args(hint) if a is not type(None)), name)
     if origin is tuple:
         return (sample(get_args(hint)[0], name),)
+    if hint is Condition:  # recursive: an "and" of two atoms
+        return Condition(
+            "and",
+            (
+                Condition("atom", atom="x", shown="x"),
+                Condition("atom", atom="y is None", negated=True, shown="y is not None"),
+            ),
+        )
     if dataclasses.is_dataclass(hint):
         return populated(hint)
     if hint is bool:
@@ -187,9 +196,10 @@ def test_drift_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Analysis, "to_json", lambda self: {**written(self), "confidence": 1})
     assert list(walk(full_records()["error"], schema, schema, set())) == [
         "/analysis: written ['audience', 'audience_reason', 'audience_rule', 'author', "
-        "'confidence', 'evidence', 'example_fix', 'related', 'situations', 'solutions', "
-        "'trigger', 'what_it_means'], schema ['audience', 'audience_reason', 'audience_rule', "
-        "'author', 'evidence', 'example_fix', 'related', 'situations', 'solutions', 'trigger', "
+        "'condition', 'condition_text', 'confidence', 'evidence', 'example_fix', 'related', "
+        "'situations', 'solutions', 'trigger', 'what_it_means'], schema ['audience', "
+        "'audience_reason', 'audience_rule', 'author', 'condition', 'condition_text', "
+        "'evidence', 'example_fix', 'related', 'situations', 'solutions', 'trigger', "
         "'what_it_means']"
     ]
     monkeypatch.setattr(

@@ -7,8 +7,13 @@
   :mod:`~miner.analysis.config` model (flags, settings, derived settings,
   environment variables), the :mod:`~miner.analysis.callers` of raising
   functions and the repository's :mod:`~miner.analysis.exceptions`;
-* :mod:`~miner.analysis.links` links each guard to the settings it reads;
-* :mod:`~miner.analysis.sections` writes the sections by rules;
+* :mod:`~miner.analysis.condition` joins each primary site's guards and early
+  exits into one condition, and :mod:`~miner.analysis.links` links each of its
+  atoms to the settings it reads;
+* :mod:`~miner.analysis.sections` writes the sections by rules from that
+  condition, with :mod:`~miner.analysis.wording` (conditions in words),
+  :mod:`~miner.analysis.evidence` (comments, docstrings and help texts quoted)
+  and :mod:`~miner.analysis.remedy` (the message's own advice);
 * :mod:`~miner.analysis.related` ranks related errors;
 * :mod:`~miner.analysis.llm` optionally rewrites the prose with a language model.
 """
@@ -19,23 +24,30 @@ from typing import TYPE_CHECKING
 
 from miner.analysis.audience import Settings, classify_all
 from miner.analysis.facts import RepoFacts
-from miner.analysis.links import GuardLink, Linker, settings_of
+from miner.analysis.links import Linker, settings_of
 from miner.analysis.related import related_errors
-from miner.analysis.sections import Writer
+from miner.analysis.sections import Reading, Writer
 from miner.model import Analysis, MineResult
 
 if TYPE_CHECKING:
     from miner.analysis.llm import LLMSettings
 
 
-def evidence(links: tuple[GuardLink, ...]) -> tuple[str, ...]:
-    """One Markdown line per guard-to-setting link: what matched, exact or by name."""
+def evidence(reading: Reading) -> tuple[str, ...]:
+    """One Markdown line per link of a condition atom to a setting: what
+    matched, exact or by name, and the guard or exit it was read from."""
     lines = []
-    for link in links:
-        for clause in link.clauses:
-            if clause.read is not None:
-                how = "exact" if clause.read.exact else "by name only"
-                lines.append(f"{clause.read.evidence} ({how}; guard at line {link.guard.line})")
+    for part in reading.linked:
+        read = part.clause.read if part.clause is not None else None
+        if read is None:
+            continue
+        how = "exact" if read.exact else "by name only"
+        guard = part.origin
+        where = ""
+        if guard is not None:
+            kind = "exit" if guard.kind.startswith("exit") or guard.kind == "asserted" else "guard"
+            where = f"; {kind} at line {guard.line}"
+        lines.append(f"{read.evidence} ({how}{where})")
     return tuple(dict.fromkeys(lines))
 
 
@@ -54,28 +66,31 @@ def analyze(
     where its answer validates.
     """
     linker = Linker(facts.config, dict(facts.predicates))
-    writer = Writer(facts, result.commit.short_sha)
+    writer = Writer(facts, result.commit.short_sha, linker)
     links = {e.error_id: linker.link_site(e.primary) for e in result.errors}
     related = related_errors(result.errors, {k: settings_of(v) for k, v in links.items()})
     audiences = classify_all(result.errors, Settings.from_config(facts.config, facts.predicates))
     author = rule_author(result.commit.short_sha)
     out: dict[str, Analysis] = {}
     for error in result.errors:
-        site_links = links[error.error_id]
-        solutions, example = writer.solutions(error, site_links)
+        decision = audiences[error.error_id]
+        reading = writer.read(error, decision.audience.value)
+        solutions, example = writer.solutions(reading)
         out[error.error_id] = Analysis(
             error_id=error.error_id,
-            trigger=writer.trigger(error.primary, site_links),
-            what_it_means=writer.what_it_means(error, site_links),
-            situations=writer.situations(error.primary, site_links),
+            trigger=writer.trigger(reading),
+            what_it_means=writer.what_it_means(reading),
+            situations=writer.situations(reading),
             solutions=tuple(solutions),
             example_fix=example,
             related=related[error.error_id],
             author=author,
-            evidence=evidence(site_links),
-            audience=audiences[error.error_id].audience.value,
-            audience_rule=audiences[error.error_id].rule,
-            audience_reason=audiences[error.error_id].reason,
+            evidence=evidence(reading),
+            audience=decision.audience.value,
+            audience_rule=decision.rule,
+            audience_reason=decision.reason,
+            condition=reading.condition,
+            condition_text=reading.condition.text(),
         )
     if llm is not None:
         from miner.analysis.llm import rewrite

@@ -195,16 +195,7 @@ class Settings:
         classes = {name: frozenset(found) for name, found in sorted(paths.items())}
 
         def counts(read: Read, site: Site) -> bool:
-            if read.exact:
-                return True
-            if read.kind == "env" or "." not in read.text:
-                return _ARGS_PATH.search(site.path) is not None
-            base = read.text.rsplit(".", 1)[0]
-            if _ARGS_OBJECT.search(base):
-                return True
-            if base == "self" and site.path in classes.get(site.scope.split(".")[0], ()):
-                return True
-            return _ARGS_PATH.search(site.path) is not None
+            return reads_setting(read, site, classes)
 
         def reads(guard: Guard, site: Site) -> str | None:
             if guard.kind not in ("if", "while", "assert"):
@@ -238,6 +229,28 @@ class Settings:
             primary=primary,
             reads=reads,
         )
+
+
+def reads_setting(read: Read, site: Site, classes: Mapping[str, frozenset[str]]) -> bool:
+    """Does ``read`` (of a guard of ``site``) read the setting itself?
+
+    An exact read does. A read by name only does when the object is an
+    arguments object by its name (``model_runner.server_args``,
+    ``resolved_view(server_args)``, ``self.args``), when the site is a method
+    of an arguments class (``classes``: class -> the files defining it)
+    reading ``self.x``, or when the site's file or folder is about arguments
+    (``arg_groups/``, ``server_args.py``).
+    """
+    if read.exact:
+        return True
+    if read.kind == "env" or "." not in read.text:
+        return _ARGS_PATH.search(site.path) is not None
+    base = read.text.rsplit(".", 1)[0]
+    if _ARGS_OBJECT.search(base):
+        return True
+    if base == "self" and site.path in classes.get(site.scope.split(".")[0], ()):
+        return True
+    return _ARGS_PATH.search(site.path) is not None
 
 
 # --------------------------------------------------------------------------- paths

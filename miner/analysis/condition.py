@@ -33,121 +33,27 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
 
 import boolean
 
-from miner.model import Guard, Site
+from miner.model import AtomKind, Condition, ConditionOp, Guard, Site
 
-ConditionOp = Literal["true", "false", "atom", "and", "or"]
-AtomKind = Literal["expr", "raised", "match", "loop"]
-"""What an atom stands for: ``expr`` a Python expression (the test as
-written), ``raised`` an exception of the caught types raised in a ``try`` body,
-``match`` a ``match`` subject matching a ``case`` pattern, ``loop`` a ``for``
-loop's body running for an item."""
+__all__ = [
+    "Condition",
+    "Reach",
+    "condition_from",
+    "condition_of",
+    "reach_of",
+    "site_reach",
+    "spellings",
+]
 
 #: Above this many atoms the conjunction is only flattened, not simplified
 #: (the library's pairwise steps grow with the square of the operands).
 MAX_SIMPLIFIED_ATOMS = 64
-
-
-@dataclass(frozen=True, slots=True)
-class Condition:
-    """A boolean condition over source atoms: a tree of ``and`` / ``or`` over
-    (possibly negated) atoms, or the constants ``true`` / ``false``.
-
-    ``op`` says which fields are set: ``and`` / ``or``: ``args`` (two or more,
-    never of the same ``op`` as the parent); ``atom``: ``atom`` (the expression
-    in its positive, canonical spelling), ``negated``, ``kind`` and ``shown``
-    (the atom as written with its polarity, negation pushed inward:
-    ``x is not None`` for ``x is None`` negated).
-    """
-
-    op: ConditionOp
-    args: tuple[Condition, ...] = ()
-    atom: str = ""
-    negated: bool = False
-    kind: AtomKind = "expr"
-    shown: str = ""
-
-    TRUE: ClassVar[Condition]
-    FALSE: ClassVar[Condition]
-
-    @property
-    def is_true(self) -> bool:
-        """No condition: reached every time its function runs that far."""
-        return self.op == "true"
-
-    @property
-    def is_false(self) -> bool:
-        """Never reached (dead code, or contradictory guards)."""
-        return self.op == "false"
-
-    def conjuncts(self) -> tuple[Condition, ...]:
-        """The top-level AND terms: the args of an ``and``, nothing for
-        ``true``, else the condition itself."""
-        if self.op == "and":
-            return self.args
-        if self.op == "true":
-            return ()
-        return (self,)
-
-    def atoms(self) -> tuple[Condition, ...]:
-        """The atom leaves, left to right."""
-        if self.op == "atom":
-            return (self,)
-        return tuple(leaf for arg in self.args for leaf in arg.atoms())
-
-    def text(self) -> str:
-        """Python-like text: ``enable_teacache and x is not None``; an ``or``
-        inside an ``and`` (and the reverse) is parenthesized."""
-        if self.op == "true":
-            return "True"
-        if self.op == "false":
-            return "False"
-        if self.op == "atom":
-            return self.shown
-        joiner = f" {self.op} "
-        return joiner.join(
-            f"({a.text()})" if a.op in ("and", "or") else a.text() for a in self.args
-        )
-
-    def __str__(self) -> str:
-        return self.text()
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"op": "true"}``, ``{"op": "and", "args": [...]}`` or
-        ``{"atom": ..., "negated": ..., "kind": ..., "text": ...}``."""
-        if self.op == "atom":
-            return {
-                "atom": self.atom,
-                "negated": self.negated,
-                "kind": self.kind,
-                "text": self.shown,
-            }
-        if self.op in ("and", "or"):
-            return {"op": self.op, "args": [a.to_json() for a in self.args]}
-        return {"op": self.op}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Condition:
-        if "atom" in data:
-            return cls(
-                "atom",
-                atom=data["atom"],
-                negated=data["negated"],
-                kind=data.get("kind", "expr"),
-                shown=data["text"],
-            )
-        op = data["op"]
-        if op in ("and", "or"):
-            return cls(op, args=tuple(cls.from_json(a) for a in data["args"]))
-        return cls.TRUE if op == "true" else cls.FALSE
-
-
-Condition.TRUE = Condition("true")
-Condition.FALSE = Condition("false")
 
 
 def condition_of(site: Site) -> Condition:
@@ -156,16 +62,63 @@ def condition_of(site: Site) -> Condition:
     return condition_from(site.guards, site.exits)
 
 
-def condition_from(guards: Sequence[Guard], exits: Sequence[Guard] = ()) -> Condition:
+def condition_from(
+    guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: bool = True
+) -> Condition:
     """The simplified conjunction of what ``guards`` and ``exits`` require, in
-    source order (by line)."""
+    source order (by line); with ``simplify`` false, only flattened (a
+    contradiction then keeps its terms instead of becoming ``false``)."""
+    return reach_of(guards, exits, simplify).condition
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """A site's condition and, for each of its atoms, the guard or exit it
+    comes from (by the atom's positive text, :attr:`Condition.atom`): the last
+    guard whose whole test is that atom, else the first that reads it."""
+
+    condition: Condition
+    origins: dict[str, Guard]
+    whole: dict[str, Guard] = field(default_factory=dict)
+    """Atom -> the last guard or exit whose test is that atom alone."""
+
+    def origin(self, atom: Condition) -> Guard | None:
+        return self.whole.get(atom.atom) or self.origins.get(atom.atom)
+
+
+def reach_of(guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: bool = True) -> Reach:
+    """:func:`condition_from` with the origin of every atom."""
     builder = _Builder()
     terms = []
+    whole: dict[str, Guard] = {}
     for guard in sorted([*exits, *guards], key=lambda g: g.line):
+        builder.current = guard
         term = builder.guard(guard)
         if term is not None:
             terms.append(term)
-    return builder.condition(terms)
+            inner = term.args[0] if isinstance(term, builder.algebra.NOT) else term
+            if isinstance(inner, builder.algebra.Symbol):
+                whole[builder.atoms[inner.obj].positive] = guard
+    condition = builder.condition(terms, simplify)
+    return Reach(absorbed(condition) if simplify else condition, builder.origins, whole)
+
+
+def absorbed(cond: Condition) -> Condition:
+    """``cond`` with absorption applied at the top: an ``or`` operand of an
+    ``and`` that has one of the ``and``'s other operands among its own is
+    dropped (``a and (a or b)`` is ``a``); the library leaves a few of these."""
+    if cond.op != "and":
+        return cond
+    tops = {a for a in cond.args if a.op != "or"}
+    kept = tuple(a for a in cond.args if not (a.op == "or" and any(b in tops for b in a.args)))
+    if len(kept) == len(cond.args):
+        return cond
+    return kept[0] if len(kept) == 1 else Condition("and", kept)
+
+
+def site_reach(site: Site, simplify: bool = True) -> Reach:
+    """:func:`reach_of` the site's guards and exits."""
+    return reach_of(site.guards, site.exits, simplify)
 
 
 # -- atoms ---------------------------------------------------------------------
@@ -312,6 +265,49 @@ def _loop_atom(test: str) -> _Atom:
     return _Atom("loop:" + test, "loop", shown, f"not ({shown})")
 
 
+#: A test's structure, independent of any builder: ``("atom", atom,
+#: positive)``, ``("const", bool)``, ``("not", shape)`` or ``("and" | "or",
+#: (shapes...))``.
+_Shape = tuple[Any, ...]
+
+
+@lru_cache(maxsize=65536)
+def _template(text: str) -> _Shape:
+    """The structure of a test's text (cached: the same test text recurs
+    across sites and in the card writer)."""
+    text = text.strip()
+    # An unparenthesized walrus (``if m := f():``) parses only in parentheses.
+    for source in (text, f"({text})"):
+        try:
+            node = ast.parse(source, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        return _shape(source, node)
+    return ("atom", _Atom("text:" + text, "expr", f"({text})", f"not ({text})"), True)
+
+
+def spellings(text: str) -> tuple[str, str] | None:
+    """(positive, negative) spelling of an atom's text (``x is None``, ``x is
+    not None``), or None when the text is not one atom."""
+    shape = _template(text)
+    if shape[0] != "atom":
+        return None
+    atom, positive = shape[1], shape[2]
+    return (atom.positive, atom.negative) if positive else (atom.negative, atom.positive)
+
+
+def _shape(text: str, node: ast.expr) -> _Shape:
+    if isinstance(node, ast.BoolOp):
+        op = "and" if isinstance(node.op, ast.And) else "or"
+        return (op, tuple(_shape(text, value) for value in node.values))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return ("not", _shape(text, node.operand))
+    if isinstance(node, ast.Constant) and node.value is not Ellipsis:
+        return ("const", bool(node.value))
+    atom, positive = _expr_atom(text, node)
+    return ("atom", atom, positive)
+
+
 # -- building and simplifying ----------------------------------------------------
 class _Builder:
     """Turns guards into ``boolean.py`` expressions over numbered symbols (one
@@ -322,12 +318,16 @@ class _Builder:
         self.algebra = boolean.BooleanAlgebra()
         self.atoms: list[_Atom] = []
         self.index: dict[str, int] = {}
+        self.current: Guard | None = None
+        self.origins: dict[str, Guard] = {}
 
     def symbol(self, atom: _Atom, positive: bool = True) -> boolean.Expression:
         number = self.index.get(atom.key)
         if number is None:
             number = self.index[atom.key] = len(self.atoms)
             self.atoms.append(atom)
+            if self.current is not None:
+                self.origins.setdefault(atom.positive, self.current)
         expr = self.algebra.Symbol(number)
         return expr if positive else self.algebra.NOT(expr)
 
@@ -342,26 +342,17 @@ class _Builder:
     def test(self, text: str) -> boolean.Expression:
         """A test's text as structure: ``and`` / ``or`` / ``not`` split, the
         rest atoms; text that does not parse is one atom."""
-        text = text.strip()
-        # An unparenthesized walrus (``if m := f():``) parses only in parentheses.
-        for source in (text, f"({text})"):
-            try:
-                node = ast.parse(source, mode="eval").body
-            except (SyntaxError, ValueError, RecursionError):
-                continue
-            return self._structure(source, node)
-        return self.symbol(_Atom("text:" + text, "expr", f"({text})", f"not ({text})"))
+        return self._build(_template(text))
 
-    def _structure(self, text: str, node: ast.expr) -> boolean.Expression:
-        if isinstance(node, ast.BoolOp):
-            parts = [self._structure(text, value) for value in node.values]
-            return self.both(parts, "and" if isinstance(node.op, ast.And) else "or")
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return self.algebra.NOT(self._structure(text, node.operand))
-        if isinstance(node, ast.Constant) and node.value is not Ellipsis:
-            return self.algebra.TRUE if node.value else self.algebra.FALSE
-        atom, positive = _expr_atom(text, node)
-        return self.symbol(atom, positive)
+    def _build(self, shape: _Shape) -> boolean.Expression:
+        kind = shape[0]
+        if kind == "atom":
+            return self.symbol(shape[1], shape[2])
+        if kind == "const":
+            return self.algebra.TRUE if shape[1] else self.algebra.FALSE
+        if kind == "not":
+            return self.algebra.NOT(self._build(shape[1]))
+        return self.both([self._build(part) for part in shape[1]], kind)
 
     def case(self, subject: str, test: str) -> boolean.Expression:
         """``case pattern if guard``: the match and the guard's structure."""
@@ -398,9 +389,9 @@ class _Builder:
         return self.algebra.NOT(term) if guard.negated else term
 
     # the result
-    def condition(self, terms: Iterable[boolean.Expression]) -> Condition:
+    def condition(self, terms: Iterable[boolean.Expression], simplify: bool = True) -> Condition:
         expr = self.both(list(terms))
-        if len(self.atoms) <= MAX_SIMPLIFIED_ATOMS:
+        if simplify and len(self.atoms) <= MAX_SIMPLIFIED_ATOMS:
             expr = expr.simplify()
         else:
             expr = expr.literalize()

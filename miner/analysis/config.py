@@ -229,13 +229,20 @@ class ConfigModel:
     def __post_init__(self) -> None:
         by_name: dict[str, list[Option]] = defaultdict(list)
         rank = {c: i for i, c in enumerate(self.classes)}
+        # Two classes may share a name (two ``ServerArgs``): the file holding
+        # most options of the primary class comes first.
+        sizes: dict[str, int] = defaultdict(int)
         for opt in self.options:
             by_name[opt.name].append(opt)
+            if self.classes and opt.owner == self.classes[0]:
+                sizes[opt.path] += 1
+        main = max(sorted(sizes), key=lambda p: sizes[p]) if sizes else None
         for name, opts in by_name.items():
             opts.sort(
                 key=lambda o: (
                     o.deprecated_for is not None,
                     rank.get(o.owner, len(rank)),
+                    o.path != main,
                     not o.flags,
                     o.path,
                     o.line,
@@ -1168,3 +1175,68 @@ def _literal_or_text(node: ast.AST | None) -> str | None:
     if node is None:
         return None
     return literal_text(node) if isinstance(node, ast.Constant) else unparse(node)
+
+
+# --------------------------------------------------------------------------- resolution
+
+#: A file or folder that handles arguments (``arg_groups/``, ``server_args.py``).
+_ARGS_FILE = re.compile(r"(?:^|/)[^/]*(?:args|arg_)[^/]*(?:/|\.py$)")
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """A literal value the code itself stores into a setting while it checks or
+    resolves the arguments (``declared["x"] = "extra_buffer"``, ``self.x = "auto"``)."""
+
+    name: str
+    value: str
+    path: str
+    line: int
+
+
+def _stored(target: ast.expr, names: set[str]) -> str | None:
+    """The setting a store target writes: ``o["x"]`` or ``o.x`` for ``x`` in ``names``."""
+    if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
+        key = target.slice.value
+        return key if isinstance(key, str) and key in names else None
+    if isinstance(target, ast.Attribute) and target.attr in names:
+        return target.attr
+    return None
+
+
+def mine_resolutions(index: SourceIndex, config: ConfigModel) -> dict[str, tuple[Resolved, ...]]:
+    """Setting name -> the literal values the argument-handling code stores into it.
+
+    Read from the files defining the arguments classes and from files or
+    folders about arguments (``arg_groups/``, ``*_args.py``): assignments
+    ``o["x"] = v`` / ``o.x = v`` and dict literals ``{"x": v}`` with a literal
+    ``v``. This says which values a setting may be given at start-up besides
+    what the user passed (``auto`` resolved to ``extra_buffer``), not when.
+    """
+    names = {o.name for o in config.options if o.flags and o.owner in config.classes[:1]}
+    if not names:
+        return {}
+    class_paths = {o.path for o in config.options if o.owner in config.classes[:1]}
+    paths = sorted(p for p in index.files if p in class_paths or _ARGS_FILE.search(p))
+    found: dict[str, list[Resolved]] = defaultdict(list)
+    for path in paths:
+        tree = index.tree(path)
+        if tree is None:
+            continue
+        for node in ast.walk(tree):
+            pairs: list[tuple[str | None, ast.expr, int]] = []
+            if isinstance(node, ast.Assign):
+                pairs = [(_stored(t, names), node.value, node.lineno) for t in node.targets]
+            elif isinstance(node, ast.Dict):
+                pairs = [
+                    (k.value, v, k.lineno)
+                    for k, v in zip(node.keys, node.values, strict=True)
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value in names
+                ]
+            for name, value, line in pairs:
+                if name is None or not isinstance(value, ast.Constant):
+                    continue
+                text = literal_text(value)
+                if text is not None:
+                    found[name].append(Resolved(name, text, path, line))
+    return {name: tuple(values) for name, values in sorted(found.items())}

@@ -10,13 +10,21 @@ is then a pure function of the mined records and these facts.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from miner.analysis.callers import Caller, crowded, find_callers, target_name
 from miner.analysis.code import SourceIndex, call_name, parse_expr
-from miner.analysis.config import ConfigModel, Derived, mine_config, predicate_function
+from miner.analysis.config import (
+    ConfigModel,
+    Derived,
+    Resolved,
+    mine_config,
+    mine_resolutions,
+    predicate_function,
+)
 from miner.analysis.exceptions import ExceptionInfo, repo_exceptions
 from miner.model import Site
 
@@ -36,9 +44,216 @@ class RepoFacts:
     """The repository's own exception classes used by the errors, by short name."""
     definitions: Mapping[str, int] = field(default_factory=dict)
     """How many times each raising function's name is defined in the commit."""
+    assigned: Mapping[str, tuple[Assigned, ...]] = field(default_factory=dict)
+    """Where a name that guards test (``ctx.is_hybrid_ssm``) is assigned from a
+    predicate call anywhere in the commit (``is_hybrid_ssm = uses_ssm_state(...)``),
+    by name (:func:`predicate_assignments`)."""
+    module_docs: Mapping[str, str] = field(default_factory=dict)
+    """Path of a file with sites -> the first paragraph of its module docstring."""
+    call_docs: Mapping[str, tuple[str, str, int]] = field(default_factory=dict)
+    """Function called in a guard or exit test (defined once in the commit)
+    -> (its docstring's first paragraph, path, line) (:func:`call_docstrings`)."""
+    exits: Mapping[tuple[str, int], tuple[str, str]] = field(default_factory=dict)
+    """(path, line) of an ``exit`` guard of a site -> (how its branch leaves:
+    ``raise``, ``return``, ``continue``, ``break`` or ``""`` when the branch is
+    more than one statement; the ``if`` with that statement on one line, or
+    ``""``) (:func:`exit_branches`)."""
+    resolved: Mapping[str, tuple[Resolved, ...]] = field(default_factory=dict)
+    """Literal values the argument-handling code stores into each setting
+    (:func:`miner.analysis.config.mine_resolutions`)."""
 
     def to_json(self) -> dict[str, Any]:
         return self.config.to_json()
+
+
+@dataclass(frozen=True, slots=True)
+class Assigned:
+    """``name = value`` at ``path:line``, the value a predicate call."""
+
+    name: str
+    value: str
+    path: str
+    line: int
+
+
+#: An assignment of a predicate call: ``[self.]name = [mod.]is_x(...)`` (also
+#: ``uses_``, ``has_``, ``supports_``, ``use_``, ``can_``, ``should_``, ``needs_``).
+_PREDICATE_ASSIGN = re.compile(
+    rb"^[ \t]*(?:self\.)?([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=[ \t]*"
+    rb"([\w.]*\b(?:uses|is|has|supports|use|can|should|needs)_\w*\(.*)$",
+    re.M,
+)
+#: Most distinct values kept per name (more: the name says nothing by itself).
+MAX_ASSIGNED = 2
+_TESTED_NAME = re.compile(
+    r"(?<![\w.])(?:\w+\.)*((?:is|has|use|uses|enable|supports?|can|needs?)_\w+)"
+)
+
+
+def tested_names(sites: Iterable[Site]) -> set[str]:
+    """Flag-like names (``is_hybrid_ssm``) the guards and exits of ``sites`` test."""
+    names: set[str] = set()
+    for site in sites:
+        for guard in (*site.guards, *site.exits):
+            names.update(_TESTED_NAME.findall(guard.test))
+    return names
+
+
+def predicate_assignments(
+    files: Mapping[str, bytes], names: set[str]
+) -> dict[str, tuple[Assigned, ...]]:
+    """For each of ``names``, where the commit assigns it a predicate call
+    (one byte-regex pass over the files); names assigned more than
+    :data:`MAX_ASSIGNED` different values are left out."""
+    found: dict[str, list[Assigned]] = {}
+    for path, data in files.items():
+        for m in _PREDICATE_ASSIGN.finditer(data):
+            name = m.group(1).decode("ascii", "replace")
+            if name not in names:
+                continue
+            value = " ".join(m.group(2).decode("utf-8", "replace").split()).rstrip(",")
+            try:
+                node = ast.parse(value, mode="eval").body
+            except (SyntaxError, ValueError, RecursionError):
+                continue
+            if not isinstance(node, ast.Call):
+                continue
+            line = data.count(b"\n", 0, m.start()) + 1
+            found.setdefault(name, []).append(Assigned(name, value, path, line))
+    out = {}
+    for name, items in sorted(found.items()):
+        if len({a.value for a in items}) <= MAX_ASSIGNED:
+            out[name] = tuple(items)
+    return out
+
+
+_LEAVES = ("raise", "return", "continue", "break")
+
+
+def _depth(text: str) -> int:
+    """Brackets opened minus closed on a line (strings and comments aside, roughly)."""
+    code = re.sub(r"#.*$", "", re.sub(r"(['\"]).*?\1", "", text))
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+
+
+def exit_branch(lines: list[str], line: int) -> tuple[str, str]:
+    """How the ``if`` branch at ``line`` (1-based) of ``lines`` leaves when it
+    is one statement: (``raise`` / ``return`` / ``continue`` / ``break``, the
+    ``if`` and that statement on one line when short); ``("", "")`` else."""
+    if not 0 < line <= len(lines):
+        return "", ""
+    head = lines[line - 1]
+    indent = len(head) - len(head.lstrip())
+    start = line
+    depth = _depth(head)
+    while depth > 0 and start < min(len(lines), line + 20):  # a header over several lines
+        depth += _depth(lines[start])
+        start += 1
+    body: int | None = None
+    kind, first, count = "", "", 0
+    for text in lines[start : start + 60]:
+        stripped = text.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        level = len(text) - len(text.lstrip())
+        closing = stripped.startswith((")", "]", "}"))
+        if level <= indent and not closing:
+            break
+        if body is None:
+            body, first = level, stripped
+            kind = next((k for k in _LEAVES if re.match(rf"{k}\b", stripped)), "")
+            count = 1
+        elif level <= body and not closing:
+            count += 1
+            break
+        else:
+            count += 1  # a continuation line of the statement
+    if not kind or body is None:
+        return "", ""
+    one = f"{head.strip()} {first}"
+    simple = count == 1 and start == line and head.strip().endswith(":") and len(one) <= 110
+    return kind, one if simple else ""
+
+
+def exit_branches(
+    files: Mapping[str, bytes], sites: Iterable[Site]
+) -> dict[tuple[str, int], tuple[str, str]]:
+    """:func:`exit_branch` of every ``exit`` guard of ``sites``."""
+    wanted: dict[str, set[int]] = {}
+    for site in sites:
+        for guard in site.exits:
+            if guard.kind == "exit":
+                wanted.setdefault(site.path, set()).add(guard.line)
+    out: dict[tuple[str, int], tuple[str, str]] = {}
+    for path, numbers in sorted(wanted.items()):
+        data = files.get(path)
+        if data is None:
+            continue
+        lines = data.decode("utf-8", "replace").split("\n")
+        for number in sorted(numbers):
+            found = exit_branch(lines, number)
+            if found[0]:
+                out[(path, number)] = found
+    return out
+
+
+_CALLED = re.compile(r"(?<![\w])([A-Za-z_]\w*)\(")
+_DOC_START = re.compile(rb"\)[^\n]*:[ \t]*\n(?:[ \t]*\n)*[ \t]*[rRuU]?(\"\"\"|\'\'\')")
+
+
+_MODULE_DOC = re.compile(
+    rb"\A(?:[ \t]*(?:#[^\n]*)?\r?\n)*[ \t]*[rRuU]?(\"\"\"|\'\'\')(.*?)\1", re.S
+)
+
+
+def module_docstrings(files: Mapping[str, bytes], paths: Iterable[str]) -> dict[str, str]:
+    """The first paragraph of the module docstring of each of ``paths`` (a
+    byte match at the top of the file: no file is parsed)."""
+    out = {}
+    for path in sorted(set(paths)):
+        m = _MODULE_DOC.match(files.get(path, b"")[:20000])
+        if m is None:
+            continue
+        text = m.group(2).decode("utf-8", "replace").strip()
+        first = " ".join(text.split("\n\n", 1)[0].split())
+        if first:
+            out[path] = first
+    return out
+
+
+def called_names(sites: Iterable[Site]) -> set[str]:
+    """Names of the functions called in the guard and exit tests of ``sites``."""
+    names: set[str] = set()
+    for site in sites:
+        for guard in (*site.guards, *site.exits):
+            if "(" in guard.test:
+                names.update(_CALLED.findall(guard.test))
+    return names
+
+
+def call_docstrings(index: SourceIndex, names: Iterable[str]) -> dict[str, tuple[str, str, int]]:
+    """The docstring of each function of ``names`` defined exactly once in the
+    commit (found by a byte search from its ``def``: no file is parsed)."""
+    out: dict[str, tuple[str, str, int]] = {}
+    for name in sorted(names):
+        paths = index.definitions(name)
+        if len(paths) != 1 or name in ("isinstance", "len", "hasattr", "getattr"):
+            continue
+        data = index.files.get(paths[0], b"")
+        at = data.find(b"def " + name.encode() + b"(")
+        if at == -1:
+            continue
+        m = _DOC_START.search(data, at, at + 800)
+        if m is None or b"\ndef " in data[at + 4 : m.start()] or b":\n" in data[at : m.start()]:
+            continue
+        end = data.find(m.group(1), m.end())
+        if end == -1 or end - m.end() > 4000:
+            continue
+        text = data[m.end() : end].decode("utf-8", "replace").strip()
+        first = " ".join(text.split("\n\n", 1)[0].split())
+        if first:
+            out[name] = (first, paths[0], data.count(b"\n", 0, at) + 1)
+    return out
 
 
 def guard_calls(sites: Iterable[Site]) -> set[str]:
@@ -81,6 +296,11 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site]) -> RepoFacts:
     busy = crowded(index, targets | second)
     exceptions = repo_exceptions(index, {s.exception for s in sites if s.exception})
     definitions = {t: len(index.definitions(t)) for t in sorted(targets)}
+    resolved = mine_resolutions(index, config)
+    assigned = predicate_assignments(files, tested_names(sites))
+    exits = exit_branches(files, sites)
+    call_docs = call_docstrings(index, called_names(sites))
+    module_docs = module_docstrings(files, (s.path for s in sites))
     return RepoFacts(
         config=config,
         predicates=predicates,
@@ -88,4 +308,9 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site]) -> RepoFacts:
         crowded=busy,
         exceptions=exceptions,
         definitions=definitions,
+        assigned=assigned,
+        module_docs=module_docs,
+        call_docs=call_docs,
+        exits=exits,
+        resolved=resolved,
     )

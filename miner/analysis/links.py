@@ -118,6 +118,7 @@ class Linker:
         self.objects = objects
         self._parse = lru_cache(maxsize=65536)(self._parse_test)
         self._src = b""
+        self._guards: dict[tuple[str, bool], tuple[Literal["all", "any"], tuple[Clause, ...]]] = {}
 
     # ----------------------------------------------------------------- reads
 
@@ -292,9 +293,20 @@ class Linker:
         return Clause(cond, reads[cond.name])
 
     def link_guard(self, index: int, guard: Guard) -> GuardLink:
-        """The clauses one guard requires (its polarity applied)."""
+        """The clauses one guard requires (its polarity applied; cached by test)."""
         if guard.kind not in ("if", "while", "assert"):
             return GuardLink(index, guard, "all", ())
+        key = (guard.test, guard.negated)
+        found = self._guards.get(key)
+        if found is None:
+            found = self._guards[key] = self._link(guard)
+        return GuardLink(index, guard, found[0], found[1])
+
+    def _link(self, guard: Guard) -> tuple[Literal["all", "any"], tuple[Clause, ...]]:
+        link = self._link_guard(0, guard)
+        return link.mode, link.clauses
+
+    def _link_guard(self, index: int, guard: Guard) -> GuardLink:
         expr = self._parse(guard.test)
         if expr is None:
             text = guard.test
@@ -316,6 +328,24 @@ class Linker:
 
     def link_site(self, site: Site) -> tuple[GuardLink, ...]:
         return tuple(self.link_guard(i, g) for i, g in enumerate(site.guards))
+
+    def reads_in(self, text: str) -> list[Read]:
+        """Every setting read inside an expression (an assignment's value:
+        ``int(get_parallel().tp_size)`` reads ``tp_size``), outermost first."""
+        expr = self._parse(text)
+        if expr is None:
+            return []
+        self._src = text.encode("utf-8")
+        found: list[Read] = []
+        inside: set[int] = set()
+        for node in ast.walk(expr):
+            if id(node) in inside:
+                continue
+            read = self.classify(node)
+            if read is not None:
+                found.append(read)
+                inside.update(id(n) for n in ast.walk(node))
+        return found
 
 
 def linked_reads(links: tuple[GuardLink, ...]) -> list[tuple[Clause, Read]]:

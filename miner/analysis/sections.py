@@ -1,70 +1,88 @@
 """The card's prose sections, written by rules from the mined facts (deterministic).
 
-Every sentence names only what was mined from the same commit: the guards as
-written, settings of the configuration model with their real flags, choices
-and defaults, environment variables the code reads, docstrings, and callers.
-A setting that does not exist at the commit can never appear, because every
-flag and variable named here comes from :class:`~miner.analysis.config.ConfigModel`.
+Every section is written from ONE condition: the primary site's reach
+condition (:func:`miner.analysis.condition.condition_of`: its guards and
+early exits joined and simplified). Each atom of it is linked to the settings
+it reads (:class:`~miner.analysis.links.Linker`, one atom at a time), so a
+conjunct reads either in the settings' terms (a flag with its value, an
+environment variable, a derived setting) or, unlinked, in plain words
+(:mod:`miner.analysis.wording`).
+
+* "When it happens": every conjunct, an OR conjunct as "any of", early exits
+  said as such; the other sites of the error with their conditions; the flags
+  and variables the message names.
+* "What it means": what leads here (the settings with their values and the
+  other conjuncts, in the scope), then why, quoted from the code's comments,
+  docstrings and help texts with ``path:line`` (:mod:`miner.analysis.evidence`).
+* "Solutions": a setting change wherever the condition reaches one (what the
+  alternative does, from its help text; never a default that the argument
+  handling may turn into the failing value), the message's own advice with
+  real names (:mod:`miner.analysis.remedy`), and what the rest of the
+  condition needs, negated properly.
+
+Every flag and variable named comes from
+:class:`~miner.analysis.config.ConfigModel`, so a setting that does not exist
+at the commit never appears.
 """
 
 from __future__ import annotations
 
+import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from miner.analysis.audience import (
+    USER_FACING,
+    Audience,
+    message_text,
+    named_env_vars,
+    named_flags,
+    reads_setting,
+)
 from miner.analysis.callers import target_name
-from miner.analysis.config import Condition, ConfigModel, Option
-from miner.analysis.exceptions import meaning, short
+from miner.analysis.code import dotted
+from miner.analysis.condition import Reach, site_reach
+from miner.analysis.config import Condition as Setting
+from miner.analysis.config import ConfigModel, Option
+from miner.analysis.evidence import Quote, first_sentence, help_sentence, quotes
+from miner.analysis.exceptions import short
 from miner.analysis.facts import RepoFacts
-from miner.analysis.links import Clause, GuardLink, Read, linked_reads
-from miner.analysis.trigger import guard_clause
-from miner.model import Error, ExampleFix, Site
+from miner.analysis.links import Clause, Linker, Read
+from miner.analysis.remedy import Phrases, Remedies, Remedy
+from miner.analysis.wording import (
+    atom_words,
+    code,
+    excerpt_lines,
+    exit_statement,
+    joined,
+    negate_compare,
+    negated,
+    sentence,
+    shown,
+    values_list,
+)
+from miner.model import Condition, Error, ExampleFix, Guard, Site
 
-#: A flag named in prose (docstrings are quoted only when each one exists).
-_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
+__all__ = ["Fix", "Reading", "Writer", "code", "shown", "values_list"]
+
 _NO = Option("", (), "", "", 0, "argparse")
 
 #: Most callers listed per level in "Common situations".
 MAX_CALLERS = 4
-
-
-def code(text: str) -> str:
-    """Inline code that survives backticks in ``text``."""
-    if "`" not in text:
-        return f"`{text}`"
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    ticks = "`" * (longest + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}"
-
-
-def shown(default: str | None) -> str:
-    """A default as users type it: ``'auto'`` -> ``auto``; other text as it is."""
-    if default is None:
-        return "None"
-    if len(default) >= 2 and default[0] == default[-1] and default[0] in "'\"":
-        return default[1:-1]
-    return default
-
-
-def values_list(values: tuple[str, ...] | list[str], joiner: str = "or") -> str:
-    items = [code(v) for v in values]
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + f" {joiner} " + items[-1]
-
-
-_COMPARISON = re.compile(r" (?:is|in|not in|is not) |==|!=|<|>")
-
-
-def _truth(cond: Condition, holds: bool) -> str:
-    """An unlinked check in words: ```x` is true`` / ```a == b` holds``."""
-    text = cond.name if cond.op in ("truthy", "falsy") else (cond.text or cond.name)
-    if cond.op not in ("truthy", "falsy"):
-        return f"{code(text)} {'holds' if holds else 'does not hold'}"
-    if _COMPARISON.search(text):
-        return f"{code(text)} {'holds' if holds else 'does not hold'}"
-    return f"{code(text)} is {'true' if holds else 'false'}"
+#: Most other sites listed in "When it happens".
+MAX_OTHER_SITES = 4
+#: Most conjuncts named in the first sentence of "What it means".
+MAX_SUMMARY = 5
+#: Most quotes cited in "What it means" (user-facing cards; others get one).
+MAX_QUOTES = 3
+#: Most values of a setting listed in a sentence.
+MAX_VALUES = 4
+#: Most value sources cited per card.
+MAX_SOURCES = 3
+#: Most ways out listed from the conditions that read no setting.
+MAX_WAYS = 6
+#: Guards that put no condition on reaching the site.
+_NOT_CONDITIONS = frozenset({"try", "finally", "try-else", "with", "async with"})
 
 
 def _run(module: str | None, path: str) -> str:
@@ -72,6 +90,23 @@ def _run(module: str | None, path: str) -> str:
     if module and all(part.isidentifier() for part in module.split(".")):
         return f"python -m {module}"
     return f"python {path}" if path else "python your_program.py"
+
+
+def _compare_text(cond: Setting) -> str:
+    """A setting comparison kept as written, its negation spelled out
+    (``not (x > 1)`` -> ``x <= 1``)."""
+    text = cond.text or cond.name
+    if text.startswith("not (") and text.endswith(")"):
+        try:
+            node = ast.parse(text[5:-1], mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            node = None
+        if isinstance(node, ast.Compare):
+            flipped = negate_compare(node)
+            if flipped is not None:
+                return code(flipped)
+        return f"{code(text[5:-1])} is false"
+    return code(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,14 +117,263 @@ class Fix:
     example: ExampleFix | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One atom of the condition, linked to a setting or not."""
+
+    atom: Condition
+    clause: Clause | None
+    """The atom as a setting comparison when it reads one (``clause.read`` set)."""
+    origin: Guard | None
+    """The guard or exit the atom was read from."""
+    strong: bool = False
+    """The setting is read for sure: exactly, or by name from an arguments
+    object (:func:`miner.analysis.audience.reads_setting`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One conjunct of the condition: an atom, or an ``or`` (or ``and``) of atoms."""
+
+    cond: Condition
+    parts: tuple[Part, ...]
+
+    @property
+    def origin(self) -> Guard | None:
+        return next((p.origin for p in self.parts if p.origin is not None), None)
+
+    @property
+    def linked(self) -> bool:
+        return any(p.clause is not None for p in self.parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where a name tested by the condition gets its value, in the excerpt."""
+
+    name: str
+    line: int
+    value: str
+    """The assigned expression as written (one line)."""
+    read: Read | None = None
+    """A setting the value reads for sure, if any."""
+    path: str = ""
+    """The file of the assignment when it is not the site's (found anywhere
+    in the commit: :attr:`miner.analysis.facts.RepoFacts.assigned`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What the writer knows of one error, computed once."""
+
+    error: Error
+    site: Site
+    condition: Condition
+    """The primary site's reach condition, simplified."""
+    terms: tuple[Term, ...]
+    """Its conjuncts (those of the unsimplified condition when it is ``false``)."""
+    audience: str
+    quotes: tuple[Quote, ...] = ()
+    named: tuple[str, ...] = ()
+    """Flags and variables of the model that the message names."""
+    remedies: tuple[Remedy, ...] = ()
+    requirement: tuple[str, str] | None = None
+    """(kind, text) of the message's sentence saying what is needed or refused
+    (:meth:`miner.analysis.remedy.Phrases.requirement`)."""
+    reason: str | None = None
+    """The reason the message gives, if any."""
+    lines: dict[int, str] = field(default_factory=dict)
+    sources: tuple[Source, ...] = ()
+    """Where the names of the unlinked conjuncts get their values."""
+    dead: tuple[Guard, ...] = ()
+    """``unreachable`` exits: an earlier statement that leaves on every path."""
+
+    @property
+    def user_facing(self) -> bool:
+        return self.audience in {a.value for a in USER_FACING}
+
+    @property
+    def contradictory(self) -> bool:
+        return self.condition.is_false
+
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        return tuple(p for t in self.terms for p in t.parts)
+
+    @property
+    def linked(self) -> tuple[Part, ...]:
+        return tuple(p for p in self.parts if p.clause is not None)
+
+
 class Writer:
     """Writes the sections of a card for one error of one commit."""
 
-    def __init__(self, facts: RepoFacts, short_sha: str) -> None:
+    def __init__(self, facts: RepoFacts, short_sha: str, linker: Linker | None = None) -> None:
         self.facts = facts
         self.config: ConfigModel = facts.config
         self.short_sha = short_sha
         self.flags = self.config.flag_names()
+        self.linker = linker or Linker(facts.config, dict(facts.predicates))
+        self.remedy = Remedies(self.config, self.entry(None))
+        self.env_names = frozenset(e.name for e in self.config.env)
+        self.phrases = Phrases(self.flags, self.env_names)
+        self._links: dict[str, Clause | None] = {}
+        paths: dict[str, set[str]] = {}
+        for opt in self.config.options:
+            if opt.owner in self.config.classes:
+                paths.setdefault(opt.owner, set()).add(opt.path)
+        self.classes = {name: frozenset(found) for name, found in paths.items()}
+
+    # ------------------------------------------------------------ reading an error
+
+    def link_atom(self, atom: Condition, origin: Guard | None) -> Clause | None:
+        """The atom as a setting comparison, or None when it reads no setting."""
+        if atom.kind != "expr":
+            return None
+        if atom.shown not in self._links:
+            link = self.linker.link_guard(0, Guard("if", atom.shown, False, 0))
+            clause = link.clauses[0] if len(link.clauses) == 1 else None
+            self._links[atom.shown] = clause if clause and clause.read else None
+        return self._links[atom.shown]
+
+    def read(self, error: Error, audience: str = Audience.INTERNAL.value) -> Reading:
+        site = error.primary
+        reach = site_reach(site)
+        shown_reach = site_reach(site, simplify=False) if reach.condition.is_false else reach
+        terms = tuple(
+            self._term(c, shown_reach, site)
+            for c in shown_reach.condition.conjuncts()
+            if c.op not in ("true", "false")
+        )
+        terms = tuple(dict.fromkeys(terms))
+        parts = [p for t in terms for p in t.parts]
+        options: list[Option] = []
+        for part in parts:
+            options.extend(self.options_of(part.clause))
+        words = message_text(error)
+        named = [f for f in named_flags(words) if f in self.flags]
+        named += named_env_vars(words, self.env_names)
+        for name in named:
+            opt = self._flag_option(name)
+            if opt is not None:
+                options.append(opt)
+        guards = sorted({p.origin for p in parts if p.origin is not None}, key=lambda g: -g.line)
+        exception = self.facts.exceptions.get(short(error.exception))
+        calls = []
+        for part in parts:
+            for name in _CALLED.findall(part.atom.atom):
+                doc = self.facts.call_docs.get(name)
+                if doc is not None:
+                    calls.append((name, *doc))
+        found = quotes(
+            site,
+            guards,
+            list(dict.fromkeys(options)),
+            exception,
+            dict.fromkeys(calls),
+            self.facts.module_docs.get(site.path),
+        )
+        lines = excerpt_lines(site.excerpt.text, site.excerpt.start_line)
+        facing = audience in {a.value for a in USER_FACING}
+        sources = self.sources(site, terms, lines) if facing else ()
+        return Reading(
+            error=error,
+            site=site,
+            condition=reach.condition,
+            terms=terms,
+            audience=audience,
+            quotes=tuple(found),
+            named=tuple(dict.fromkeys(named)),
+            remedies=tuple(self.remedy.remedies(words)),
+            requirement=self.phrases.requirement(words) if facing else None,
+            reason=self.phrases.reason(words) if facing else None,
+            lines=lines,
+            sources=sources,
+            dead=tuple(g for g in site.exits if g.kind == "unreachable"),
+        )
+
+    def sources(
+        self, site: Site, terms: tuple[Term, ...], lines: dict[int, str]
+    ) -> tuple[Source, ...]:
+        """Where the names the unlinked conjuncts test are assigned, between the
+        enclosing ``def`` and the test (a name assigned from another local
+        is followed one step)."""
+        start = next(
+            (n for n in sorted(lines, reverse=True) if n < site.line and _DEF.match(lines[n])),
+            site.excerpt.start_line - 1,
+        )
+        out: list[Source] = []
+        seen: set[str] = set()
+        for term in terms:
+            if any(p.strong for p in term.parts) or self._raises_at(site, term.origin, lines):
+                continue
+            below = term.origin.line if term.origin is not None else site.line
+            for atom in term.cond.atoms():
+                for name in _names(atom.atom):
+                    if name in seen or len(out) >= MAX_SOURCES:
+                        continue
+                    seen.add(name)
+                    found = _assignment(name, lines, start, below)
+                    if found is None:
+                        elsewhere = self.facts.assigned.get(name.rsplit(".", 1)[-1], ())
+                        if elsewhere:
+                            first = elsewhere[0]
+                            out.append(Source(name, first.line, first.value, None, first.path))
+                        continue
+                    line, value = found
+                    read = self._setting_read(value, site)
+                    out.append(Source(name, line, value, read))
+                    if read is None and _names(value) == [value] and value not in seen:
+                        seen.add(value)
+                        deeper = _assignment(value, lines, start, line)
+                        if deeper is not None:
+                            line, inner = deeper
+                            out.append(Source(value, line, inner, self._setting_read(inner, site)))
+        return tuple(out)
+
+    def _raises_at(self, site: Site, guard: Guard | None, lines: dict[int, str]) -> bool:
+        if guard is not None and guard.kind == "asserted":
+            return True
+        if guard is None or guard.kind != "exit" or not guard.negated:
+            return False
+        found = self.facts.exits.get((site.path, guard.line))
+        return found[0] == "raise" if found is not None else raises_instead(guard, lines)
+
+    def _setting_read(self, value: str, site: Site) -> Read | None:
+        for read in self.linker.reads_in(value):
+            if read.kind != "derived" and reads_setting(read, site, self.classes):
+                return read
+        return None
+
+    def _term(self, cond: Condition, reach: Reach, site: Site) -> Term:
+        parts = []
+        for atom in cond.atoms():
+            clause = self.link_atom(atom, reach.origin(atom))
+            strong = (
+                clause is not None
+                and clause.read is not None
+                and reads_setting(clause.read, site, self.classes)
+            )
+            parts.append(Part(atom, clause, reach.origin(atom), strong))
+        return Term(cond, tuple(parts))
+
+    def _flag_option(self, name: str) -> Option | None:
+        """The option of a flag (a deprecated alias when nothing else has it)."""
+        if not name.startswith("--"):
+            return None
+        return self.remedy.option(name)
+
+    def options_of(self, clause: Clause | None) -> list[Option]:
+        """The options a linked clause reads (through a derived setting too)."""
+        if clause is None or clause.read is None or clause.read.kind == "env":
+            return []
+        if clause.read.kind == "option":
+            opt = self.config.option(clause.read.target)
+            return [opt] if opt is not None else []
+        found = self.expanded(clause.read, clause.condition)
+        if found is None:
+            return []
+        return [o for c in found[0] if (o := self.config.option(c.name)) is not None]
 
     # ------------------------------------------------------------ settings in words
 
@@ -98,7 +382,7 @@ class Writer:
             return f"the flag {code(opt.flag)}"
         return f"the setting {code(opt.owner + '.' + opt.name)} (no command-line flag)"
 
-    def option_state(self, opt: Option, cond: Condition) -> str:
+    def option_state(self, opt: Option, cond: Setting) -> str:
         """``--x`` is ``v`` and the like (what makes the error happen)."""
         ref = code(opt.flag) if opt.flag else code(f"{opt.owner}.{opt.name}")
         choices = opt.choices or ()
@@ -115,12 +399,12 @@ class Writer:
             )
             bad = [v for v in values if choices and v not in choices]
             if bad:
-                text += f" (not among its choices {values_list(choices)})"
+                text += f", which is not among its choices {values_list(choices)}"
             return text
         if op in ("!=", "not in"):
             others = [c for c in choices if c not in values]
             text = f"{ref} is not {values_list(values)}"
-            if others:
+            if others and len(others) <= MAX_VALUES:
                 text += f" (so it is {values_list(others)})"
             return text
         if op == "is None":
@@ -129,9 +413,9 @@ class Writer:
             return f"{ref} is `None`"
         if op == "is not None":
             return f"{ref} is given"
-        return f"{code(cond.text)} holds"
+        return f"{_compare_text(cond)}, where {code(cond.name)} is {ref}"
 
-    def env_state(self, name: str, cond: Condition) -> str:
+    def env_state(self, name: str, cond: Setting) -> str:
         var = self.config.env_var(name)
         default = (
             f" (default {code(shown(var.default))})"
@@ -154,9 +438,9 @@ class Writer:
             return f"{ref} is not set"
         if op == "is not None":
             return f"{ref} is set"
-        return f"{code(cond.text)} holds ({ref})"
+        return f"{_compare_text(cond)}, where {code(cond.name)} reads {ref}"
 
-    def expanded(self, read: Read, cond: Condition) -> tuple[list[Condition], str] | None:
+    def expanded(self, read: Read, cond: Setting) -> tuple[list[Setting], str] | None:
         """A derived read's conditions over settings (negated when the guard
         needs it false), with ``all`` / ``any``."""
         derived = (
@@ -175,28 +459,26 @@ class Writer:
             mode = "any" if mode == "all" else "all"
         return conds, mode
 
-    def setting_state(self, name: str, cond: Condition) -> str:
+    def setting_state(self, name: str, cond: Setting) -> str:
         opt = self.config.option(name)
         if opt is None:
-            return f"{code(cond.text)} holds"
+            return _compare_text(cond)
         return self.option_state(opt, cond)
 
-    def clause_text(self, clause: Clause) -> str:
+    def clause_text(self, clause: Clause, plain: str | None = None, strong: bool = False) -> str:
+        """A linked atom in the settings' terms; ``plain`` is the atom in plain
+        words (for a link by name only, unless ``strong``)."""
         cond, read = clause.condition, clause.read
-        if read is None:
-            return _truth(cond, cond.op == "truthy")
+        assert read is not None
         if read.kind == "env":
             return self.env_state(read.target, cond)
         if read.kind == "option":
             opt = self.config.option(read.target)
             assert opt is not None
-            state = self.option_state(opt, cond)
-            if read.exact:
-                return state
-            return (
-                f"{code(read.text)} (which carries the name of {self.option_ref(opt)}) "
-                f"says: {state}"
-            )
+            if read.exact or strong:
+                return self.option_state(opt, cond)
+            said = plain or code(read.text)
+            return f"{said}; by its name, {code(read.text)} is {self.option_ref(opt)}"
         found = self.expanded(read, cond)
         truth = "true" if cond.op == "truthy" else "false"
         if found is None:
@@ -210,7 +492,7 @@ class Writer:
             if derived is not None and derived.owner
             else code(read.target + "()")
         )
-        if read.exact:
+        if read.exact or strong:
             return (
                 f"{code(read.text)} is {truth}: the derived setting {label} is {truth} when {inner}"
             )
@@ -219,88 +501,387 @@ class Writer:
             f"which is {truth} when {inner}"
         )
 
-    def guard_text(self, link: GuardLink) -> str:
-        if not link.clauses:
-            return guard_clause(link.guard) or link.guard.describe()
-        parts = [self.clause_text(c) for c in link.clauses]
-        if len(parts) == 1:
-            return parts[0]
-        word = "all of" if link.mode == "all" else "any of"
-        return f"{word}: " + "; ".join(parts)
+    def with_phrase(self, clause: Clause, strong: bool = False) -> str | None:
+        """A setting read for sure as the user sets it (``--x v``, ``X=1``), or None."""
+        read, cond = clause.read, clause.condition
+        if read is None or not (read.exact or strong):
+            return None
+        if read.kind == "env":
+            var = self.config.env_var(read.target)
+            name = read.target
+            if cond.op == "truthy":
+                return code(f"{name}=1") if var and var.kind == "bool" else f"{code(name)} set"
+            if cond.op in ("falsy", "is None"):
+                return f"{code(name)} unset"
+            if cond.op == "is not None":
+                return f"{code(name)} set"
+            if cond.op in ("==",) and cond.values:
+                return code(f"{name}={cond.values[0]}")
+            return None
+        if read.kind != "option":
+            return None
+        opt = self.config.option(read.target)
+        if opt is None or not opt.flag:
+            return None
+        flag, values = opt.flag, cond.values
+        if cond.op == "==" and values:
+            return code(f"{flag} {values[0]}")
+        if cond.op == "in" and values:
+            return f"{code(flag)} set to {values_list(values)}"
+        if cond.op == "truthy":
+            return code(flag) if opt.is_bool else f"{code(flag)} set"
+        if cond.op == "falsy":
+            return f"without {code(flag)}" if opt.is_bool else f"{code(flag)} unset or empty"
+        if cond.op == "is None":
+            return f"{code(flag)} not given"
+        if cond.op == "is not None":
+            return f"{code(flag)} given"
+        if cond.op in ("!=", "not in") and values:
+            others = [c for c in (opt.choices or ()) if c not in values]
+            if others and len(others) <= MAX_VALUES:
+                return f"{code(flag)} set to {values_list(others)}"
+            return f"{code(flag)} set to another value than {values_list(values)}"
+        return None
 
-    # ------------------------------------------------------------ sections
+    # ------------------------------------------------------------ conditions in words
 
-    def scope_text(self, site: Site) -> str:
-        where = (
-            "while the module is imported" if site.scope == "<module>" else f"in {code(site.scope)}"
-        )
-        docs = []
-        known = self.flags
-        quote = [
-            d
-            for d in (site.class_doc, site.function_doc)
-            if d and all(f in known for f in _FLAG.findall(d))
-        ]
-        if site.class_doc and site.class_doc in quote:
-            cls = site.scope.split(".")[0]
-            docs.append(f'{code(cls)}: "{site.class_doc}"')
-        if site.function_doc and site.function_doc in quote:
-            docs.append(f'{code(site.scope.split(".")[-1])}: "{site.function_doc}"')
-        return where + (f" ({'; '.join(docs)})" if docs else "")
+    def part_words(self, part: Part, brief: bool = False) -> str:
+        """The atom in the settings' terms when linked; ``brief``: a link by
+        name only stays in plain words (the link is said in its own sentence)."""
+        plain = atom_words(part.atom)
+        read = part.clause.read if part.clause is not None else None
+        if part.clause is None or read is None or (brief and not part.strong and not read.exact):
+            return plain
+        return self.clause_text(part.clause, plain, part.strong)
 
-    def trigger(self, site: Site, links: tuple[GuardLink, ...]) -> str:
-        lines = [f"Raised at `{site.path}:{site.line}` {self.scope_text(site)}"]
-        steps = [
-            f"- {self.guard_text(link)} (line {link.guard.line})"
-            for link in links
-            if link.clauses or guard_clause(link.guard)
-        ]
-        if steps:
-            lines[0] += ", when:"
-            lines.append("")
-            lines.extend(steps)
-        else:
-            lines[0] += ", every time this line is reached: no condition guards it."
-        if not any(link.linked for link in links):
-            checks = [c.condition.text or c.condition.name for link in links for c in link.clauses]
-            lines.append("")
-            if checks:
+    def cond_words(
+        self, cond: Condition, parts: dict[tuple[str, bool], Part], brief: bool = False
+    ) -> str:
+        """A condition in words: an ``or`` as "any of: a; b", an ``and`` inside
+        it as "all of a, b"."""
+        if cond.op == "atom":
+            part = parts.get((cond.atom, cond.negated))
+            return self.part_words(part, brief) if part else atom_words(cond)
+        if cond.op == "true":
+            return "always"
+        if cond.op == "false":
+            return "never"
+        items = [self.cond_words(a, parts, brief) for a in cond.args]
+        if cond.op == "or":
+            return "any of: " + "; ".join(items)
+        return "all of " + joined(items)
+
+    def term_words(self, term: Term, brief: bool = False) -> str:
+        parts = {(p.atom.atom, p.atom.negated): p for p in term.parts}
+        return self.cond_words(term.cond, parts, brief)
+
+    def negated_words(self, term: Term) -> str:
+        """What makes ``term`` false, in words (negation pushed inward)."""
+        parts: dict[tuple[str, bool], Part] = {}
+        for p in term.parts:
+            flipped = negated(p.atom)
+            clause = p.clause
+            if clause is not None:
+                clause = Clause(clause.condition.negated(), clause.read)
+            parts[(flipped.atom, flipped.negated)] = Part(flipped, clause, p.origin, p.strong)
+        return self.cond_words(negated(term.cond), parts)
+
+    def exit_of(self, r: Reading, guard: Guard | None) -> tuple[str, str]:
+        """How an ``exit`` guard's branch leaves and its one-line statement
+        (:attr:`miner.analysis.facts.RepoFacts.exits`, else read from the
+        excerpt); ``("", "")`` when not known."""
+        if guard is None or guard.kind != "exit" or not guard.negated:
+            return "", ""
+        found = self.facts.exits.get((r.site.path, guard.line))
+        if found is not None:
+            return found
+        stmt = exit_statement(guard, r.lines)
+        if raises_instead(guard, r.lines):
+            return "raise", stmt or ""
+        if stmt is not None:
+            return stmt.split(":", 1)[1].split()[0], stmt
+        return "", ""
+
+    def raises(self, r: Reading, guard: Guard | None) -> bool:
+        """Is ``guard`` an early exit whose branch raises, or an earlier
+        ``assert`` (its other side is another error, not a way out)?"""
+        if guard is not None and guard.kind == "asserted":
+            return True
+        return self.exit_of(r, guard)[0] == "raise"
+
+    def origin_note(self, guard: Guard | None, r: Reading) -> str:
+        """Where a conjunct comes from: `` (line 12)``, or the early exit it
+        gets past (``: the code returns early at line 957 otherwise (...)``)."""
+        if guard is None:
+            return ""
+        n = guard.line
+        if guard.kind == "exit":
+            if not guard.negated:
+                return f": every other branch of the `if` chain ending at line {n} leaves"
+            verb, stmt = self.exit_of(r, guard)
+            does = {
+                "return": "returns early",
+                "raise": "raises another error",
+                "continue": "skips to the next item",
+                "break": "leaves the loop",
+            }.get(verb, "leaves early")
+            if not stmt:
+                return f": the code {does} at line {n} otherwise"
+            return f": the code {does} at line {n} otherwise ({code(stmt)})"
+        if guard.kind == "asserted":
+            return f": asserted at line {n}"
+        if guard.kind == "exit-while":
+            return f": after the loop at line {n} ends"
+        if guard.kind == "exit-case":
+            return f": past the `case` at line {n}"
+        if guard.kind == "exit-except":
+            return ""
+        if guard.kind == "assert":
+            return f": the assertion at line {n} fails"
+        if guard.kind in ("except", "except*"):
+            return ""
+        return f" (line {n})"
+
+    def where(self, site: Site) -> str:
+        scope = site.scope
+        if scope == "<module>":
+            return f"while {code(_module_of(site.path))} is imported"
+        if scope.endswith(".__init__"):
+            return f"when {code(scope[: -len('.__init__')])} is constructed"
+        return f"in {code(scope)}"
+
+    # ------------------------------------------------------------ When it happens
+
+    def trigger(self, r: Reading) -> str:
+        site = r.site
+        head = f"Raised at `{site.path}:{site.line}` {self.where(site)}"
+        lines: list[str] = []
+        has_guards = bool(site.exits) or any(g.kind not in _NOT_CONDITIONS for g in site.guards)
+        if not r.terms and not r.dead:
+            if has_guards:
+                around = ", ".join(
+                    f"{code(g.describe())} at line {g.line}"
+                    for g in (*site.guards, *site.exits)
+                    if g.kind not in _NOT_CONDITIONS
+                )
                 lines.append(
-                    "No flag or environment variable is involved: the code checks "
-                    + ", ".join(code(c) for c in checks)
-                    + "; these depend on the inputs, the model or the state at run time."
+                    f"{head} as soon as the code gets there: the statements around it "
+                    f"({around}) put no condition on it."
                 )
             else:
+                lines.append(f"{head}, every time this line is reached: no condition guards it.")
+        else:
+            if r.contradictory:
                 lines.append(
-                    "No flag or environment variable is involved: reaching this line "
-                    f"(calling {code(site.scope)}) is what raises it."
+                    f"{head}, when all of these hold as written. Taken together they look "
+                    "contradictory; a call in between may change the state, which this "
+                    "analysis does not follow:"
                 )
+            elif len(r.terms) == 1 and not r.dead:
+                lines.append(f"{head}, when:")
+            else:
+                lines.append(f"{head}, when all of these hold:")
+            lines.append("")
+            for term in r.terms:
+                lines.append(f"- {self.term_words(term)}{self.origin_note(term.origin, r)}")
+            for guard in r.dead:
+                lines.append(
+                    f"- the code gets past line {guard.line}, which leaves on every path "
+                    "as mined (a `return` or `raise` before this line)"
+                )
+        named = self.named_lines(r, "\n".join(lines))
+        if named:
+            lines += ["", *named]
+        others = self.other_sites(r.error)
+        if others:
+            lines += ["", others]
         return "\n".join(lines)
 
-    def settings_summary(self, links: tuple[GuardLink, ...]) -> str | None:
-        parts = [self.clause_text(c) for link in links for c in link.clauses if c.read]
-        return "; ".join(parts) if parts else None
-
-    def what_it_means(self, error: Error, links: tuple[GuardLink, ...]) -> str:
-        site = error.primary
-        kind, doc = meaning(error.exception, dict(self.facts.exceptions))
-        name = short(error.exception) or "re-raise"
-        text = f"`{name}`: {kind}."
-        if doc:
-            text += f' Its docstring: "{doc}".'
-        summary = self.settings_summary(links)
-        if summary:
-            text += f" Here it is raised {self.scope_text(site)} because {summary}."
-        else:
-            checks = [c for link in links for c in link.clauses]
-            if checks:
-                what = " and ".join(self.clause_text(c) for c in checks[:3])
-                text += f" Here it is raised {self.scope_text(site)} when {what}."
+    def named_lines(self, r: Reading, said: str = "") -> list[str]:
+        """The flags and variables the message names that ``said`` (the
+        conditions in words) does not name yet, with what they are."""
+        out = []
+        for name in r.named:
+            if code(name) in said:
+                continue
+            if name.startswith("--"):
+                opt = self._flag_option(name)
+                if opt is None:
+                    continue
+                about = self.remedy.describe(opt)
+                if opt.deprecated_for:
+                    about = f", a deprecated alias of {code(opt.deprecated_for)}"
+                elif opt.flag and name != opt.flag:
+                    about = f", another spelling of {code(opt.flag)}"
+                else:
+                    about = f": {about}" if about else ""
+                out.append(
+                    f"The message names {code(name)}{about} (defined at `{opt.path}:{opt.line}`)."
+                )
             else:
-                text += f" Here it is raised whenever {self.scope_text(site)} reaches this line."
-        return text
+                var = self.config.env_var(name)
+                if var is None:
+                    continue
+                default = (
+                    f", default {code(shown(var.default))}" if var.default not in (None, "") else ""
+                )
+                where = f"`{var.path}:{var.line}`" if var.path else "the code"
+                out.append(
+                    f"The message names the environment variable {code(name)}{default} "
+                    f"(read at {where})."
+                )
+        return out
 
-    def situations(self, site: Site, links: tuple[GuardLink, ...]) -> tuple[str, ...]:
+    def other_sites(self, error: Error) -> str | None:
+        others = error.sites[1:]
+        if not others:
+            return None
+        items = []
+        for other in others[:MAX_OTHER_SITES]:
+            cond = site_reach(other).condition
+            when = "with no condition" if cond.is_true else f"when {code(cond.text())}"
+            items.append(f"`{other.path}:{other.line}` {self.where(other)}, {when}")
+        text = "It is also raised at " + "; ".join(items)
+        if len(others) > MAX_OTHER_SITES:
+            text += f"; and at {len(others) - MAX_OTHER_SITES} more places"
+        return text + "."
+
+    # ------------------------------------------------------------ What it means
+
+    def situation(self, r: Reading) -> str:
+        """The first sentence: what leads here, in the settings' terms."""
+        site = r.site
+        where = self.where(site)
+        settings: list[str] = []
+        rest: list[Term] = []
+        for term in r.terms:
+            if self.raises(r, term.origin):
+                continue  # not what leads here: the other side is another error
+            phrase = None
+            if term.cond.op == "atom" and term.parts[0].clause is not None:
+                phrase = self.with_phrase(term.parts[0].clause, term.parts[0].strong)
+            if phrase:
+                settings.append(phrase)
+            else:
+                rest.append(term)
+        early = any(t.origin is not None and t.origin.kind == "exit" for t in r.terms)
+        rest.sort(key=lambda t: t.cond.op == "or")  # an "any of" list reads last
+        shown_rest = [self.term_words(t, brief=True) for t in rest[:MAX_SUMMARY]]
+        more = len(rest) - MAX_SUMMARY
+        if more > 0:
+            shown_rest.append(f"{more} more conditions listed under When it happens")
+        if r.contradictory:
+            return sentence(
+                f"{sentence(where)[:-1]}, this is raised when all of these hold: "
+                f"{joined(shown_rest)}. As written they look contradictory, but a call in "
+                "between may change the state (this analysis does not follow such calls)"
+            )
+        if settings:
+            text = f"You get this with {joined(settings)}"
+            if shown_rest:
+                text += f" when {joined(shown_rest)}"
+            return sentence(f"{text}, {where}")
+        lead = sentence(where)[:-1]
+        if not shown_rest and r.dead:
+            lines = ", ".join(str(g.line) for g in r.dead)
+            return sentence(
+                f"{lead}, this is raised only if the code gets past line {lines}, which "
+                "leaves on every path as mined"
+            )
+        if not shown_rest:
+            return sentence(f"{lead}, this is raised as soon as the code gets to line {site.line}")
+        only = "only " if early else ""
+        return sentence(f"{lead}, this is raised {only}when {joined(shown_rest)}")
+
+    def read_ref(self, read: Read) -> str:
+        """The setting a read names: ``--tp-size``, ``ServerArgs.x`` or the
+        environment variable."""
+        if read.kind == "env":
+            return f"the environment variable {code(read.target)}"
+        opt = self.config.option(read.target)
+        if opt is None:
+            return code(read.target)
+        return code(opt.flag) if opt.flag else code(f"{opt.owner}.{opt.name}")
+
+    def sources_sentence(self, r: Reading) -> str:
+        here, there = [], []
+        for src in r.sources:
+            if src.path:
+                there.append(
+                    f"{code(src.name.rsplit('.', 1)[-1])} is set as {code(src.value)} "
+                    f"(`{src.path}:{src.line}`)"
+                )
+                continue
+            item = f"{code(f'{src.name} = {src.value}')} at line {src.line}"
+            if src.read is not None:
+                item += f", the value of {self.read_ref(src.read)}"
+            here.append(item)
+        text = []
+        if here:
+            text.append(sentence("The values it tests are set in the function: " + "; ".join(here)))
+        if there:
+            text.append(sentence("Elsewhere in the code, " + "; ".join(there)))
+        return " ".join(text)
+
+    def quote_sentence(self, q: Quote) -> str:
+        text = q.text.rstrip(".")
+        if q.kind == "comment":
+            return f'The comment {q.about} ({q.where}) says: "{text}."'
+        if q.kind == "help":
+            return f'{code(q.about)} is described as "{text}." ({q.where}).'
+        if q.kind == "call-doc":
+            return f'{code(q.about + "()")} is documented as "{text}." ({q.where}).'
+        if q.kind == "function-doc":
+            return f'{code(q.about)} is documented as "{text}." ({q.where}).'
+        if q.kind == "class-doc":
+            return f'The class {code(q.about)} is documented as "{text}." ({q.where}).'
+        if q.kind == "module-doc":
+            return f'The module {code(q.about)} is documented as "{text}." ({q.where}).'
+        return f'The exception {code(q.about)} is documented as "{text}." ({q.where}).'
+
+    def by_name(self, r: Reading) -> list[str]:
+        """One sentence per setting linked by name only (what the name says)."""
+        out = []
+        for part in r.linked:
+            clause = part.clause
+            assert clause is not None and clause.read is not None
+            read = clause.read
+            if read.exact or part.strong:
+                continue
+            if read.kind == "option":
+                opt = self.config.option(read.target)
+                if opt is not None:
+                    out.append(f"By its name, {code(read.text)} is {self.option_ref(opt)}.")
+            elif read.kind == "derived":
+                found = self.expanded(read, clause.condition)
+                derived = self.config.derived_setting(read.target)
+                if found is not None and derived is not None:
+                    joiner = " and " if found[1] == "all" else " or "
+                    inner = joiner.join(self.setting_state(c.name, c) for c in found[0])
+                    label = code(
+                        f"{derived.owner}.{derived.name}()" if derived.owner else derived.name
+                    )
+                    truth = "true" if clause.condition.op == "truthy" else "false"
+                    out.append(
+                        f"By its name, {code(read.text)} is the derived setting {label}, "
+                        f"{truth} when {inner}."
+                    )
+        return list(dict.fromkeys(out))[:2]
+
+    def what_it_means(self, r: Reading) -> str:
+        text = [self.situation(r), *self.by_name(r)]
+        if r.reason and r.user_facing:
+            text.append(f'The message gives the reason: "{r.reason}".')
+        if r.sources and r.user_facing:
+            text.append(self.sources_sentence(r))
+        cited = r.quotes[: MAX_QUOTES if r.user_facing else 1]
+        text += [self.quote_sentence(q) for q in cited]
+        return " ".join(_one_line(t) for t in text)
+
+    # ------------------------------------------------------------ situations
+
+    def situations(self, r: Reading) -> tuple[str, ...]:
+        site = r.site
         out: list[str] = []
         name = target_name(site.scope)
         if site.scope == "<module>":
@@ -347,12 +928,15 @@ class Writer:
                     "through a registry, a callback, an override or from users' code."
                 )
         flags = []
-        for clause, read in linked_reads(links):
+        for part in r.linked:
+            clause = part.clause
+            assert clause is not None and clause.read is not None
+            read = clause.read
             if read.kind == "env":
                 flags.append(self.env_state(read.target, clause.condition))
             elif read.kind == "option":
                 opt = self.config.option(read.target)
-                if opt is not None:
+                if opt is not None and read.exact:
                     flags.append(self.option_state(opt, clause.condition))
             else:
                 found = self.expanded(read, clause.condition)
@@ -375,7 +959,15 @@ class Writer:
             return _run(self.config.entry_point, "")
         return "python your_program.py"
 
-    def option_fix(self, opt: Option, cond: Condition, prefix: str = "") -> Fix | None:
+    def resolved_to(self, opt: Option, values: list[str]) -> list[tuple[str, str, int]]:
+        """Where the argument handling stores one of ``values`` into ``opt``'s setting."""
+        return [
+            (r.value, r.path, r.line)
+            for r in self.facts.resolved.get(opt.name, ())
+            if r.value in values
+        ]
+
+    def option_fix(self, opt: Option, cond: Setting, prefix: str = "") -> Fix | None:
         """How to make ``cond`` (what the error needs) false for ``opt``; a
         ``prefix`` (for a link by name only) leads the sentence."""
         fix = self._option_fix(opt, cond)
@@ -383,7 +975,15 @@ class Writer:
             return fix
         return Fix(prefix + fix.text[0].lower() + fix.text[1:], fix.example)
 
-    def _option_fix(self, opt: Option, cond: Condition) -> Fix | None:
+    def _help_of(self, opt: Option, value: str | None = None) -> str:
+        """`` Its help says: "..."``: the help sentence naming ``value``, or
+        (without a value) the help's first sentence; empty without one."""
+        text = help_sentence(opt, value) if value else None
+        if text is None and opt.help and opt.help != "==SUPPRESS==" and value is None:
+            text = first_sentence(opt.help)
+        return f' Its help says: "{text.rstrip(".")}."' if text else ""
+
+    def _option_fix(self, opt: Option, cond: Setting) -> Fix | None:
         choices = list(opt.choices or ())
         values = list(cond.values)
         cmd = self.entry(opt)
@@ -395,52 +995,91 @@ class Writer:
         if flag is None:
             return self._field_fix(opt, cond)
         if cond.op in ("==", "in"):
+            default = shown(opt.default) if opt.default is not None else None
+            stored = self.resolved_to(opt, values)
             others = [c for c in choices if c not in values]
-            default = (opt.default or "").strip("'\"")
+            unsafe = {c for c in others if c == "auto" and (stored or not self.facts.resolved)}
+            if default is not None and stored:
+                unsafe.add(default)
+            safe = [c for c in others if c not in unsafe]
             parts = []
-            if others:
-                parts.append(f"set {code(flag)} to another of its choices: {values_list(others)}")
-            if opt.default is not None and default not in values:
-                parts.append(f"drop {code(flag)} to use its default {code(shown(opt.default))}")
-            if not parts:
-                return None
-            joined = "; or ".join(parts)
-            text = joined[0].upper() + joined[1:] + alias_note + "."
+            if safe and len(safe) > MAX_VALUES:
+                parts.append(
+                    f"set {code(flag)} to another of its choices, such as "
+                    f"{values_list(safe[:MAX_VALUES])}"
+                )
+            elif safe:
+                parts.append(f"set {code(flag)} to {values_list(safe)}")
+            leave = default is not None and default not in values and default not in unsafe
+            if leave and default is not None and default not in safe:
+                omitted = help_sentence(opt, "omitted") or help_sentence(opt, "default")
+                parts.append(
+                    f"leave {code(flag)} out: its default is {code(default)}"
+                    + (f' ("{omitted.rstrip(".")}")' if omitted else "")
+                )
+            text = sentence("; or ".join(parts) + alias_note) if parts else ""
+            if safe:
+                text += self._help_of(opt, safe[0])
+            if default is not None and default in unsafe and not stored:
+                text += (
+                    f" Leaving the flag out keeps its default {code(default)}, which is "
+                    f"resolved at start-up and may become {values_list(values)}."
+                )
+            if stored:
+                value, path, line = stored[0]
+                keep = f"its default {code(default)}" if default is not None else "its default"
+                text += (
+                    f" Leaving the flag out may not help: the argument handling may set it to "
+                    f"{code(value)} itself at start-up (`{path}:{line}`), for example from {keep}."
+                )
+            text = _close(text) if text else ""
             before = f"{cmd} ... {flag} {values[0]}"
-            if others:
-                pick = next((o for o in others if o != "auto"), others[0])
+            if safe:
+                pick = next((o for o in safe if o != "auto"), safe[0])
                 after = f"{cmd} ... {flag} {pick}"
-            else:
+            elif leave:
                 after = f"{cmd} ..."
+            else:
+                return Fix(text) if text else None
             return Fix(text, ExampleFix("shell", before, after))
         if cond.op in ("!=", "not in"):
             wanted = values if not choices else [v for v in values if v in choices]
             if not wanted:
                 return None
             text = f"Set {code(flag)} to {values_list(wanted)}{alias_note}."
-            return Fix(text, ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {wanted[0]}"))
+            text += self._help_of(opt, wanted[0])
+            return Fix(
+                _close(text), ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {wanted[0]}")
+            )
         if cond.op == "truthy":
             if opt.is_bool:
-                text = f"Drop {code(flag)} (it is off by default){alias_note}."
-                return Fix(text, ExampleFix("shell", f"{cmd} ... {flag}", f"{cmd} ..."))
+                also = (
+                    f", and the deprecated alias {values_list(aliases)} sets it too"
+                    if aliases
+                    else ""
+                )
+                text = f"Drop {code(flag)}: it is off by default{also}."
+                text += self._help_of(opt).replace("Its help says", "Dropping it gives up")
+                return Fix(_close(text), ExampleFix("shell", f"{cmd} ... {flag}", f"{cmd} ..."))
             text = f"Leave {code(flag)} unset (default {code(shown(opt.default))})."
             return Fix(text, ExampleFix("shell", f"{cmd} ... {flag} VALUE", f"{cmd} ..."))
         if cond.op == "falsy":
             if opt.is_bool:
-                text = f"Pass {code(flag)}{alias_note}."
-                return Fix(text, ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag}"))
+                text = f"Pass {code(flag)}{alias_note}." + self._help_of(opt)
+                return Fix(_close(text), ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag}"))
         if cond.op in ("falsy", "is None"):
             if choices:
                 text = f"Pass {code(flag)} with one of its choices: {values_list(choices)}."
                 after = f"{cmd} ... {flag} {choices[0]}"
                 return Fix(text, ExampleFix("shell", f"{cmd} ...", after))
-            return Fix(f"Pass {code(flag)} with a (non-empty) value.", None)
+            text = f"Pass {code(flag)} with a (non-empty) value." + self._help_of(opt)
+            return Fix(_close(text), None)
         if cond.op == "is not None":
             text = f"Drop {code(flag)} (its default is {code(shown(opt.default))})."
             return Fix(text, ExampleFix("shell", f"{cmd} ... {flag} VALUE", f"{cmd} ..."))
         return None
 
-    def _field_fix(self, opt: Option, cond: Condition) -> Fix | None:
+    def _field_fix(self, opt: Option, cond: Setting) -> Fix | None:
         call = f"{opt.owner}(..., {opt.name}="
         if cond.op in ("truthy", "falsy"):
             bad, good = ("True", "False") if cond.op == "truthy" else ("False", "True")
@@ -459,54 +1098,59 @@ class Writer:
                 )
         return None
 
-    def env_fix(self, name: str, cond: Condition) -> Fix:
+    def env_fix(self, name: str, cond: Setting) -> Fix:
         var = self.config.env_var(name)
         cmd = self.entry(None)
         default = (
-            f" (default {code(shown(var.default))})"
-            if var and var.default not in (None, "")
-            else ""
+            f", default {code(shown(var.default))}" if var and var.default not in (None, "") else ""
         )
+        where = f" (read at `{var.path}:{var.line}`{default})" if var and var.path else ""
         if cond.op == "truthy" and not (var is not None and var.kind == "bool"):
-            text = f"Unset {code(name)} (or set it to an empty value){default}."
+            text = f"Unset {code(name)} or set it to an empty value{where}."
             return Fix(text, ExampleFix("shell", f"{name}=1 {cmd} ...", f"unset {name}\n{cmd} ..."))
         if cond.op == "truthy":
-            text = f"Unset {code(name)} or set it to a false value (`{name}=0`){default}."
+            text = f"Unset {code(name)} or set it to a false value, `{name}=0`{where}."
             return Fix(text, ExampleFix("shell", f"{name}=1 {cmd} ...", f"{name}=0 {cmd} ..."))
         if cond.op == "falsy":
-            text = f"Set {code(name)} to a true value (`{name}=1`){default}."
+            text = f"Set {code(name)} to a true value, `{name}=1`{where}."
             return Fix(text, ExampleFix("shell", f"{cmd} ...", f"{name}=1 {cmd} ..."))
         if cond.op in ("==", "in") and cond.values:
             text = (
                 f"Set {code(name)} to another value than {values_list(cond.values)}, "
-                f"or unset it{default}."
+                f"or unset it{where}."
             )
             return Fix(
                 text, ExampleFix("shell", f"{name}={cond.values[0]} {cmd} ...", f"{cmd} ...")
             )
         if cond.op in ("!=", "not in") and cond.values:
-            text = f"Set {code(name)} to {values_list(cond.values)}."
+            text = f"Set {code(name)} to {values_list(cond.values)}{where}."
             return Fix(
                 text, ExampleFix("shell", f"{cmd} ...", f"{name}={cond.values[0]} {cmd} ...")
             )
         if cond.op == "is not None":
             return Fix(
-                f"Unset {code(name)}{default}.",
+                f"Unset {code(name)}{where}.",
                 ExampleFix("shell", f"{name}=... {cmd} ...", f"unset {name}\n{cmd} ..."),
             )
         if cond.op == "is None":
             return Fix(
-                f"Set {code(name)}.", ExampleFix("shell", f"{cmd} ...", f"{name}=... {cmd} ...")
+                f"Set {code(name)}{where}.",
+                ExampleFix("shell", f"{cmd} ...", f"{name}=... {cmd} ..."),
             )
-        return Fix(f"Change {code(name)} so that {code(cond.text)} no longer holds{default}.")
+        return Fix(f"Change {code(name)} so that {_compare_text(cond)} no longer holds{where}.")
 
-    def clause_fixes(self, clause: Clause) -> list[Fix]:
+    def clause_fixes(self, clause: Clause, strong: bool = False) -> list[Fix]:
         read, cond = clause.read, clause.condition
         if read is None:
             return []
         if read.kind == "env":
             return [self.env_fix(read.target, cond)]
-        prefix = "" if read.exact else f"If {code(read.text)} holds the command-line value: "
+        sure = read.exact or strong
+        prefix = "" if sure else f"If {code(read.text)} holds the command-line value: "
+        if read.kind == "option" and not sure:
+            named = self.config.option(read.target)
+            if named is not None and not named.flag:
+                prefix = f"If {code(read.text)} is {code(named.owner + '.' + named.name)}: "
         if read.kind == "option":
             opt = self.config.option(read.target)
             fix = self.option_fix(opt, cond, prefix) if opt else None
@@ -526,75 +1170,284 @@ class Writer:
             if fix:
                 fixes.append(fix)
         if mode == "any" and len(fixes) > 1:
-            joined = " and ".join(f.text.rstrip(".") for f in fixes)
-            return [Fix(f"All of these (any one of them raises it): {joined}.", fixes[0].example)]
+            joined_fixes = "; and ".join(f.text[0].lower() + f.text[1:].rstrip(".") for f in fixes)
+            return [
+                Fix(
+                    f"All of these (any one of them raises it): {joined_fixes}.",
+                    fixes[0].example,
+                )
+            ]
         return fixes
 
-    def solutions(self, error: Error, links: tuple[GuardLink, ...]) -> tuple[list[str], ExampleFix]:
-        site = error.primary
+    def solutions(self, r: Reading) -> tuple[list[str], ExampleFix]:
+        site, error = r.site, r.error
         fixes: list[Fix] = []
-        for link in links:
-            for clause in link.clauses:
-                fixes.extend(self.clause_fixes(clause))
-        texts = list(dict.fromkeys(f.text for f in fixes))
+        fixed: set[Term] = set()
+        for term in r.terms:
+            if not term.linked or self.raises(r, term.origin):
+                continue  # the other way out of that exit is another error
+            if term.cond.op == "atom":
+                part = term.parts[0]
+                assert part.clause is not None
+                found = self.clause_fixes(part.clause, part.strong)
+                if found:
+                    fixes.extend(found)
+                    fixed.add(term)
+            elif (
+                term.cond.op == "or"
+                and all(
+                    p.clause is not None and a.op == "atom"
+                    for p, a in zip(term.parts, term.cond.args, strict=False)
+                )
+                and len(term.parts) == len(term.cond.args)
+            ):
+                each = [self.clause_fixes(p.clause, p.strong) for p in term.parts if p.clause]
+                if all(each):
+                    texts = [f[0].text[0].lower() + f[0].text[1:].rstrip(".") for f in each]
+                    fixes.append(
+                        Fix(
+                            "All of these (any one of them raises it): "
+                            + "; and ".join(texts)
+                            + ".",
+                            each[0][0].example,
+                        )
+                    )
+                    fixed.add(term)
+        used = {n for f in fixes for n in re.findall(r"--[\w-]+|\b[A-Z][A-Z0-9_]{3,}\b", f.text)}
+        for remedy in r.remedies:
+            fixes.append(Fix(remedy.text, remedy.example))
+            used.update(remedy.names)
+        for name in r.named:
+            if name in used or any(code(name) in f.text for f in fixes):
+                continue
+            if name.startswith("--"):
+                opt = self._flag_option(name)
+                if opt is None:
+                    continue
+                about = self.remedy.describe(opt)
+                if opt.deprecated_for:
+                    about = f"a deprecated alias of {code(opt.deprecated_for)}"
+                fixes.append(
+                    Fix(
+                        f"Check the value you give {code(name)}, which the message names"
+                        + (f" ({about})." if about else ".")
+                        + self._help_of(opt),
+                    )
+                )
+            else:
+                fixes.append(
+                    Fix(f"Check the environment variable {code(name)}, which the message names.")
+                )
+        texts = list(dict.fromkeys(_close(f.text) for f in fixes))
         example = next((f.example for f in fixes if f.example is not None), None)
         name = short(error.exception)
-        unlinked = [c for link in links for c in link.clauses if c.read is None]
-        if name in ("ImportError", "ModuleNotFoundError"):
-            match = re.search(r"pip install [^\s`'\"]+(?: [^\s`'\"]+)*", error.message or "")
-            hint = f" (the message says {code(match.group(0))})" if match else ""
-            texts.append(f"Install the missing package{hint} in the same environment.")
-        for clause in unlinked[:3]:
+        unlinked = [t for t in r.terms if t not in fixed and not self.raises(r, t.origin)]
+        if name in ("ImportError", "ModuleNotFoundError") and not any(
+            "Install" in t for t in texts
+        ):
+            module = self.imported_module(r)
+            what = f" (the code imports {code(module)})" if module else ""
+            texts.append(f"Install the missing package{what} in the same environment.")
+        if unlinked and not r.contradictory:
+            ways = [self.negated_words(t) for t in unlinked if _flat(t.cond)][:MAX_WAYS]
+            lead = {
+                Audience.USER_INPUT.value: "The input passes this check when",
+                Audience.DEPENDENCY.value: "It is not raised on a setup where",
+                Audience.UNSUPPORTED.value: "It is not raised when",
+            }.get(r.audience, "It is not raised when")
+            said = self.message_says(r) if r.user_facing else ""
+            if (
+                said
+                and r.requirement is not None
+                and any(r.requirement[1] in rem.text for rem in r.remedies)
+            ):
+                said = ""  # already a solution of its own
+            fed = [src for src in r.sources if src.read is not None]
+            if fed:
+                said = (
+                    " "
+                    + "; ".join(
+                        f"{code(src.name)} comes from {self.read_ref(src.read)} (line {src.line})"
+                        for src in fed
+                        if src.read is not None
+                    )
+                    + "."
+                    + said
+                )
+            if len(ways) == 1:
+                texts.append(sentence(f"{lead} {ways[0]}") + said)
+            elif ways:
+                texts.append(sentence(f"{lead} any one of these holds: " + "; ".join(ways)) + said)
+        if r.dead and not r.terms:
+            lines = ", ".join(str(g.line) for g in r.dead)
             texts.append(
-                f"Make sure {self.negated_text(clause)} when {code(site.scope)} runs: "
-                "check the model, inputs or state that feed this check."
+                f"Nothing to change for this line alone: as mined, line {lines} leaves first."
             )
-        parts = [p.expr for p in error.message_parts if p.expr]
-        if parts:
-            texts.append(
-                "Read the values the message reports ("
-                + ", ".join(code(p) for p in parts[:4])
-                + ") to see which input is off."
-            )
-        if name == "AssertionError":
+        if name == "AssertionError" and not r.user_facing:
             texts.append(
                 "If your settings and inputs are valid, report it as a bug with the message "
                 f"and the traceback (an internal check of {code(site.scope)} failed)."
             )
-        if name == "NotImplementedError" and not fixes:
-            texts.append(
-                f"Use a configuration that does not reach {code(site.scope)}; this path "
-                "does not implement the combination at this commit."
-            )
         if not texts:
             texts.append(
-                f"Avoid calling {code(site.scope)} in this state: the raise at "
-                f"`{site.path}:{site.line}` is unconditional."
+                f"Avoid the call path into {code(site.scope)} (see Common situations): "
+                f"nothing in it lets the call get past `{site.path}:{site.line}`."
+                + (self.message_says(r) if r.user_facing else "")
             )
         if example is None:
-            example = self.code_example(site, unlinked)
+            example = self.code_example(r)
         return texts, example
 
-    def negated_text(self, clause: Clause) -> str:
-        return _truth(clause.condition, clause.condition.op == "falsy")
+    def message_says(self, r: Reading) -> str:
+        """`` The message states the requirement: "..."`` (or what it refuses,
+        or its advice), for a message with one; else empty."""
+        if r.requirement is None:
+            return ""
+        kind, text = r.requirement
+        lead = {
+            "advises": "The message advises",
+            "asks": "The message states the requirement",
+            "refuses": "The message names what is refused",
+        }.get(kind, "The message says")
+        return f' {lead}: "{text}".'
 
-    def code_example(self, site: Site, unlinked: list[Clause]) -> ExampleFix:
-        scope = site.scope
-        if unlinked:
-            test = unlinked[0].condition
-            expr = test.text or test.name
-            holds = f"not ({expr})" if test.op == "falsy" else expr
-            before = (
-                f"# reaches the raise at {site.path}:{site.line}\n# because this holds:\n{holds}"
+    def imported_module(self, r: Reading) -> str | None:
+        """The module a ``try`` above an ``except ImportError`` imports."""
+        for guard in r.site.guards:
+            if guard.kind in ("except", "except*") and "Import" in guard.test:
+                for n in range(guard.line - 1, guard.line - 12, -1):
+                    text = r.lines.get(n, "").strip()
+                    m = re.match(r"^(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", text)
+                    if m:
+                        return m.group(1) or m.group(2)
+        return None
+
+    def code_example(self, r: Reading) -> ExampleFix:
+        site = r.site
+        where = f"{site.path}:{site.line}"
+        cond = r.condition
+        if r.terms and not r.contradictory:
+            return ExampleFix(
+                "python",
+                f"# {where} raises when this holds:\n{cond.text()}",
+                f"# it does not when this holds instead:\n{negated(cond).text()}",
             )
-            after = (
-                f"# check the input first, so that {scope} sees:\nnot ({holds})"
-                if not holds.startswith("not (")
-                else f"# check the input first, so that {scope} sees:\n{holds[5:-1]}"
-            )
-            return ExampleFix("python", before, after)
         return ExampleFix(
             "python",
-            f"# any call that reaches {scope} raises at {site.path}:{site.line}",
-            f"# take another code path than {scope} (this line raises unconditionally)",
+            f"# a call of {site.scope} gets to {where}",
+            f"# take another code path than {site.scope}",
         )
+
+
+_DEF = re.compile(r"^\s*(?:async\s+)?def\s")
+_CALLED = re.compile(r"(?<![\w])([A-Za-z_]\w*)\(")
+
+
+def _names(text: str) -> list[str]:
+    """The local names and attribute paths (``self.x``, ``ctx.is_hybrid_ssm``)
+    an expression tests, in order."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    found: list[str] = []
+    inside: set[int] = set()
+    for sub in ast.walk(node):
+        if id(sub) in inside:
+            continue
+        if isinstance(sub, ast.Attribute):
+            path = dotted(sub)
+            if path is not None:
+                found.append(path)
+                inside.update(id(n) for n in ast.walk(sub))
+        elif isinstance(sub, ast.Name) and sub.id != "self" and len(sub.id) > 1:
+            if isinstance(sub.ctx, ast.Load) and not sub.id[:1].isupper():
+                found.append(sub.id)
+    return list(dict.fromkeys(found))
+
+
+_ASSIGN = re.compile(r"^\s*([\w.]+)\s*(?::[^=]+)?=(?!=)\s*(.+)$")
+
+
+def _assignment(name: str, lines: dict[int, str], start: int, below: int) -> tuple[int, str] | None:
+    """The nearest ``name = value`` above line ``below`` (after ``start``), with
+    the value on one line (continued over at most four lines)."""
+    for n in range(below - 1, start, -1):
+        text = lines.get(n, "")
+        if name not in text:
+            continue
+        m = _ASSIGN.match(text)
+        if m is None or m.group(1) != name:
+            continue
+        value = m.group(2).split("  #")[0].strip()
+        for extra in range(1, 5):
+            try:
+                node = ast.parse(value.rstrip(","), mode="eval").body
+            except (SyntaxError, ValueError, RecursionError):
+                value += " " + lines.get(n + extra, "").split("  #")[0].strip()
+                continue
+            if isinstance(node, (ast.Constant, ast.Tuple, ast.List, ast.Dict)) and not any(
+                isinstance(sub, ast.Call) for sub in ast.walk(node)
+            ):
+                return None  # a literal start value says little (a counter, a default)
+            text = " ".join(value.rstrip(",").split()) if extra == 1 else ast.unparse(node)
+            return (n, text) if len(text) <= 120 else None
+        return None
+    return None
+
+
+def _flat(cond: Condition) -> bool:
+    """An atom, or an ``or`` / ``and`` of atoms (its negation reads plainly)."""
+    return cond.op == "atom" or all(a.op == "atom" for a in cond.args)
+
+
+def raises_instead(guard: Guard | None, lines: dict[int, str]) -> bool:
+    """Is ``guard`` an early exit whose branch is one ``raise`` statement (its
+    other side is another error, not a way out)?"""
+    if guard is None or guard.kind != "exit" or not guard.negated:
+        return False
+    head = lines.get(guard.line)
+    if head is None:
+        return False
+    indent = len(head) - len(head.lstrip())
+    body: int | None = None
+    for n in range(guard.line + 1, guard.line + 40):
+        text = lines.get(n)
+        if text is None:
+            return False
+        stripped = text.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        level = len(text) - len(text.lstrip())
+        if level <= indent and not stripped.startswith((")", "]", "}")):
+            return body is not None
+        if body is None:
+            if not stripped.startswith("raise"):
+                return False
+            body = level
+        elif level <= body and not stripped.startswith((")", "]", "}")):
+            return False  # a second statement in the branch
+    return False
+
+
+def _close(text: str) -> str:
+    """A sentence ending in exactly one full stop (after a closing quote too)."""
+    text = text.strip()
+    text = re.sub(r'\.+"$', '."', text)
+    if text.endswith('."') or text.endswith((".", "!", "?")):
+        return text
+    return text + "."
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _module_of(path: str) -> str:
+    if path.startswith("python/"):
+        path = path[len("python/") :]
+    if path.endswith("/__init__.py"):
+        path = path[: -len("/__init__.py")]
+    elif path.endswith(".py"):
+        path = path[:-3]
+    return path.replace("/", ".")

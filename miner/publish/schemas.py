@@ -51,6 +51,7 @@ from miner.model import (
     Analysis,
     AudienceName,
     CommitInfo,
+    Condition,
     Error,
     ExampleFix,
     Excerpt,
@@ -334,6 +335,33 @@ def _counts() -> Schema:
     return obj(properties, description="What was mined: files, sites and errors.")
 
 
+def _condition() -> Schema:
+    """A reach condition (:meth:`miner.model.Condition.to_json`): a constant,
+    an ``and`` / ``or`` of conditions, or an atom."""
+    kinds = list(get_args(typing.get_type_hints(Condition)["kind"]))
+    return {
+        "description": doc(Condition),
+        "type": "object",
+        "oneOf": [
+            obj(
+                {
+                    "op": {"enum": ["true", "false", "and", "or"]},
+                    "args": {"type": "array", "items": ref("Condition"), "minItems": 2},
+                },
+                required=("op",),
+            ),
+            obj(
+                {
+                    "atom": STRING,
+                    "negated": {"type": "boolean"},
+                    "kind": {"enum": kinds},
+                    "text": STRING,
+                }
+            ),
+        ],
+    }
+
+
 def _tool() -> Schema:
     return obj({"name": {"const": "raise-miner"}, "version": STRING})
 
@@ -425,7 +453,7 @@ RECORD_SCHEMAS = ("site", "analysis", "error", "manifest")
 
 
 #: ``$defs`` entries that are no record type: name -> builder.
-PLAIN_DEFS = {"Counts": _counts}
+PLAIN_DEFS = {"Counts": _counts, "Condition": _condition}
 
 
 def definition(name: str) -> Schema:

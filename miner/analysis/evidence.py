@@ -1,0 +1,230 @@
+"""Why an error is raised, in the code's own words: comments, docstrings and help texts, cited.
+
+:func:`quotes` gathers, for one site, the short quotes a card can cite with
+``path:line``, nearest first:
+
+1. the comment on the raise line and the comment block just above it;
+2. the comment blocks just above each of its guards and early exits, the
+   innermost first (all read from ``Site.excerpt``: no file is read again);
+3. the help text of each setting the condition reads (``Option.help``);
+4. the docstrings of the functions the condition calls (``is_x_available()``);
+5. the enclosing function's and class's docstrings;
+6. the docstring of a repository-defined exception class;
+7. when none of these is found, the module's docstring.
+
+Every quote is one sentence (cut at a word boundary when long), never a
+whole docstring; comments that are code (``# x = f(y)``), linter pragmas and
+rulers are left out.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from miner.analysis.config import Option
+from miner.analysis.exceptions import ExceptionInfo
+from miner.model import Guard, Site, shorten
+
+#: Longest quote, in characters.
+QUOTE_WIDTH = 180
+
+_PRAGMA = re.compile(
+    r"^(?:noqa|type:|pragma|fmt:|pylint:|isort:|mypy:|ruff:|nosec|pyright:|-\*-|!/)", re.I
+)
+_RULER = re.compile(r"^[\W_]*$")
+_WORDS = re.compile(r"[A-Za-z]{2,}")
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """One cited span of the source."""
+
+    kind: str
+    """``comment``, ``call-doc``, ``help``, ``function-doc``, ``class-doc``,
+    ``exception-doc`` or ``module-doc``."""
+    text: str
+    """The sentence quoted (no surrounding quotes)."""
+    path: str
+    line: int
+    about: str = ""
+    """What the quote is attached to (``the raise``, ``the check at line 12``,
+    a flag, a function or class name)."""
+    rank: int = 0
+    """Lower is nearer to the raise."""
+
+    @property
+    def where(self) -> str:
+        """```path:line```, or ```path``` when the line is not known."""
+        return f"`{self.path}:{self.line}`" if self.line else f"`{self.path}`"
+
+
+def first_sentence(text: str, width: int = QUOTE_WIDTH) -> str:
+    """The first sentence of ``text`` (one line), cut at a word boundary."""
+    text = " ".join(text.split())
+    m = re.search(r"(?<=[a-z0-9)`'\"\]][.!?])\s+(?=[A-Z`'\"(])", text)
+    if m is not None:
+        text = text[: m.start()]
+    text = text.replace('"', "'")
+    return shorten(text, width)
+
+
+def is_code(text: str) -> bool:
+    """A comment that is commented-out code rather than prose."""
+    if len(_WORDS.findall(text)) >= 4 and not re.search(r"[=(){}\[\]]", text):
+        return False
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if not tree.body:
+        return True
+    if len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr):
+        value = tree.body[0].value
+        # a bare word or two ("# fallback") is prose; a call or an operation is code
+        return not isinstance(value, (ast.Name, ast.Constant))
+    return True
+
+
+def _comment_of(line: str) -> tuple[str, bool] | None:
+    """(comment text, whole line) of a source line, or None."""
+    stripped = line.strip()
+    if stripped.startswith("#"):
+        return stripped.lstrip("#").strip(), True
+    at = line.find("  #")
+    while at != -1:
+        before = line[:at]
+        if before.count('"') % 2 == 0 and before.count("'") % 2 == 0:
+            return line[at:].strip().lstrip("#").strip(), False
+        at = line.find("  #", at + 1)
+    return None
+
+
+def _prose(parts: Iterable[str]) -> str | None:
+    kept = [p for p in parts if p and not _PRAGMA.match(p) and not _RULER.match(p)]
+    text = " ".join(kept).strip()
+    if not text or len(_WORDS.findall(text)) < 3 or is_code(text):
+        return None
+    return text
+
+
+def comment_above(lines: dict[int, str], line: int) -> tuple[str, int] | None:
+    """The comment block ending just above ``line`` (and the trailing comment
+    on ``line`` itself when there is no block): (text, first line)."""
+    parts: list[str] = []
+    first = line
+    n = line - 1
+    while n in lines:
+        found = _comment_of(lines[n])
+        if found is None or not found[1]:
+            break
+        parts.insert(0, found[0])
+        first = n
+        n -= 1
+    text = _prose(parts)
+    if text is not None:
+        return text, first
+    found = _comment_of(lines.get(line, ""))
+    if found is not None and not found[1]:
+        text = _prose([found[0]])
+        if text is not None:
+            return text, line
+    return None
+
+
+_HEADER = re.compile(r"^\s*(?:async\s+)?(def|class)\s+(\w+)")
+
+
+def _def_line(lines: dict[int, str], name: str, keyword: str, before: int) -> int | None:
+    for n in sorted((n for n in lines if n < before), reverse=True):
+        m = _HEADER.match(lines[n])
+        if m is not None and m.group(1) == keyword and m.group(2) == name:
+            return n
+    return None
+
+
+def quotes(
+    site: Site,
+    guards: Iterable[Guard] = (),
+    options: Iterable[Option] = (),
+    exception: ExceptionInfo | None = None,
+    calls: Iterable[tuple[str, str, str, int]] = (),
+    module_doc: str | None = None,
+) -> list[Quote]:
+    """The quotes that explain ``site``, nearest first (see the module docstring).
+
+    ``guards`` are the guards and exits whose conditions the card states
+    (innermost first); ``options`` the settings its condition reads;
+    ``calls`` the functions it calls, as (name, docstring, path, line).
+    """
+    excerpt = site.excerpt
+    lines = {excerpt.start_line + i: t for i, t in enumerate(excerpt.text.split("\n"))}
+    out: list[Quote] = []
+    seen: set[str] = set()
+
+    def add(quote: Quote) -> None:
+        key = quote.text.lower()
+        if key not in seen:
+            seen.add(key)
+            out.append(quote)
+
+    found = comment_above(lines, site.line)
+    if found is not None:
+        text, line = found
+        about = "on the raise" if line == site.line else "above the raise"
+        add(Quote("comment", first_sentence(text), site.path, line, about, 0))
+    for rank, guard in enumerate(guards, start=1):
+        if guard.line >= site.line or guard.kind in ("try", "finally", "unreachable"):
+            continue
+        found = comment_above(lines, guard.line)
+        if found is not None:
+            text, line = found
+            what = "early exit" if guard.kind.startswith("exit") else "check"
+            about = f"above the {what} at line {guard.line}"
+            add(Quote("comment", first_sentence(text), site.path, line, about, rank))
+    for name, doc, path, line in calls:
+        add(Quote("call-doc", first_sentence(doc), path, line, name, 15))
+    for opt in options:
+        if opt.help and opt.help != "==SUPPRESS==":
+            name = opt.flag or f"{opt.owner}.{opt.name}"
+            add(Quote("help", first_sentence(opt.help), opt.path, opt.line, name, 20))
+    scope = site.scope.split(".<locals>.")[-1]
+    func = scope.rsplit(".", 1)[-1]
+    cls = scope.split(".")[0] if "." in scope else None
+    if site.function_doc and scope != "<module>":
+        line = _def_line(lines, func, "def", site.line) or 0
+        add(Quote("function-doc", first_sentence(site.function_doc), site.path, line, func, 30))
+    if site.class_doc and cls:
+        line = _def_line(lines, cls, "class", site.line) or 0
+        add(Quote("class-doc", first_sentence(site.class_doc), site.path, line, cls, 31))
+    if exception is not None and exception.doc:
+        add(
+            Quote(
+                "exception-doc",
+                first_sentence(exception.doc),
+                exception.path,
+                exception.line,
+                exception.name,
+                40,
+            )
+        )
+    if module_doc and not out:
+        module = site.path.removesuffix(".py").removeprefix("python/").replace("/", ".")
+        add(Quote("module-doc", first_sentence(module_doc), site.path, 0, module, 50))
+    return sorted(out, key=lambda q: q.rank)
+
+
+def help_sentence(opt: Option, value: str) -> str | None:
+    """The sentence of ``opt``'s help text that names ``value`` (quoted or as a
+    word), or None."""
+    if not opt.help:
+        return None
+    text = " ".join(opt.help.split())
+    sentences = re.split(r"(?<=[.!?;])\s+", text)
+    pattern = re.compile(rf"(?<![\w-])['\"`]?{re.escape(value)}['\"`]?(?![\w-])")
+    for part in sentences:
+        if pattern.search(part):
+            return first_sentence(part)
+    return None

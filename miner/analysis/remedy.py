@@ -1,0 +1,349 @@
+"""What the message itself tells the user to do, turned into solutions with real names.
+
+:func:`remedies` reads the literal words of an error message (placeholders as
+``{}``) and returns the advice it gives, each as a :class:`Remedy`: a sentence
+for the card's "Solutions" and, where the advice is one setting change, a
+command line for the "Example fix". Flags and environment variables are named
+only when the configuration model has them; packages only as the message
+spells them (``pip install x``).
+
+Recognized, case-insensitively, per sentence of the message:
+
+* requirements on a flag: ``--x must be ...``, ``--x is required``,
+  ``... requires --x[=v]`` (and ``requires X=v`` for a variable);
+* conflicts: two flags that are "mutually exclusive", "not compatible",
+  "incompatible", "cannot be used/combined with";
+* advice: a clause starting with "use", "pass", "set", "add", "remove", "drop",
+  "increase", "decrease", "reduce", "enable", "disable", "specify", "install",
+  "upgrade", "export", "unset", "switch to", "try", "consider", "please",
+  "run with", "launch with" (quoted as the message says it);
+* ``pip install ...`` commands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from miner.analysis.audience import named_env_vars
+from miner.analysis.config import ConfigModel, Option
+from miner.analysis.wording import code, shown, values_list
+from miner.model import ExampleFix
+
+_FLAG = r"--[A-Za-z][\w-]*[A-Za-z0-9]"
+_FLAG_RE = re.compile(rf"(?<![\w-]){_FLAG}")
+_FLAG_VALUE = re.compile(rf"(?<![\w-])({_FLAG})(?:=| )([\w.:/+-]+)")
+_ENV_VALUE = re.compile(r"(?<![\w])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=([\w.:/+-]+)")
+_ADVICE = re.compile(
+    r"(?:^|(?<=[.,;:(])\s*|(?<=[.,;:(] )|\b(?:please|try to|try|consider|instead,?|either|"
+    r"or you can|you can|you may|you should|you need to|you must|or)\s+)"
+    r"(?:use|pass|set|add|remove|drop|increase|decrease|reduce|lower|raise|enable|disable|"
+    r"specify|install|upgrade|downgrade|export|unset|switch to|run with|launch with|"
+    r"re-?run with|point|provide|choose|select|turn off|turn on|restart with|check|verify|"
+    r"ensure|make sure|reinstall|update)\b[^.;!?]*",
+    re.I,
+)
+_PIP = re.compile(r"\b(?:pip3?|uv pip) install\s+[^\s'\"`,;)]+(?:\s+[^\s'\"`,;)]+)*")
+_CONFLICT = re.compile(
+    r"mutually exclusive|not compatible|incompatible|cannot be (?:used|combined|enabled)"
+    r"(?: together)?(?: with)?|can(?:no|')t be (?:used|combined) (?:together|with)|"
+    r"conflicts? with|only one of",
+    re.I,
+)
+_MUST = re.compile(
+    rf"({_FLAG})\s+(?:value\s+)?(must|should)\s+(not\s+)?(be|have|contain|match|point to|"
+    r"divide|equal)\s+([^.;!?]*)",
+    re.I,
+)
+_REQUIRED = re.compile(rf"({_FLAG})\s+(?:is|are)\s+(?:required|mandatory|needed)", re.I)
+_REQUIRES = re.compile(
+    rf"\b(?:requires?|needs?|only supports?|supports only|must (?:use|set|pass))\s+"
+    rf"(?:the\s+)?({_FLAG}|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?:(?:=|\s)([\w.:/+-]+))?",
+    re.I,
+)
+_WORDS_AFTER = re.compile(r"^[a-z]", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Remedy:
+    """One piece of advice from the message, with real names."""
+
+    text: str
+    """A sentence for "Solutions" (Markdown)."""
+    example: ExampleFix | None = None
+    names: tuple[str, ...] = ()
+    """The flags and variables it names."""
+
+
+def sentences(words: str) -> list[str]:
+    """The message split into sentences (``{}`` kept)."""
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z\-`'\"(])|\n+", words)
+    return [" ".join(p.split()) for p in parts if p.strip()]
+
+
+def _marked(text: str, flags: Iterable[str], env: Iterable[str]) -> str:
+    """``text`` with placeholders as ``…`` and known flags, variables and pip
+    commands as code spans."""
+    text = text.replace("{}", "…").strip().rstrip(".,;:")
+    names = sorted({*flags, *env}, key=len, reverse=True)
+    spans: list[tuple[int, int]] = []
+    for m in _PIP.finditer(text):
+        spans.append((m.start(), m.end()))
+    for name in names:
+        for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?:=[\w.:/+-]+)?(?![\w-])", text):
+            if not any(s <= m.start() < e for s, e in spans):
+                spans.append((m.start(), m.end()))
+    out, last = [], 0
+    for start, end in sorted(spans):
+        if start < last:
+            continue
+        out.append(text[last:start].replace("`", "'"))
+        out.append(code(text[start:end]))
+        last = end
+    out.append(text[last:].replace("`", "'"))
+    return "".join(out).replace('"', "'")
+
+
+class Remedies:
+    """Reads messages against one configuration model."""
+
+    def __init__(self, config: ConfigModel, entry: str) -> None:
+        self.config = config
+        self.entry = entry
+        self.flags: dict[str, Option] = {}
+        for o in sorted(config.options, key=lambda o: o.deprecated_for is not None):
+            for f in o.flags:
+                self.flags.setdefault(f, o)
+        self.env = frozenset(e.name for e in config.env)
+
+    def option(self, flag: str) -> Option | None:
+        return self.flags.get(flag)
+
+    def describe(self, opt: Option) -> str:
+        """``takes `a`, `b` or `c`; default `a``` (empty when nothing is known)."""
+        parts = []
+        if opt.choices:
+            parts.append(f"takes {values_list(opt.choices)}")
+        if opt.default not in (None, "None", ""):
+            parts.append(f"default {code(shown(opt.default))}")
+        elif opt.is_bool:
+            parts.append("off by default")
+        return "; ".join(parts)
+
+    def _set(self, flag: str, value: str | None) -> tuple[str, ExampleFix] | None:
+        opt = self.option(flag)
+        if opt is None:
+            return None
+        if value and opt.choices and value not in opt.choices:
+            value = None
+        cmd = self.entry
+        if value is None and opt.is_bool:
+            return f"Pass {code(flag)}", ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag}")
+        if value is None:
+            return None
+        return (
+            f"Pass {code(f'{flag} {value}')}",
+            ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {value}"),
+        )
+
+    def remedies(self, words: str) -> list[Remedy]:
+        """The advice of a message's literal words (placeholders as ``{}``)."""
+        out: list[Remedy] = []
+        seen: set[str] = set()
+
+        def add(remedy: Remedy) -> None:
+            if remedy.text not in seen:
+                seen.add(remedy.text)
+                out.append(remedy)
+
+        for part in sentences(words):
+            flags = [f for f in _FLAG_RE.findall(part) if f in self.flags]
+            unknown = [f for f in _FLAG_RE.findall(part) if f not in self.flags]
+            env = named_env_vars(part, self.env)
+            for m in _REQUIRES.finditer(part):
+                name, value = m.group(1), m.group(2)
+                if name.startswith("--"):
+                    done = self._set(name, value)
+                    if done is not None:
+                        add(
+                            Remedy(f"{done[0]}: the message says it is required.", done[1], (name,))
+                        )
+                elif name in self.env and value:
+                    cmd = self.entry
+                    add(
+                        Remedy(
+                            f"Set {code(f'{name}={value}')}: the message says it is required.",
+                            ExampleFix("shell", f"{cmd} ...", f"{name}={value} {cmd} ..."),
+                            (name,),
+                        )
+                    )
+            for m in _REQUIRED.finditer(part):
+                opt = self.option(m.group(1))
+                if opt is not None:
+                    about = self.describe(opt)
+                    add(
+                        Remedy(
+                            f"Pass {code(m.group(1))}: the message says it is required"
+                            + (f" ({about})." if about else "."),
+                            None,
+                            (m.group(1),),
+                        )
+                    )
+            for m in _MUST.finditer(part):
+                flag = m.group(1)
+                if flag not in self.flags:
+                    continue
+                rest = _marked(m.group(5), flags, env)
+                verb = {
+                    "be": "is",
+                    "have": "has",
+                    "contain": "contains",
+                    "match": "matches",
+                    "point to": "points to",
+                    "divide": "divides",
+                    "equal": "equals",
+                }[m.group(4).lower()]
+                if m.group(3):
+                    verb = {"is": "is not", "has": "does not have"}.get(verb, "does not " + verb)
+                if rest:
+                    add(
+                        Remedy(
+                            f"Give {code(flag)} a value that {verb} {rest}, as the message asks.",
+                            None,
+                            (flag,),
+                        )
+                    )
+            if len(flags) >= 2 and _CONFLICT.search(part) and not unknown:
+                add(
+                    Remedy(
+                        f"Leave out one of {values_list(flags)}: the message says they "
+                        "cannot be used together.",
+                        None,
+                        tuple(flags),
+                    )
+                )
+            for m in _ADVICE.finditer(part):
+                clause = m.group(0).strip()
+                if len(clause.split()) < 2 or unknown and any(u in clause for u in unknown):
+                    continue
+                named = [f for f in flags if f in clause] + [v for v in env if v in clause]
+                pip = _PIP.search(clause)
+                if not named and not pip:
+                    continue
+                text = _marked(clause, flags, env)
+                example = None
+                if len(named) == 1 and named[0].startswith("--"):
+                    value = next(
+                        (
+                            v.group(2)
+                            for v in _FLAG_VALUE.finditer(clause)
+                            if v.group(1) == named[0]
+                        ),
+                        None,
+                    )
+                    done = self._set(named[0], value)
+                    example = done[1] if done else None
+                elif len(named) == 1:
+                    value_m = next(
+                        (v for v in _ENV_VALUE.finditer(clause) if v.group(1) == named[0]), None
+                    )
+                    if value_m is not None:
+                        cmd = self.entry
+                        example = ExampleFix("shell", f"{cmd} ...", f"{value_m.group(0)} {cmd} ...")
+                add(Remedy(f'Do what the message advises: "{text}".', example, tuple(named)))
+            for m in _PIP.finditer(part):
+                command = m.group(0).rstrip(".")
+                add(Remedy(f"Install what is missing: {code(command)}.", None, ()))
+        return out
+
+
+# --------------------------------------------------------------------------- requirement, reason
+
+_ASKS_FOR = re.compile(
+    r"\b(?:must|should|shall|has to|have to|needs? to|is required|are required|required|"
+    r"requires?|expects?|expected|only|at least|at most|no more than|no less than|"
+    r"divisible|multiple of|power of|equal|same|match(?:es)?|between)\b",
+    re.I,
+)
+_REFUSES = re.compile(
+    r"\b(?:not supported|unsupported|does not support|doesn't support|do not support|"
+    r"cannot|can't|can not|not allowed|invalid|not (?:a )?valid|not found|does not exist|"
+    r"doesn't exist|missing|mismatch|exceeds?|too (?:large|small|long|short|many|few|big)|"
+    r"not implemented|incompatible|not compatible|unknown|unrecognized|out of range)\b",
+    re.I,
+)
+_BECAUSE = re.compile(
+    r"\b(?:because|since|due to|as it|as the|as this|so that)\b\s+.*?(?=\.(?:\s|$)|[;!?]|$)",
+    re.I,
+)
+_LITERAL_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+def _words_in(text: str) -> int:
+    return len(_LITERAL_WORD.findall(text.replace("{}", " ")))
+
+
+class Phrases:
+    """The requirement and the reason a message states, with real names marked."""
+
+    def __init__(self, flags: Iterable[str], env: Iterable[str]) -> None:
+        self.flags = frozenset(flags)
+        self.env = frozenset(env)
+
+    def mark(self, text: str) -> str:
+        flags = [f for f in _FLAG_RE.findall(text) if f in self.flags]
+        env = named_env_vars(text, self.env)
+        return _marked(text, flags, env)
+
+    def requirement(self, words: str) -> tuple[str, str] | None:
+        """(kind, text): the sentence of the message that says what is needed
+        (``asks``), or what is refused (``refuses``); None for a message
+        without three literal words."""
+        best: tuple[int, int, str, str] | None = None
+        for i, part in enumerate(sentences(words)):
+            if _words_in(part) < 3:
+                continue
+            if _ADVICE.search(part) and not part.lower().startswith(("set of", "use of")):
+                rank, kind = 0, "advises"
+            elif _ASKS_FOR.search(part):
+                rank, kind = 1, "asks"
+            elif _REFUSES.search(part):
+                rank, kind = 2, "refuses"
+            else:
+                rank, kind = 3, "says"
+            if best is None or (rank, i) < best[:2]:
+                best = (rank, i, kind, part)
+        if best is None:
+            return None
+        return best[2], _cut(self.mark(best[3]))
+
+    def reason(self, words: str) -> str | None:
+        """The reason a message gives (a "because" clause, or a later sentence
+        or clause that explains rather than advises), or None."""
+        m = _BECAUSE.search(words)
+        if m is not None and _words_in(m.group(0)) >= 4:
+            return _cut(self.mark(m.group(0)))
+        parts = sentences(words)
+        for part in parts[1:]:
+            if _words_in(part) >= 4 and not _ADVICE.match(part) and "{}" not in part[:3]:
+                return _cut(self.mark(part))
+        for part in parts[:1]:
+            for clause in re.split(r";\s+|:\s+(?=[a-z])", part)[1:]:
+                if _words_in(clause) >= 4 and not _ADVICE.match(clause):
+                    return _cut(self.mark(clause))
+        return None
+
+
+def _cut(text: str, width: int = 200) -> str:
+    text = " ".join(text.split()).rstrip(".,;: ")
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    if space > width // 2:
+        cut = cut[:space]
+    # never leave a code span open
+    if cut.count("`") % 2:
+        cut = cut[: cut.rfind("`")].rstrip()
+    return cut.rstrip(" ,;:") + "…"

@@ -1,0 +1,190 @@
+"""The card prose, construct by construct, on small fixtures (exact sentences).
+
+Each test mines a few files in memory (no git), gathers the facts and runs
+the analysis, then checks the sentences one construct produces: an OR
+conjunct, an early exit, plain words without double negation, a flag the
+message names, a help text and a comment quoted as evidence with ``path:line``.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from test_analysis_config import DATACLASS_REPO
+
+from miner import pipeline
+from miner.analysis import analyze
+from miner.analysis.facts import collect
+from miner.analysis.wording import atom_words, negated
+from miner.extract.runner import extract_file
+from miner.model import Analysis, CommitInfo, Condition
+
+INFO = CommitInfo("repo", "acme/pkg", "v1", "a" * 40, "2026-01-01T00:00:00+00:00")
+
+
+def analyses(files: dict[str, str]) -> dict[str, Analysis]:
+    """Message (or scope for a message-less site) -> the analysis of its error."""
+    data = {p: textwrap.dedent(t).lstrip("\n").encode() for p, t in files.items()}
+    mined = [extract_file(p, "0" * 40, d) for p, d in sorted(data.items())]
+    result = pipeline.assemble(INFO, mined)
+    facts = collect(data, result.sites)
+    out = analyze(result, facts)
+    return {(e.message or e.primary.scope): out[e.error_id] for e in result.errors}
+
+
+MODULE = """
+import os
+
+from pkg.context import get_disagg
+from pkg.server_args import ServerArgs
+
+
+def load(path, cache, mode):
+    if cache is None or mode == "fast":
+        raise ValueError("no cache for this load")
+    return path
+
+
+def teacache_step(batch):
+    enable_teacache = batch.enable_teacache
+    if not enable_teacache:
+        return False
+    raise NotImplementedError("teacache is not supported yet for this model")
+
+
+def pick(x):
+    if x is not None and not x.ready:
+        raise RuntimeError("the picked item is not ready")
+
+
+def check_pages(server_args, pages):
+    if pages < 2:
+        raise ValueError("Too few pages: --cache-strategy must be extra or extra_lazy")
+    return pages
+
+
+def build(ctx):
+    # Host-pool backups keep only full-attention pages,
+    # so recurrent state would be lost on retraction.
+    if get_disagg().retraction_backup == "host_pool":
+        if ctx.is_hybrid_ssm:
+            raise ValueError("Host-pool retraction does not support hybrid models.")
+    return ctx
+
+
+def workers():
+    if os.environ.get("PKG_THREADS") == "0":
+        raise RuntimeError("no workers: try increasing PKG_THREADS or set PKG_THREADS=4")
+"""
+
+FILES = {**DATACLASS_REPO, "pkg/ops.py": MODULE}
+
+
+def cards() -> dict[str, Analysis]:
+    return analyses(FILES)
+
+
+def test_or_conjunct_is_told_as_any_of() -> None:
+    card = cards()["no cache for this load"]
+    assert '- any of: `cache` is `None`; `mode == "fast"` (line 8)' in card.trigger
+    assert card.what_it_means is not None
+    assert 'this is raised when any of: `cache` is `None`; `mode == "fast"`.' in (
+        card.what_it_means
+    )
+    assert card.solutions[0] == (
+        'It is not raised when all of `cache` is not `None` and `mode != "fast"`.'
+    )
+    assert card.condition_text == 'cache is None or mode == "fast"'
+    assert card.condition is not None and card.condition.to_json()["op"] == "or"
+
+
+def test_early_exit_is_said_as_such() -> None:
+    card = cards()["teacache is not supported yet for this model"]
+    assert card.trigger == (
+        "Raised at `pkg/ops.py:17` in `teacache_step`, when:\n\n"
+        "- `enable_teacache` is true: the code returns early at line 15 otherwise "
+        "(`if not enable_teacache: return False`)"
+    )
+    assert card.what_it_means is not None
+    assert card.what_it_means.startswith(
+        "In `teacache_step`, this is raised only when `enable_teacache` is true."
+    )
+    assert (
+        "The values it tests are set in the function: "
+        "`enable_teacache = batch.enable_teacache` at line 14." in card.what_it_means
+    )
+    assert "every time" not in card.trigger
+
+
+def test_plain_words_never_negate_twice() -> None:
+    card = cards()["the picked item is not ready"]
+    assert "- `x` is not `None` (line 21)" in card.trigger
+    assert "- `x.ready` is false (line 21)" in card.trigger
+    assert card.solutions[0] == (
+        "It is not raised when any one of these holds: `x` is `None`; `x.ready` is true."
+    )
+    text = " ".join([card.trigger, card.what_it_means or "", *card.solutions])
+    assert "not (not" not in text and "does not hold" not in text
+    assert card.example_fix is not None
+    assert card.example_fix.after.endswith("x is None or x.ready")
+
+
+def test_words_of_single_atoms() -> None:
+    def atom(text: str, negated_: bool = False, shown: str | None = None) -> Condition:
+        return Condition("atom", atom=text, negated=negated_, shown=shown or text)
+
+    assert atom_words(atom("x is None")) == "`x` is `None`"
+    assert atom_words(atom("x is None", True, "x is not None")) == "`x` is not `None`"
+    enable = atom("self.enable_x", True, "not self.enable_x")
+    assert atom_words(enable) == "`self.enable_x` is false"
+    assert atom_words(atom("isinstance(x, int)", True, "not isinstance(x, int)")) == (
+        "`x` is not an instance of `int`"
+    )
+    assert atom_words(atom("a < b", True, "a >= b")) == "`a >= b`"
+    assert atom_words(atom("a < b", True, "not (a < b)")) == "`a >= b`"
+    assert atom_words(atom("os.path.exists(p)", True, "not os.path.exists(p)")) == (
+        "the path `p` does not exist"
+    )
+    assert negated(atom("x is None")).shown == "x is not None"
+    assert negated(atom("x", True, "not x")).shown == "x"
+
+
+def test_message_named_flag_is_linked_and_used() -> None:
+    card = cards()["Too few pages: --cache-strategy must be extra or extra_lazy"]
+    assert card.trigger.endswith(
+        "- `pages < 2` (line 26)\n\n"
+        "The message names `--cache-strategy`: takes `auto`, `none`, `extra` or `extra_lazy`; "
+        "default `auto` (defined at `pkg/server_args.py:23`)."
+    )
+    assert card.solutions[0] == (
+        "Give `--cache-strategy` a value that is extra or extra_lazy, as the message asks."
+    )
+    assert "No flag or environment variable is involved" not in card.trigger
+
+
+def test_message_named_variable_and_its_advice() -> None:
+    card = cards()["no workers: try increasing PKG_THREADS or set PKG_THREADS=4"]
+    assert "the environment variable `PKG_THREADS` is `0`" in card.trigger
+    assert 'Do what the message advises: "set `PKG_THREADS=4`".' in card.solutions or any(
+        "`PKG_THREADS=4`" in s for s in card.solutions
+    )
+    assert card.example_fix is not None
+
+
+def test_help_text_and_comment_quoted_with_path_and_line() -> None:
+    card = cards()["Host-pool retraction does not support hybrid models."]
+    meaning = card.what_it_means or ""
+    assert meaning.startswith(
+        "You get this with `--retraction-backup host_pool` when `ctx.is_hybrid_ssm` is true, "
+        "in `build`."
+    )
+    assert (
+        'The comment above the check at line 34 (`pkg/ops.py:32`) says: "Host-pool backups '
+        'keep only full-attention pages, so recurrent state would be lost on retraction."'
+    ) in meaning
+    assert '`--retraction-backup` is described as "Backup." (`pkg/server_args.py:' in meaning
+    assert card.solutions[0].startswith("Set `--retraction-backup` to `cpu_tensor`")
+    assert card.solutions[1] == (
+        "It is not raised when `ctx.is_hybrid_ssm` is false. The message names what is "
+        'refused: "Host-pool retraction does not support hybrid models".'
+    )
