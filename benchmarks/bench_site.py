@@ -18,7 +18,8 @@ from pathlib import Path
 
 from miner.lookup import LookupIndex
 from miner.model import group_errors
-from miner.publish.html import load_diffs, load_result, write_site
+from miner.publish.html import load_diffs, write_site
+from miner.publish.records import read_mined
 
 PASTES = (
     "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>",
@@ -35,14 +36,16 @@ def timed(label: str, func, *args, **kwargs):
 
 
 def main(out: Path) -> None:
-    result, manifest = timed("load records", load_result, out)
+    published = timed("load records", read_mined, out)
+    result, manifest = published.result, published.manifest
     print(f"errors: {len(result.errors)}, sites: {len(result.sites)}")
     dest = Path(tempfile.mkdtemp(prefix="bench-site-"))
     try:
-        kwargs = {"counts": manifest["counts"], "diffs": load_diffs(out)}
-        stats = timed("site, fresh", write_site, result, dest, **kwargs)
+        args = (result, dest, published.analyses, manifest["counts"])
+        kwargs = {"diffs": load_diffs(out)}
+        stats = timed("site, fresh", write_site, *args, **kwargs)
         print(f"  {stats['written']} files, {stats['bytes'] / 2**20:.1f} MiB")
-        stats = timed("site, unchanged", write_site, result, dest, **kwargs)
+        stats = timed("site, unchanged", write_site, *args, **kwargs)
         print(f"  {stats['written']} files rewritten")
     finally:
         shutil.rmtree(dest)
