@@ -117,6 +117,7 @@ def card_facts(
         "class_doc": site.class_doc,
         "function_doc": site.function_doc,
         "guards": [g.describe() for g in site.guards],
+        "condition": analysis.condition_text,
         "links": list(analysis.evidence),
         "settings": settings,
         "environment": env,

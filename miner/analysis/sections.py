@@ -961,11 +961,13 @@ class Writer:
 
     def resolved_to(self, opt: Option, values: list[str]) -> list[tuple[str, str, int]]:
         """Where the argument handling stores one of ``values`` into ``opt``'s setting."""
-        return [
+        found = [
             (r.value, r.path, r.line)
             for r in self.facts.resolved.get(opt.name, ())
             if r.value in values
         ]
+        # the general handlers (``arg_groups/overrides.py``) before the per-model ones
+        return sorted(found, key=lambda f: (f[1].count("/"), f[1], f[2]))
 
     def option_fix(self, opt: Option, cond: Setting, prefix: str = "") -> Fix | None:
         """How to make ``cond`` (what the error needs) false for ``opt``; a
@@ -1026,11 +1028,12 @@ class Writer:
                     f"resolved at start-up and may become {values_list(values)}."
                 )
             if stored:
-                value, path, line = stored[0]
+                value = stored[0][0]
+                where = ", ".join(f"`{path}:{line}`" for _, path, line in stored[:2])
                 keep = f"its default {code(default)}" if default is not None else "its default"
                 text += (
                     f" Leaving the flag out may not help: the argument handling may set it to "
-                    f"{code(value)} itself at start-up (`{path}:{line}`), for example from {keep}."
+                    f"{code(value)} itself at start-up ({where}), for example from {keep}."
                 )
             text = _close(text) if text else ""
             before = f"{cmd} ... {flag} {values[0]}"
