@@ -101,6 +101,10 @@ CARD_FIELDS = (
     "example_fix",
     "related",
     "author",
+    # shown through the trigger and the audience line, not as sections of their own
+    "condition",
+    "condition_text",
+    "audience_rule",
 )
 #: Fewer errors than this are rendered in the calling process.
 PARALLEL_MIN = 500
