@@ -703,8 +703,10 @@ def _bindings(root: ast.FunctionDef | ast.AsyncFunctionDef, walker: _Walker) -> 
         if isinstance(node, (ast.Lambda, *_COMPREHENSIONS)):
             continue
         if not _bind_assignment(node, bind, value):
+            # an import binds a module or a class; the other statements, a value
+            imported = isinstance(node, ast.Import | ast.ImportFrom)
             for name in _names_bound(node):
-                found[name].append(other if name not in _imported(node) else Binding("class"))
+                found[name].append(Binding("class") if imported else other)
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
     return found
 
@@ -736,15 +738,6 @@ def _bind_assignment(
     else:
         return False
     return True
-
-
-def _imported(node: ast.AST) -> set[str]:
-    """Names an import statement binds (bound as classes: a module or an import)."""
-    if isinstance(node, ast.Import):
-        return {alias.asname or alias.name.split(".")[0] for alias in node.names}
-    if isinstance(node, ast.ImportFrom):
-        return {alias.asname or alias.name for alias in node.names if alias.name != "*"}
-    return set()
 
 
 def _names_bound(node: ast.AST) -> list[str]:
