@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -1004,6 +1005,7 @@ def mine_config(index: SourceIndex) -> ConfigModel:
             if head[:1].isupper():
                 defaults_from.add(head)
     class_fields: dict[str, set[str]] = {}
+    field_defaults: dict[tuple[str, str, str], str | None] = {}
     pending: list[tuple[ast.ClassDef, str]] = []
     for path in _dataclass_candidates(index, argparse_paths, defaults_from):
         tree = index.tree(path)
@@ -1022,6 +1024,8 @@ def mine_config(index: SourceIndex) -> ConfigModel:
             every = _loops_over_fields(cls)
             class_sizes.append((len(fields), cls.name, path))
             class_fields[cls.name] = class_fields.get(cls.name, set()) | {f.name for f in fields}
+            for f in fields:
+                field_defaults.setdefault((path, cls.name, f.name), f.default)
             pending.append((cls, path))
             for f in fields:
                 if (f.name, path) in explicit:
@@ -1044,7 +1048,8 @@ def mine_config(index: SourceIndex) -> ConfigModel:
                         default=f.default,
                         choices=f.choices,
                         help=f.help,
-                        action=f.action or ("store_true" if f.type == "bool" and flags else None),
+                        action=f.action
+                        or ("store_true" if _is_bool_type(f.type) and flags else None),
                         namespace=f.namespace,
                     )
                 )
@@ -1059,7 +1064,16 @@ def mine_config(index: SourceIndex) -> ConfigModel:
                     o = Option(**{**_asdict(o), "owner": name})
                     break
         owned.append(o)
-    options = [Option(**{**_asdict(o), "module": index.module_name(o.path)}) for o in owned]
+    options = [
+        Option(
+            **{
+                **_asdict(o),
+                "module": index.module_name(o.path),
+                "default": _class_default(o, field_defaults),
+            }
+        )
+        for o in owned
+    ]
     for cls, path in pending:
         finder = _DerivedFinder(index, class_fields.get(cls.name, set()))
         derived.extend(_derived_for_class(cls, path, class_fields.get(cls.name, set()), finder))
@@ -1077,6 +1091,35 @@ def mine_config(index: SourceIndex) -> ConfigModel:
         accessors=tuple(accessors),
         entry_point=_entry_point(index, classes[0] if classes else None, primary_path),
     )
+
+
+def _class_default(
+    o: Option, field_defaults: Mapping[tuple[str, str, str], str | None]
+) -> str | None:
+    """``default=ServerArgs.nnodes`` -> the field's own default (``1``).
+
+    The class is looked up in the option's file first, then by name when one
+    arguments dataclass alone has that name and field; otherwise the text stays.
+    """
+    default = o.default
+    if not default or default.count(".") != 1:
+        return default
+    head, name = default.split(".")
+    if (o.path, head, name) in field_defaults:
+        found = field_defaults[(o.path, head, name)]
+        return found if found is not None else default
+    matches = [v for (_, cls, field), v in field_defaults.items() if (cls, field) == (head, name)]
+    if len(matches) == 1 and matches[0] is not None:
+        return matches[0]
+    return default
+
+
+def _is_bool_type(annotation: str | None) -> bool:
+    """``bool``, ``Optional[bool]`` or ``bool | None``: a switch once the
+    dataclass is turned into flags (the wrappers unwrap ``Optional`` first, as
+    SGLang's ``add_cli_args_from_dataclass`` does in ``arg_groups/arg_utils.py``)."""
+    text = (annotation or "").replace(" ", "")
+    return text in ("bool", "Optional[bool]", "bool|None", "None|bool", "typing.Optional[bool]")
 
 
 def _asdict(o: Option) -> dict[str, Any]:

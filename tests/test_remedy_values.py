@@ -1,0 +1,137 @@
+"""The values a message gives its flags, switches of ``Optional[bool]`` fields,
+``default=Cls.field`` defaults, and ``startswith`` in words.
+
+Each case is a defect the golden set found on SGLang v0.5.19 cards
+(``--disable-radix-cache because``, ``--speculative-eagle-topk 1.``,
+``--enable-lora VALUE``, a default printed as ``ServerArgs.nnodes``,
+"startss with"), rebuilt on a small fixture.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from miner.analysis.code import SourceIndex
+from miner.analysis.config import Option, mine_config
+from miner.analysis.remedy import Remedies, flag_value
+from miner.analysis.wording import atom_words
+from miner.model import Condition
+
+ARGS = """\
+import argparse
+import dataclasses
+from typing import Annotated, Optional
+
+A = Annotated
+
+
+def add_cli_args_from_dataclass(parser, cls):
+    pass
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    enable_lora: A[Optional[bool], "Enable LoRA."] = None
+    disable_radix_cache: A[bool, "Disable the radix cache."] = False
+    eagle_topk: A[int, "Top-k of EAGLE."] = 4
+    nnodes: int = 1
+
+    @staticmethod
+    def add_cli_args(parser):
+        add_cli_args_from_dataclass(parser, ServerArgs)
+        parser.add_argument("--nnodes", type=int, default=ServerArgs.nnodes, help="Nodes.")
+"""
+
+
+def config():
+    index = SourceIndex({"pkg/__init__.py": b"", "pkg/server_args.py": ARGS.encode()})
+    return mine_config(index)
+
+
+def test_optional_bool_field_is_a_switch() -> None:
+    lora = config().option("enable_lora")
+    assert lora is not None and lora.flags == ("--enable-lora",)
+    assert lora.is_bool and lora.action == "store_true"
+
+
+def test_default_naming_a_class_field_is_that_fields_default() -> None:
+    nnodes = next(o for o in config().options if o.flags == ("--nnodes",))
+    assert nnodes.source == "argparse"
+    assert nnodes.default == "1"
+
+
+def test_word_after_a_switch_is_not_its_value() -> None:
+    remedies = Remedies(config(), "python -m pkg.launch_server")
+    out = remedies.remedies(
+        "--prefill-only requires --disable-radix-cache because the cache indexes freed slots."
+    )
+    texts = [r.text for r in out]
+    assert "Pass `--disable-radix-cache`: the message says it is required." in texts
+    assert not any("because`" in t for t in texts)
+    fix = out[0].example
+    assert fix is not None and fix.after == "python -m pkg.launch_server ... --disable-radix-cache"
+
+
+def test_sentence_end_is_not_part_of_a_value() -> None:
+    remedies = Remedies(config(), "python -m pkg.launch_server")
+    texts = [r.text for r in remedies.remedies("EAGLE with a tree requires --eagle-topk 1.")]
+    assert "Pass `--eagle-topk 1`: the message says it is required." in texts
+
+
+@pytest.mark.parametrize(
+    ("sep", "token", "value"),
+    [
+        (" ", "because", None),
+        (" ", "so", None),
+        (" ", "1.", "1"),
+        (" ", "-1", "-1"),
+        (" ", "/tmp/x", "/tmp/x"),
+        ("=", "fast", "fast"),
+        ("=", "fast.", "fast"),
+        (" ", "to", None),
+    ],
+)
+def test_flag_value(sep: str, token: str, value: str | None) -> None:
+    opt = Option(name="x", flags=("--x",), owner="A", path="a.py", line=1, source="argparse")
+    assert flag_value(opt, sep, token) == value
+
+
+def test_flag_value_of_a_switch_and_of_choices() -> None:
+    switch = Option(
+        name="x",
+        flags=("--x",),
+        owner="A",
+        path="a.py",
+        line=1,
+        source="argparse",
+        action="store_true",
+    )
+    assert flag_value(switch, "=", "1") is None
+    mode = Option(
+        name="m",
+        flags=("--m",),
+        owner="A",
+        path="a.py",
+        line=1,
+        source="argparse",
+        choices=("fast", "safe"),
+    )
+    assert flag_value(mode, " ", "safe") == "safe"
+    assert flag_value(mode, " ", "when") is None
+
+
+def test_startswith_in_words() -> None:
+    test = 'cfg.device.startswith("cuda")'
+    assert ast.parse(test, mode="eval")
+    starts = Condition("atom", atom=test, negated=False, shown=test)
+    assert atom_words(starts) == '`cfg.device` starts with `"cuda"`'
+    not_starts = Condition("atom", atom=test, negated=True, shown="not " + test)
+    assert atom_words(not_starts) == '`cfg.device` does not start with `"cuda"`'
+
+
+def test_decimal_point_does_not_end_the_requirement() -> None:
+    remedies = Remedies(config(), "python -m pkg.launch_server")
+    texts = [r.text for r in remedies.remedies("--eagle-topk should be in range (0, 1.0].")]
+    assert texts == ["Give `--eagle-topk` a value that is in range (0, 1.0], as the message asks."]
