@@ -5,7 +5,7 @@ primary site it is found by, the error id and audience it must have, a note of
 what a reviewer verified in the source of the tag (path:line), and the facts a
 correct card states, written as regexes per card section (``facts``), fixes and
 names that must not be there (``absent``), and the defects the current card has
-(``defect``: the correct fact, its test marked ``xfail(strict=True)`` with the
+(``defects``: the correct fact, its test marked ``xfail(strict=True)`` with the
 reason, so fixing the card turns it into an unexpected pass that asks for the
 mark to go).
 
@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 from golden.cards_v0519 import CARDS as TABLE
+from golden.cards_v0519 import drop, is_, off, on, pass_, set_
 
 TAG = "v0.5.19"
 SUBSYSTEMS = (
@@ -212,7 +213,7 @@ def _rendered(out: Path, error_id: str) -> Rendered:
 
 @pytest.fixture(scope="module")
 def release(mined_release):
-    """(MineResult, output folder) of the release, with errors by site."""
+    """(MineResult, output folder) of the release, mined once per session."""
     result, out = mined_release(TAG)
     return result, out
 
@@ -345,3 +346,28 @@ def test_checker_reads_sections_and_reports_each_wrong_fact(tmp_path: Path) -> N
         "solutions (markdown) has /`--y because`/: '`--y because`'",
         "audience is 'internal', not 'user-setting'",
     ]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matches", "misses"),
+    [
+        (on("--x"), ["`--x` is on", "`--x` is set (a non-empty value)"], ["`--x` is off"]),
+        (off("--x"), ["`--x` is off (not given)", "`--x` is not given"], ["`--x` is on"]),
+        (
+            is_("--x", "a"),
+            ["`--x` is `a` (line 3)", "`--x=a`"],
+            ["`--x` is not `a`", "`--xy` is `a`"],
+        ),
+        (pass_("--x"), ["2. Pass `--x`. Its help says", "add `--x`"], ["Drop `--x`", "`--x`"]),
+        (drop("--x"), ["Drop `--x`: it is off", "leave `--x` out"], ["Pass `--x`"]),
+        (
+            set_("--x", "1"),
+            ["Set `--x` to `1`.", "Pass `--x 1`", "use `--x=1`"],
+            ["Set `--x` to `10`", "Set `--y` to `1`"],
+        ),
+    ],
+)
+def test_fact_patterns(pattern: str, matches: list[str], misses: list[str]) -> None:
+    """The table's flag patterns accept rewordings of a fact, not another fact."""
+    assert all(re.search(pattern, text) for text in matches)
+    assert not any(re.search(pattern, text) for text in misses)

@@ -27,7 +27,45 @@ passing, a wrong flag, value or fix fails them.
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+# Regexes for the common facts about a flag, tolerant of rewording (one line each).
+
+
+def on(flag: str) -> str:
+    """``flag`` is stated as on / set / given."""
+    return rf"`{flag}` (is |are )?(on|set|given|enabled|passed|true)\b"
+
+
+def off(flag: str) -> str:
+    """``flag`` is stated as off / not given / unset."""
+    return rf"`{flag}` (is |are )?(off|not (given|set|passed)|unset|disabled|false)\b"
+
+
+def is_(flag: str, value: str) -> str:
+    """``flag`` is stated to have ``value``."""
+    v = re.escape(value)
+    return rf"`{flag}`\s+(is|=|equals|set to)\s+`{v}`|`{flag}[ =]{v}`"
+
+
+def pass_(flag: str) -> str:
+    """A fix that passes ``flag``."""
+    return rf"(?i)\b(pass|add|give|set|use)\s+`{flag}`"
+
+
+def drop(flag: str) -> str:
+    """A fix that drops ``flag``."""
+    return (
+        rf"(?i)(\b(drop|remove|omit|unset|without)\s+`{flag}`|\bleave\s+`{flag}`\s+(out|unset|off))"
+    )
+
+
+def set_(flag: str, value: str) -> str:
+    """A fix that sets ``flag`` to ``value``."""
+    v = re.escape(value)
+    return rf"(?i)\b(set|pass|use|give)\b[^\n]*`{flag}(`\s*(to\s+)?`| |=){v}\b"
+
 
 CARDS: tuple[dict[str, Any], ...] = (
     # ------------------------------------------------------------ scheduler
@@ -212,11 +250,11 @@ CARDS: tuple[dict[str, Any], ...] = (
         ),
         facts={
             "when": (
-                r"`--disaggregation-decode-retraction-backup` is `host_pool`",
+                is_("--disaggregation-decode-retraction-backup", "host_pool"),
                 r"`ctx\.is_hybrid_ssm` is true",
             ),
             "solutions": (
-                r"`--disaggregation-decode-retraction-backup` to `cpu_tensor`",
+                set_("--disaggregation-decode-retraction-backup", "cpu_tensor"),
                 r"(?i)leave `--disaggregation-decode-retraction-backup` out",
             ),
             "example_before": (r"--disaggregation-decode-retraction-backup host_pool",),
@@ -237,6 +275,23 @@ CARDS: tuple[dict[str, Any], ...] = (
                     "what": (
                         r"kv_cache_builder\.py:15[34]",
                         r"recurrent state",
+                    ),
+                },
+            ),
+            dict(
+                reason=(
+                    "the fix 'leave the option out' only quotes the help ('inferred from the "
+                    "decode KV pool'); it does not say what it resolves to for this model: "
+                    "`cpu_tensor`, since supports_host_pool is false for a model with SSM state "
+                    "(kv_cache_builder.py:153-178; issue 12 acceptance)"
+                ),
+                must={
+                    "solutions": (
+                        (
+                            r"(?i)leave `--disaggregation-decode-retraction-backup` out"
+                            r"[^\n]*`cpu_tensor`"
+                        ),
+                        r"kv_cache_builder\.py:1[5-7]\d",
                     ),
                 },
             ),
@@ -261,10 +316,10 @@ CARDS: tuple[dict[str, Any], ...] = (
                     r"`--mamba-radix-cache-strategy` is one of `extra_buffer` "
                     r"or `extra_buffer_lazy`"
                 ),
-                r"`--disable-radix-cache` is off",
+                off("--disable-radix-cache"),
             ),
             "solutions": (
-                r"`--mamba-radix-cache-strategy` to `no_buffer`",
+                set_("--mamba-radix-cache-strategy", "no_buffer"),
                 r"[Pp]ass `--disable-radix-cache`",
                 r"`auto`",
                 r"overrides\.py:591",
@@ -278,6 +333,35 @@ CARDS: tuple[dict[str, Any], ...] = (
                     r"[^\n.]*to use its default"
                 ),
             ),
+        },
+    ),
+    dict(
+        id="a76034867a809d39",
+        subsystem="memory pool",
+        audience="user-setting",
+        message="Host-pool retraction does not support pure-SWA models.",
+        site="python/sglang/srt/mem_cache/registry.py:156",
+        verified=(
+            "registry.py:152-156: with host_pool, a Mamba model raises first (:153-154), then a "
+            "hybrid-SWA model with no full-attention tokens (full_tokens_per_layer == 0) raises; "
+            "when the option is omitted kv_cache_builder.py:145-180 picks host_pool only for an "
+            "SWAKVPool with full_tokens_per_layer > 0, else cpu_tensor, so omitting it works too"
+        ),
+        facts={
+            "when": (
+                is_("--disaggregation-decode-retraction-backup", "host_pool"),
+                r"`ctx\.is_hybrid_ssm` is false",
+                r"`ctx\.is_hybrid_swa` is true",
+                r"`ctx\.full_tokens_per_layer == 0`",
+            ),
+            "solutions": (
+                set_("--disaggregation-decode-retraction-backup", "cpu_tensor"),
+                r"(?i)leave `--disaggregation-decode-retraction-backup` out",
+            ),
+            "example_after": (r"--disaggregation-decode-retraction-backup cpu_tensor",),
+        },
+        absent={
+            "solutions": (r"--disaggregation-decode-retraction-backup host_pool",),
         },
     ),
     # ------------------------------------------------------------ server args
@@ -330,13 +414,13 @@ CARDS: tuple[dict[str, Any], ...] = (
         ),
         facts={
             "when": (
-                r"`--enable-hisparse` is on",
-                r"`--disable-radix-cache` is off",
+                on("--enable-hisparse"),
+                off("--disable-radix-cache"),
                 r"is_deepseek_dsa",
             ),
             "solutions": (
-                r"Pass `--disable-radix-cache`",
-                r"Drop `--enable-hisparse`",
+                pass_("--disable-radix-cache"),
+                drop("--enable-hisparse"),
             ),
             "example_before": (r"--enable-hisparse",),
         },
@@ -358,14 +442,14 @@ CARDS: tuple[dict[str, Any], ...] = (
         ),
         facts={
             "when": (
-                r"`--prefill-only-disable-kv-cache` is on",
-                r"`--is-embedding` is on",
-                r"`--chunked-prefill-size` is `-1`",
-                r"`--disable-radix-cache` is off",
+                on("--prefill-only-disable-kv-cache"),
+                on("--is-embedding"),
+                is_("--chunked-prefill-size", "-1"),
+                off("--disable-radix-cache"),
             ),
             "solutions": (
-                r"Pass `--disable-radix-cache`",
-                r"Drop `--prefill-only-disable-kv-cache`",
+                pass_("--disable-radix-cache"),
+                drop("--prefill-only-disable-kv-cache"),
             ),
         },
         defects=(
@@ -401,10 +485,10 @@ CARDS: tuple[dict[str, Any], ...] = (
             "resolve to extra_buffer"
         ),
         facts={
-            "when": (r"`--enable-linear-replayssm` is on",),
+            "when": (on("--enable-linear-replayssm"),),
             "solutions": (
                 r"`--mamba-radix-cache-strategy no_buffer`",
-                r"Drop `--enable-linear-replayssm`",
+                drop("--enable-linear-replayssm"),
             ),
         },
         absent={
@@ -448,14 +532,14 @@ CARDS: tuple[dict[str, Any], ...] = (
         ),
         facts={
             "when": (
-                r"`--disaggregation-decode-retraction-backup` is `host_pool`",
-                r"`--disaggregation-mode` is `decode`",
-                r"`--enable-priority-scheduling` is on",
-                r"`--disable-priority-preemption` is off",
+                is_("--disaggregation-decode-retraction-backup", "host_pool"),
+                is_("--disaggregation-mode", "decode"),
+                on("--enable-priority-scheduling"),
+                off("--disable-priority-preemption"),
             ),
             "solutions": (
-                r"Pass `--disable-priority-preemption`",
-                r"Drop `--enable-priority-scheduling`",
+                pass_("--disable-priority-preemption"),
+                drop("--enable-priority-scheduling"),
             ),
         },
         defects=(
@@ -485,8 +569,8 @@ CARDS: tuple[dict[str, Any], ...] = (
         ),
         facts={
             "when": (
-                r"`--disaggregation-mode` is `prefill`",
-                r"`--disaggregation-transfer-backend` is `fake`",
+                is_("--disaggregation-mode", "prefill"),
+                is_("--disaggregation-transfer-backend", "fake"),
             ),
             "solutions": (
                 r"`--disaggregation-transfer-backend` to another of its choices[^\n]*`mooncake`",
@@ -522,11 +606,11 @@ CARDS: tuple[dict[str, Any], ...] = (
         ),
         facts={
             "when": (
-                r"`--encoder-only` is on",
-                r"`--language-only` is on",
+                on("--encoder-only"),
+                on("--language-only"),
             ),
             "solutions": (
-                r"Drop `--language-only`",
+                drop("--language-only"),
                 r"`--encoder-only`",
             ),
         },
@@ -543,12 +627,12 @@ CARDS: tuple[dict[str, Any], ...] = (
         ),
         facts={
             "when": (
-                r"`--enable-prefix-mm-cache` is on",
-                r"`--encoder-only` is off",
+                on("--enable-prefix-mm-cache"),
+                off("--encoder-only"),
             ),
             "solutions": (
-                r"Pass `--encoder-only`",
-                r"Drop `--enable-prefix-mm-cache`",
+                pass_("--encoder-only"),
+                drop("--enable-prefix-mm-cache"),
             ),
         },
         defects=(
@@ -578,13 +662,13 @@ CARDS: tuple[dict[str, Any], ...] = (
         ),
         facts={
             "when": (
-                r"`--speculative-use-rejection-sampling` is on",
+                on("--speculative-use-rejection-sampling"),
                 r"`--speculative-eagle-topk` is not `1`",
                 r"`--speculative-algorithm` is one of `EAGLE` or `EAGLE3`",
             ),
             "solutions": (
-                r"Set `--speculative-eagle-topk` to `1`",
-                r"Drop `--speculative-use-rejection-sampling`",
+                set_("--speculative-eagle-topk", "1"),
+                drop("--speculative-use-rejection-sampling"),
             ),
         },
         defects=(
@@ -612,10 +696,10 @@ CARDS: tuple[dict[str, Any], ...] = (
         ),
         facts={
             "when": (
-                r"`--speculative-draft-model-path` is not given",
-                r"`--enable-dp-attention` is off",
+                off("--speculative-draft-model-path"),
+                off("--enable-dp-attention"),
             ),
-            "solutions": (r"Pass `--speculative-draft-model-path`",),
+            "solutions": (pass_("--speculative-draft-model-path"),),
         },
         defects=(
             dict(
@@ -913,7 +997,7 @@ CARDS: tuple[dict[str, Any], ...] = (
         facts={
             "when": (
                 r"`--enable-cfg-parallel`",
-                r"`--num-gpus` is `1`",
+                is_("--num-gpus", "1"),
             ),
             "solutions": (r"`--enable-cfg-parallel`",),
         },
@@ -958,11 +1042,11 @@ CARDS: tuple[dict[str, Any], ...] = (
         ),
         facts={
             "when": (
-                r"`--dist-init-addr` is not given",
+                off("--dist-init-addr"),
                 r"`--nnodes`",
                 r"self\.nnodes > 1",
             ),
-            "solutions": (r"Pass `--dist-init-addr`",),
+            "solutions": (pass_("--dist-init-addr"),),
         },
         defects=(
             dict(
@@ -1033,7 +1117,7 @@ CARDS: tuple[dict[str, Any], ...] = (
         ),
         facts={
             "when": (
-                r"`--lora-target-modules` is set",
+                on("--lora-target-modules"),
                 '"all" in cfg\\.lora_target_modules',
                 r"`--enable-lora`",
             ),
@@ -1073,7 +1157,7 @@ CARDS: tuple[dict[str, Any], ...] = (
             "only values given through the Python API reach it from outside argparse"
         ),
         facts={
-            "when": (r"`--max-lora-chunk-size` is given",),
+            "when": (on("--max-lora-chunk-size"),),
             "solutions": (
                 r"`--max-lora-chunk-size`[^\n]*power of 2 between 16 and 128",
                 r"`16`",
@@ -1118,7 +1202,7 @@ CARDS: tuple[dict[str, Any], ...] = (
         ),
         facts={
             "when": (
-                r"`--max-loaded-loras` is given",
+                on("--max-loaded-loras"),
                 r"`--max-loras-per-batch`",
             ),
             "solutions": (r"`--max-loaded-loras`",),
@@ -1167,7 +1251,7 @@ CARDS: tuple[dict[str, Any], ...] = (
                 r"lora_manager\.py:571",
             ),
             "solutions": (
-                r"Pass `--lora-paths`",
+                pass_("--lora-paths"),
                 r"`--max-lora-rank`",
                 r"`--lora-target-modules`",
             ),
@@ -1313,7 +1397,7 @@ CARDS: tuple[dict[str, Any], ...] = (
                     "offers --no-enable-tp-lm-head-all-to-all, the opt-out its help names"
                 ),
                 must={
-                    "when": (r"`--enable-tp-lm-head-all-to-all` is on",),
+                    "when": (on("--enable-tp-lm-head-all-to-all"),),
                     "solutions": (r"`--no-enable-tp-lm-head-all-to-all`",),
                 },
             ),
