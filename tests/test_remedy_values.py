@@ -135,3 +135,68 @@ def test_decimal_point_does_not_end_the_requirement() -> None:
     remedies = Remedies(config(), "python -m pkg.launch_server")
     texts = [r.text for r in remedies.remedies("--eagle-topk should be in range (0, 1.0].")]
     assert texts == ["Give `--eagle-topk` a value that is in range (0, 1.0], as the message asks."]
+
+
+GEN_ARGS = """\
+import argparse
+import dataclasses
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    num_gpus: int = 1
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--num-gpus", type=int, default=ServerArgs.num_gpus)
+
+
+def prepare_server_args(argv) -> ServerArgs:
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    return ServerArgs(**vars(parser.parse_args(argv)))
+"""
+
+LAUNCH = """\
+import sys
+
+from pkg.server_args import ServerArgs
+
+if __name__ == "__main__":
+    ServerArgs()
+"""
+
+GEN_LAUNCH = """\
+import sys
+
+from pkg.gen.server_args import ServerArgs, prepare_server_args
+
+if __name__ == "__main__":
+    prepare_server_args(sys.argv[1:])
+"""
+
+
+def test_second_class_of_the_same_name_has_its_own_command() -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/server_args.py": ARGS,
+        "pkg/launch_server.py": LAUNCH,
+        "pkg/gen/__init__.py": "",
+        "pkg/gen/server_args/__init__.py": "from .server_args import ServerArgs\n",
+        "pkg/gen/server_args/server_args.py": GEN_ARGS,
+        "pkg/gen/launch_server.py": GEN_LAUNCH,
+    }
+    model = mine_config(SourceIndex({p: t.encode() for p, t in files.items()}))
+    assert model.entry_point == "pkg.launch_server"
+    gpus = next(o for o in model.options if o.flags == ("--num-gpus",))
+    assert gpus.path == "pkg/gen/server_args/server_args.py" and gpus.default == "1"
+    assert model.command_of(gpus) == "pkg.gen.launch_server"
+    lora = model.option("enable_lora")
+    assert lora is not None and model.command_of(lora) == "pkg.launch_server"
+    assert model.to_json()["entry_points"] == [
+        {
+            "class": "ServerArgs",
+            "path": "pkg/gen/server_args/server_args.py",
+            "module": "pkg.gen.launch_server",
+        }
+    ]

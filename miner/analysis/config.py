@@ -221,11 +221,16 @@ class ConfigModel:
     (call name, namespace) with ``""`` for the whole object."""
     entry_point: str | None = None
     """``python -m <module>`` that parses the primary arguments class, if found."""
+    entry_points: tuple[tuple[str, str, str], ...] = ()
+    """(class, path, module) for the other arguments classes whose command was
+    found: ``python -m <module>`` parses that class (a second ``ServerArgs`` of
+    another file, such as a diffusion server's)."""
     _by_name: dict[str, tuple[Option, ...]] = field(default_factory=dict, compare=False, repr=False)
     _derived_by_name: dict[str, tuple[Derived, ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
     _env_by_name: dict[str, EnvVar] = field(default_factory=dict, compare=False, repr=False)
+    _primary_path: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         by_name: dict[str, list[Option]] = defaultdict(list)
@@ -238,6 +243,8 @@ class ConfigModel:
             if self.classes and opt.owner == self.classes[0]:
                 sizes[opt.path] += 1
         main = max(sorted(sizes), key=lambda p: sizes[p]) if sizes else None
+        if main is not None:
+            self._primary_path.append(main)
         for name, opts in by_name.items():
             opts.sort(
                 key=lambda o: (
@@ -261,6 +268,21 @@ class ConfigModel:
     @property
     def primary(self) -> str | None:
         return self.classes[0] if self.classes else None
+
+    @property
+    def primary_path(self) -> str | None:
+        """The file holding most options of the primary class."""
+        return self._primary_path[0] if self._primary_path else None
+
+    def command_of(self, opt: Option) -> str | None:
+        """The module whose ``python -m`` parses ``opt``: the entry point for the
+        primary class, the class's own for another, else None (not found)."""
+        if opt.owner == self.primary and opt.path in (self.primary_path, None):
+            return self.entry_point
+        for cls, path, module in self.entry_points:
+            if (cls, path) == (opt.owner, opt.path):
+                return module
+        return None
 
     def option(self, name: str) -> Option | None:
         """The best option storing ``name`` (primary class first, aliases last)."""
@@ -288,6 +310,9 @@ class ConfigModel:
         return {
             "classes": list(self.classes),
             "entry_point": self.entry_point,
+            "entry_points": [
+                {"class": c, "path": p, "module": m} for c, p, m in self.entry_points
+            ],
             "accessors": [{"call": c, "namespace": ns} for c, ns in self.accessors],
             "options": [o.to_json() for o in self.options],
             "derived": [d.to_json() for d in self.derived],
@@ -929,9 +954,15 @@ def _accessors(
     return sorted(out)
 
 
-def _entry_point(index: SourceIndex, primary: str | None, class_path: str | None) -> str | None:
+def _entry_point(
+    index: SourceIndex, primary: str | None, class_path: str | None, *, imported: bool = False
+) -> str | None:
     """``python -m <module>`` of the shortest ``__main__`` module that parses the
-    primary arguments class (names it, or a function of its module returning it)."""
+    primary arguments class (names it, or a function of its module returning it).
+
+    With ``imported``, the module must also import the class's own module by
+    its dotted name: two classes may share a name (``ServerArgs``).
+    """
     if primary is None or class_path is None:
         # plain argparse: the shortest ``__main__`` module that adds arguments
         mains = [
@@ -951,6 +982,8 @@ def _entry_point(index: SourceIndex, primary: str | None, class_path: str | None
     for path in index.grep(b"__main__"):
         data = index.files[path]
         if path == class_path or "/test" in path or "bench" in path:
+            continue
+        if imported and not _imports_module(data, index.module_name(class_path)):
             continue
         if any(re.search(rb"\b" + m.encode() + rb"\b", data) for m in makers):
             module = index.module_name(path)
@@ -1090,7 +1123,39 @@ def mine_config(index: SourceIndex) -> ConfigModel:
         classes=tuple(classes),
         accessors=tuple(accessors),
         entry_point=_entry_point(index, classes[0] if classes else None, primary_path),
+        entry_points=tuple(_other_entry_points(index, class_sizes[1:], options)),
     )
+
+
+def _imports_module(data: bytes, module: str) -> bool:
+    """Whether ``data`` imports ``module`` or from it, or from its package
+    (``from pkg.server_args import ServerArgs`` for ``pkg/server_args/server_args.py``
+    re-exported by the package)."""
+    names = [module]
+    if "." in module:
+        names.append(module.rsplit(".", 1)[0])
+    alternatives = b"|".join(re.escape(n.encode()) for n in names)
+    pattern = rb"(?m)^\s*(?:from\s+(?:" + alternatives + rb")\s+import\b|import\s+" + (
+        re.escape(module.encode()) + rb"\b)"
+    )
+    return re.search(pattern, data) is not None
+
+
+def _other_entry_points(
+    index: SourceIndex, others: list[tuple[int, str, str]], options: list[Option]
+) -> list[tuple[str, str, str]]:
+    """(class, path, module) of the arguments classes after the primary one
+    that own flags and whose ``__main__`` module was found (it imports the
+    class's module and names the class or a function returning it)."""
+    flagged = {(o.owner, o.path) for o in options if o.flags}
+    out = []
+    for _, cls, path in others:
+        if (cls, path) not in flagged:
+            continue
+        module = _entry_point(index, cls, path, imported=True)
+        if module is not None:
+            out.append((cls, path, module))
+    return out
 
 
 def _class_default(

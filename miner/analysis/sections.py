@@ -953,8 +953,12 @@ class Writer:
 
     def entry(self, opt: Option | None) -> str:
         """The command line that parses ``opt`` (the primary entry point by default)."""
-        if opt is not None and (opt.owner != self.config.primary or not self.config.entry_point):
-            return _run(opt.module, opt.path)
+        if opt is not None:
+            command = self.config.command_of(opt)
+            if command is not None:
+                return _run(command, "")
+            if opt.owner != self.config.primary or not self.config.entry_point:
+                return _run(opt.module, opt.path)
         if self.config.entry_point:
             return _run(self.config.entry_point, "")
         return "python your_program.py"
