@@ -200,3 +200,36 @@ def test_second_class_of_the_same_name_has_its_own_command() -> None:
             "module": "pkg.gen.launch_server",
         }
     ]
+
+
+OPS = """
+from pkg.context import get_server_args
+
+
+def check_strategy():
+    if get_server_args().cache_strategy == "legacy":
+        raise ValueError("--cache-strategy=legacy is deprecated. Use --cache-strategy=extra.")
+    if get_server_args().cache_strategy == "none":
+        raise ValueError("--cache-strategy=none is gone. Use --cache-strategy=extra_lazy.")
+"""
+
+
+def test_message_advice_with_a_value_leads_and_gives_the_example() -> None:
+    from test_analysis_config import DATACLASS_REPO
+    from test_analysis_prose import analyses
+
+    cards = analyses({**DATACLASS_REPO, "pkg/ops.py": OPS})
+    gone = cards["--cache-strategy=none is gone. Use --cache-strategy=extra_lazy."]
+    assert gone.solutions[0] == (
+        'Do what the message advises: "Use `--cache-strategy=extra_lazy`".'
+    )
+    assert gone.example_fix is not None
+    assert gone.example_fix.after.endswith("--cache-strategy extra_lazy")
+    # ``legacy`` is not among the flag's choices: no command line can pass it
+    legacy = cards["--cache-strategy=legacy is deprecated. Use --cache-strategy=extra."]
+    assert any(
+        "The command line does not accept `legacy` for `--cache-strategy`" in s
+        for s in legacy.solutions
+    )
+    assert legacy.example_fix is not None
+    assert "legacy" not in legacy.example_fix.before

@@ -1039,6 +1039,15 @@ class Writer:
                     f" Leaving the flag out may not help: the argument handling may set it to "
                     f"{code(value)} itself at start-up ({where}), for example from {keep}."
                 )
+            if choices and not any(v in choices for v in values):
+                # The command line refuses the failing value before this check:
+                # it can only come from the Python API or from code setting it.
+                text = (_close(text) + " " if text else "") + (
+                    f"The command line does not accept {values_list(values)} for {code(flag)} "
+                    "(not among its choices): the value comes from the Python API or from "
+                    "code that sets it."
+                )
+                return Fix(text)
             text = _close(text) if text else ""
             before = f"{cmd} ... {flag} {values[0]}"
             if safe:
@@ -1221,8 +1230,13 @@ class Writer:
                     )
                     fixed.add(term)
         used = {n for f in fixes for n in re.findall(r"--[\w-]+|\b[A-Z][A-Z0-9_]{3,}\b", f.text)}
+        # The message's own advice with a value to pass (``Use --x=v``) is the
+        # fix its authors meant: it leads, and its example is the card's.
+        advised = [Fix(m.text, m.example) for m in r.remedies if m.example is not None]
+        fixes[:0] = advised
         for remedy in r.remedies:
-            fixes.append(Fix(remedy.text, remedy.example))
+            if remedy.example is None:
+                fixes.append(Fix(remedy.text, remedy.example))
             used.update(remedy.names)
         for name in r.named:
             if name in used or any(code(name) in f.text for f in fixes):
