@@ -233,3 +233,31 @@ def test_message_advice_with_a_value_leads_and_gives_the_example() -> None:
     )
     assert legacy.example_fix is not None
     assert "legacy" not in legacy.example_fix.before
+
+
+ROLES = """
+from pkg.context import get_server_args
+
+
+def handle():
+    if get_server_args().dtype == "half":
+        return
+    if get_server_args().dtype == "auto":
+        if get_server_args().cache_strategy == "none":
+            raise ValueError("An auto dtype does not support no cache")
+"""
+
+
+def test_implied_exit_is_dropped_and_the_innermost_check_is_fixed_first() -> None:
+    from test_analysis_config import DATACLASS_REPO
+    from test_analysis_prose import analyses
+
+    card = analyses({**DATACLASS_REPO, "pkg/ops.py": ROLES})[
+        "An auto dtype does not support no cache"
+    ]
+    assert "`--dtype` is not `half`" not in card.trigger
+    assert "- `--dtype` is `auto` (line 7)" in card.trigger
+    assert "- `--cache-strategy` is `none` (line 8)" in card.trigger
+    assert card.solutions[0].startswith("Set `--cache-strategy` to ")
+    assert card.example_fix is not None
+    assert card.example_fix.before.endswith("--cache-strategy none")

@@ -85,6 +85,41 @@ MAX_WAYS = 6
 _NOT_CONDITIONS = frozenset({"try", "finally", "try-else", "with", "async with"})
 
 
+def _setting_test(term: Term) -> tuple[tuple[str, str], str, frozenset[str]] | None:
+    """(setting, op, values) of a one-atom term comparing a setting with literals."""
+    if term.cond.op != "atom" or len(term.parts) != 1:
+        return None
+    clause = term.parts[0].clause
+    if clause is None or clause.read is None:
+        return None
+    cond = clause.condition
+    if cond.op not in ("==", "in", "!=", "not in") or not cond.values:
+        return None
+    return (clause.read.kind, clause.read.target), cond.op, frozenset(cond.values)
+
+
+def _without_implied(terms: tuple[Term, ...]) -> tuple[Term, ...]:
+    """The terms without a ``x != a`` (or ``x not in S``) that a ``x == b`` (or
+    ``x in T``) of the same setting implies (no value of T in {a} or S): "is
+    not `decode`" says nothing once "is `prefill`" holds."""
+    equal: dict[tuple[str, str], list[frozenset[str]]] = {}
+    for term in terms:
+        test = _setting_test(term)
+        if test is not None and test[1] in ("==", "in"):
+            equal.setdefault(test[0], []).append(test[2])
+    kept = []
+    for term in terms:
+        test = _setting_test(term)
+        if (
+            test is not None
+            and test[1] in ("!=", "not in")
+            and any(not (values & test[2]) for values in equal.get(test[0], ()))
+        ):
+            continue
+        kept.append(term)
+    return tuple(kept)
+
+
 def _run(module: str | None, path: str) -> str:
     """``python -m module`` when the module path is importable, else ``python path``."""
     if module and all(part.isidentifier() for part in module.split(".")):
@@ -245,7 +280,7 @@ class Writer:
             for c in shown_reach.condition.conjuncts()
             if c.op not in ("true", "false")
         )
-        terms = tuple(dict.fromkeys(terms))
+        terms = _without_implied(tuple(dict.fromkeys(terms)))
         parts = [p for t in terms for p in t.parts]
         options: list[Option] = []
         for part in parts:
@@ -1199,7 +1234,12 @@ class Writer:
         site, error = r.site, r.error
         fixes: list[Fix] = []
         fixed: set[Term] = set()
-        for term in r.terms:
+        # The innermost check first: it is the one that tells this error apart
+        # (an outer ``if mode == "prefill"`` only places it).
+        innermost = sorted(
+            r.terms, key=lambda t: -(t.origin.line if t.origin is not None else 0)
+        )
+        for term in innermost:
             if not term.linked or self.raises(r, term.origin):
                 continue  # the other way out of that exit is another error
             if term.cond.op == "atom":
