@@ -261,3 +261,39 @@ def test_implied_exit_is_dropped_and_the_innermost_check_is_fixed_first() -> Non
     assert card.solutions[0].startswith("Set `--cache-strategy` to ")
     assert card.example_fix is not None
     assert card.example_fix.before.endswith("--cache-strategy none")
+
+
+HOOK = """
+from pkg.context import get_server_args
+
+
+def declare_late_resolution(args, source, **fields):
+    pass
+
+
+def check_args(server_args):
+    if server_args.model_path:
+        if server_args.disable_radix_cache is None:
+            declare_late_resolution(server_args, "check_args", disable_radix_cache=True)
+
+
+def build():
+    if get_server_args().disable_radix_cache:
+        raise ValueError("radix cache needed for this build")
+"""
+
+
+def test_switch_turned_on_by_the_argument_handling_is_said() -> None:
+    from test_analysis_config import DATACLASS_REPO
+    from test_analysis_prose import analyses
+
+    files = {**DATACLASS_REPO, "pkg/args_hook.py": HOOK}
+    card = analyses(files)["radix cache needed for this build"]
+    assert any(
+        s.startswith("Drop `--disable-radix-cache`: it is off by default.")
+        and s.endswith(
+            "Leaving it out may not help: the argument handling sets it to `True` itself "
+            "at start-up in some cases (`pkg/args_hook.py:11`)."
+        )
+        for s in card.solutions
+    ), card.solutions

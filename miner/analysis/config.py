@@ -1317,9 +1317,10 @@ def mine_resolutions(index: SourceIndex, config: ConfigModel) -> dict[str, tuple
 
     Read from the files defining the arguments classes and from files or
     folders about arguments (``arg_groups/``, ``*_args.py``): assignments
-    ``o["x"] = v`` / ``o.x = v`` and dict literals ``{"x": v}`` with a literal
-    ``v``. This says which values a setting may be given at start-up besides
-    what the user passed (``auto`` resolved to ``extra_buffer``), not when.
+    ``o["x"] = v`` / ``o.x = v``, dict literals ``{"x": v}`` and keyword
+    arguments ``f(..., x=v)`` with a literal ``v``. This says which values a
+    setting may be given at start-up besides what the user passed (``auto``
+    resolved to ``extra_buffer``), not when.
     """
     names = {o.name for o in config.options if o.flags and o.owner in config.classes[:1]}
     if not names:
@@ -1340,6 +1341,13 @@ def mine_resolutions(index: SourceIndex, config: ConfigModel) -> dict[str, tuple
                     (k.value, v, k.lineno)
                     for k, v in zip(node.keys, node.values, strict=True)
                     if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value in names
+                ]
+            elif isinstance(node, ast.Call):
+                # ``declare_late_resolution(args, "hook", enable_lora=True)``
+                pairs = [
+                    (k.arg, k.value, k.value.lineno)
+                    for k in node.keywords
+                    if k.arg is not None and k.arg in names
                 ]
             for name, value, line in pairs:
                 if name is None or not isinstance(value, ast.Constant):

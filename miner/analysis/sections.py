@@ -1008,6 +1008,18 @@ class Writer:
         # the general handlers (``arg_groups/overrides.py``) before the per-model ones
         return sorted(found, key=lambda f: (f[1].count("/"), f[1], f[2]))
 
+    def _turned_on(self, opt: Option) -> str:
+        """`` Leaving it out may not help: ...`` when the argument handling stores
+        a true literal into ``opt``'s setting itself (empty otherwise)."""
+        stored = self.resolved_to(opt, ["True", "1"])
+        if not stored:
+            return ""
+        where = ", ".join(f"`{path}:{line}`" for _, path, line in stored[:2])
+        return (
+            " Leaving it out may not help: the argument handling sets it to "
+            f"{code(stored[0][0])} itself at start-up in some cases ({where})."
+        )
+
     def option_fix(self, opt: Option, cond: Setting, prefix: str = "") -> Fix | None:
         """How to make ``cond`` (what the error needs) false for ``opt``; a
         ``prefix`` (for a link by name only) leads the sentence."""
@@ -1111,8 +1123,10 @@ class Writer:
                 )
                 text = f"Drop {code(flag)}: it is off by default{also}."
                 text += self._help_of(opt).replace("Its help says", "Dropping it gives up")
-                return Fix(_close(text), ExampleFix("shell", f"{cmd} ... {flag}", f"{cmd} ..."))
+                text = _close(text) + self._turned_on(opt)
+                return Fix(text, ExampleFix("shell", f"{cmd} ... {flag}", f"{cmd} ..."))
             text = f"Leave {code(flag)} unset (default {code(shown(opt.default))})."
+            text += self._turned_on(opt)
             return Fix(text, ExampleFix("shell", f"{cmd} ... {flag} VALUE", f"{cmd} ..."))
         if cond.op == "falsy":
             if opt.is_bool:
