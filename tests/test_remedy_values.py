@@ -297,3 +297,25 @@ def test_switch_turned_on_by_the_argument_handling_is_said() -> None:
         )
         for s in card.solutions
     ), card.solutions
+
+
+NEEDS = """
+from pkg.context import get_server_args
+
+
+def prefill_only():
+    if not get_server_args().disable_radix_cache:
+        raise ValueError("prefill-only mode requires --disable-radix-cache because slots are freed")
+"""
+
+
+def test_advice_and_guard_fix_of_the_same_flag_are_said_once() -> None:
+    from test_analysis_config import DATACLASS_REPO
+    from test_analysis_prose import analyses
+
+    card = analyses({**DATACLASS_REPO, "pkg/ops.py": NEEDS})[
+        "prefill-only mode requires --disable-radix-cache because slots are freed"
+    ]
+    passing = [s for s in card.solutions if s.startswith("Pass `--disable-radix-cache`")]
+    assert passing == ['Pass `--disable-radix-cache`. Its help says: "Disable the radix cache."']
+    assert card.solutions[0] == passing[0]

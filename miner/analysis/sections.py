@@ -1286,7 +1286,19 @@ class Writer:
         used = {n for f in fixes for n in re.findall(r"--[\w-]+|\b[A-Z][A-Z0-9_]{3,}\b", f.text)}
         # The message's own advice with a value to pass (``Use --x=v``) is the
         # fix its authors meant: it leads, and its example is the card's.
-        advised = [Fix(m.text, m.example) for m in r.remedies if m.example is not None]
+        # A fix of a guard with the same example as the advice says it with the
+        # flag's help: that one leads instead of the advice.
+        advised: list[Fix] = []
+        for m in r.remedies:
+            if m.example is None:
+                continue
+            same = next(
+                (f for f in fixes if f.example is not None and f.example.after == m.example.after),
+                None,
+            )
+            if same is not None:
+                fixes.remove(same)
+            advised.append(same or Fix(m.text, m.example))
         fixes[:0] = advised
         for remedy in r.remedies:
             if remedy.example is None:
