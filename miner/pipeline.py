@@ -339,7 +339,8 @@ def republish_site(out: Path, dest: Path, *, jobs: int | None = None) -> tuple[i
     with ``site`` (of a release site, ``miner history``: the same bytes as
     its ``site/``, every release's errors with their histories,
     :func:`miner.publish.records.read_release`). Returns the number of
-    errors and the site's counts.
+    errors documented (of a release site: with those of older releases)
+    and the site's counts.
 
     A ``dest`` inside ``out`` (``out/site`` by default) is published with
     ``out`` as a whole; any other ``dest`` on its own, with its own lock.
@@ -374,7 +375,8 @@ def republish_site(out: Path, dest: Path, *, jobs: int | None = None) -> tuple[i
             stats = html.write_site(
                 result, dest, analyses, counts, diffs=diffs, jobs=jobs, release=release
             )
-    return len(published.result.errors), stats
+    older = len(release.retired) if release is not None else 0
+    return len(published.result.errors) + older, stats
 
 
 def diff_commits(

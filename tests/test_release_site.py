@@ -14,6 +14,7 @@ from conftest import add_commit
 from sample_repo import RELEASE_FILES, RETIRED_MESSAGE, add_releases
 
 from miner import pipeline
+from miner.publish.cards import card_ref
 
 LINK = re.compile(r'(?:href|src)="([^"]+)"')
 
@@ -183,3 +184,56 @@ def test_miner_site_renders_a_release_folder_again_the_same(documented, tmp_path
         }
 
     assert tree(again) == tree(out / "site")
+
+
+#: Raised by v0.5.16 at python/sglang/srt/constrained/reasoner_grammar_backend.py:246
+#: and by no later release (issue 13, paste kind 5; ``git -C $RAISE_MINER_CORPUS grep -n
+#: "must encode to exactly one token" v0.5.16`` shows the message's second line, 248).
+THINK_END = (
+    "think_end_token '{reasoning_parser.detector.think_end_token}' must encode to exactly "
+    "one token for constrained reasoning."
+)
+
+
+@pytest.mark.integration
+def test_release_site_of_two_sglang_releases(corpus, tmp_path) -> None:
+    """v0.5.16 and v0.5.17 of the release repository (each mined once into
+    the commit store, ``$RAISE_MINER_CACHE``): every id of either release has
+    its page, a retired error its card with its history and its search row."""
+    out = tmp_path / "site"
+    run = pipeline.document_releases(
+        str(corpus), ["v0.5.16", "v0.5.17"], out, slug="sgl-project/sglang"
+    )
+    site = out / "site"
+    history = json.loads((out / "history.json").read_text())
+    ids = {i for record in history["errors"] for i in record["ids"]}
+    assert len(ids) == run.errors + run.retired
+    records = {i: json.loads((site / "api" / "errors" / f"{i}.json").read_text()) for i in ids}
+    pages: dict[str, str] = {}
+    for error_id, record in records.items():
+        ref = card_ref(error_id, record["module"], record["audience"], ".html")
+        page, _, anchor = ref.partition("#")
+        if page not in pages:
+            pages[page] = (site / page).read_text()
+        assert not anchor or f'id="{anchor}"' in pages[page], ref
+    (think,) = [i for i, r in records.items() if r["message"] == THINK_END]
+    record = records[think]
+    assert record["sites"][0]["path"] == "python/sglang/srt/constrained/reasoner_grammar_backend.py"
+    assert record["sites"][0]["line"] == 246
+    assert (record["history"]["seen"], record["history"]["present"]) == (["v0.5.16"], False)
+    card = (site / "errors" / f"{think}.html").read_text()
+    assert (
+        '<p class="notice retired"><strong>Retired.</strong> Retired in v0.5.17: v0.5.17 does not '
+        "raise it; the last release that raised it is v0.5.16."
+    ) in card
+    assert '<span class="verb">Removed in</span> <code>v0.5.17</code>: this card' in card
+    assert (
+        "https://github.com/sgl-project/sglang/blob/v0.5.16/python/sglang/srt/constrained/"
+        "reasoner_grammar_backend.py#L246"
+    ) in card
+    diff_page = (site / "diffs" / "v0.5.16..v0.5.17.html").read_text()
+    assert f'<a href="../errors/{think}.html">think_end_token' in diff_page
+    data = (site / "search-data.js").read_text().split(" = ", 1)[1].rstrip(";\n")
+    docs = {d[0]: d for d in json.loads(data)["docs"]}
+    assert docs[think][9] == "retired in v0.5.17"
+    assert len(docs) == len(ids)

@@ -463,3 +463,19 @@ def test_cards_rendered_by_worker_processes_are_the_same(sample, tmp_path: Path,
     monkeypatch.setattr("miner.publish.html.PARALLEL_MIN", 0)
     publish_site(mined, tmp_path / "two", jobs=2)
     assert tree(tmp_path / "one") == tree(tmp_path / "two")
+
+
+def test_a_guard_outside_the_excerpt_is_not_a_broken_anchor(make_repo, tmp_path: Path) -> None:
+    """A guard far above its raise is outside the excerpt: its line is named,
+    not linked to an anchor the page does not have."""
+    body = "".join(f"        y{n} = {n}\n" for n in range(30))
+    raise_line = '        raise ValueError("--flag must be set when x is given")\n'
+    source = f"def f(x):\n    if x:\n{body}{raise_line}"
+    repo = make_repo({"pkg/server_args.py": source}, tag="v1")
+    mined = mine_and_analyze(str(repo), "v1", slug="sgl-project/sglang", link_ref="v1")
+    (error,) = mined.result.errors
+    assert error.primary.line == 33 and error.primary.excerpt.start_line > 2
+    publish_site(mined, tmp_path / "site")
+    page = (tmp_path / "site" / "errors" / f"{error.error_id}.html").read_text()
+    assert '<li><code>x</code> <span class="line">line 2</span></li>' in page
+    assert 'href="#L-2"' not in page

@@ -3,8 +3,12 @@
 Layout under the site folder (``<out>/site`` by default), every link relative
 so it works from ``file://`` and from any static host::
 
-    index.html                 the user-facing errors (filters, sorting), the
-                               other audiences' pages with counts, search box
+    index.html                 search box; the user-facing errors by module
+                               with counts, the other audiences' pages with
+                               counts; a release site's releases and diffs
+    all.html                   every user-facing error in one table (filters,
+                               sorting, a page of rows at a time: table.js)
+    modules/<module>.html      the user-facing errors of one module
     errors/<error_id>.html     the card of each user-facing error
     <audience>/<module>.html   internal checks, abstract stubs, test-suite and
                                script errors: an entry per error, anchor
@@ -31,9 +35,17 @@ wrote, what this one does not write (pages of errors that are gone) is
 removed, nothing else.
 
 Release diffs: any ``<out>/diffs/*.json`` holding an object is published as a
-page (``diffs/<stem>.html``) and as JSON; lists of objects in it are shown as
-tables, an ``error_id`` linked to its card. That is the hook for the diff
-stage: it writes its JSON there and the site picks it up.
+page (``diffs/<stem>.html``) and as JSON; a diff record of ``miner diff``
+(:func:`diff_view`) is shown as tables of removed, added, changed and moved
+errors by module, the changed aspects as before and after, every error id
+with a page here linked to it. That is the hook for the diff stage: it
+writes its JSON there and the site picks it up.
+
+A release site (:class:`ReleaseView`, from ``miner history`` / ``release``)
+is the newest release's site plus every id an older release raised: each
+gets its card or entry, rendered from the last commit that raised it and
+marked retired or superseded (:func:`retirement`), every card and entry a
+History section (:func:`history_view`), and the search data their rows.
 """
 
 from __future__ import annotations
