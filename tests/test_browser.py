@@ -316,7 +316,9 @@ def test_diff_page_links_resolve(release_page, releases_site: Path, tmp_path: Pa
         "#changed pre.before, #changed pre.after", "els => els.map(e => e.textContent)"
     ) == ["--tp-size must be positive", "--tp-size must be a positive integer"]
     p.screenshot(path=str(artifacts(tmp_path) / "diff-page.png"), full_page=True)
-    hrefs = p.eval_on_selector_all("main table.changes a", "els => els.map(a => a.href)")
+    hrefs = p.eval_on_selector_all(
+        "main table.changes a:not(.permalink)", "els => els.map(a => a.href)"
+    )
     assert len(hrefs) == 3  # removed; changed: old and new
     for href in hrefs:
         p.goto(href)

@@ -129,6 +129,11 @@ def test_diff_pages_link_the_cards_of_both_releases(documented) -> None:
         '<pre class="before">--tp-size must be positive</pre>'
         '<pre class="after">--tp-size must be a positive integer</pre>'
     ) in page
+    # each side's place links its source at its release
+    assert (
+        '<a class="permalink" href="https://github.com/sgl-project/sglang/blob/v1/pkg/'
+        'server_args.py#L5">pkg/server_args.py:5</a> in <code>check</code> (v1)'
+    ) in page
     moved = (site / "diffs" / "v2..v3.html").read_text()
     assert '<pre class="before">check</pre><pre class="after">validate</pre>' in moved
     index = (site / "index.html").read_text()

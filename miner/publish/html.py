@@ -538,13 +538,27 @@ def aspect_rows(change: Mapping[str, Any]) -> list[dict[str, str]]:
     return rows
 
 
+def _source_url(commit: Any, error: Any) -> str | None:
+    """The GitHub link of a diff side's primary site, from the diff's commit
+    record (``slug``, ``link_ref``) and the side's ``path`` and ``line``; None
+    for a local repository or a record without them."""
+    if not isinstance(commit, Mapping) or not isinstance(error, Mapping):
+        return None
+    slug, ref = commit.get("slug"), commit.get("link_ref") or commit.get("sha")
+    path, line = error.get("path"), error.get("line")
+    if not (isinstance(slug, str) and "/" in slug and ref and path and isinstance(line, int)):
+        return None
+    return f"https://github.com/{slug}/blob/{ref}/{path}#L{line}"
+
+
 def diff_view(data: Mapping[str, Any]) -> dict[str, Any]:
     """A release diff's JSON (``miner diff``, schema 2) laid out for its page:
     the ``old`` and ``new`` commits, and per kind of change with a count or
     changes a section ``{"key", "title", "count", "listed", "modules":
     [(module, [change, ...])]}`` (``listed``: the changes the record lists;
     unchanged errors are counted, not listed) where each change keeps its
-    record and adds ``aspect_rows`` (:func:`aspect_rows`). A record of
+    record and adds ``aspect_rows`` (:func:`aspect_rows`) and the GitHub
+    links of its two sides, ``old_url`` and ``new_url`` (None without). A record of
     another shape gives no sections (the page then links its JSON only)."""
     found = data.get("changes")
     changes: list[Mapping[str, Any]] = (
@@ -562,6 +576,8 @@ def diff_view(data: Mapping[str, Any]) -> dict[str, Any]:
             side = change.get("new") or change.get("old") or {}
             entry = dict(change)
             entry["aspect_rows"] = aspect_rows(change)
+            for name in ("old", "new"):
+                entry[f"{name}_url"] = _source_url(data.get(name), change.get(name))
             modules.setdefault(str(side.get("module", "")), []).append(entry)
         sections.append(
             {
