@@ -277,8 +277,8 @@ def test_search_finds_a_retired_error_and_its_card(release_page, tmp_path: Path)
     p.wait_for_url(f"**/{shown[0]['href']}")
     assert p.text_content("h1") == RETIRED_MESSAGE  # the <b> stays text
     assert p.text_content("p.notice.retired") == (
-        "Retired. Retired in v2: v3 does not raise it; the last release that raised it is v1. "
-        "This card is the error as v1 raised it, kept for readers of older releases."
+        "Retired in v2. v3 does not raise this error; the last release that raised it is v1, "
+        "and this card shows it as v1 raised it, for readers of older releases."
     )
     events = p.eval_on_selector_all("#history ol.history li", "els => els.map(e => e.textContent)")
     assert [e.split(":")[0] for e in events] == [
@@ -299,7 +299,10 @@ def test_history_links_the_cards_of_other_releases(release_page) -> None:
     p.click("#history a >> text=the card as v1 raised it")
     p.wait_for_load_state()
     assert p.text_content("h1") == "--tp-size must be positive"
-    assert "Superseded." in p.text_content("p.notice.superseded")
+    assert p.text_content("p.notice.superseded").startswith(
+        "Superseded in v2. This is the error as v1 raised it; it changed in v2 and has a newer "
+        "id since. The card of the current error:"
+    )
     p.click("p.notice.superseded a")
     p.wait_for_load_state()
     assert p.text_content("h1") == "--tp-size must be a positive integer"

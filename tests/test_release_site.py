@@ -87,8 +87,11 @@ def test_history_sections_and_notices(documented) -> None:
 
     old = (site / "errors" / f"{old_id}.html").read_text()
     assert (
-        '<p class="notice superseded"><strong>Superseded.</strong> This is the error as v1' in old
-    )
+        '<p class="notice superseded"><strong>Superseded in v2.</strong> This is the error as v1 '
+        "raised it; it changed in v2 and has a newer id since."
+    ) in old
+    section = old.split('<section id="history">')[1].split("</section>")[0]
+    assert "<p>Superseded in v2: the error changed and has a newer id since.</p>" in section
     assert (
         f'The card of the current error: <a href="{new_id}.html">'
         "--tp-size must be a positive integer</a>"
@@ -97,8 +100,11 @@ def test_history_sections_and_notices(documented) -> None:
 
     gone = (site / "errors" / f"{retired_id}.html").read_text()
     assert (
-        '<p class="notice retired"><strong>Retired.</strong> Retired in v2: v3 does not raise it; '
-        "the last release that raised it is v1."
+        '<p class="notice retired"><strong>Retired in v2.</strong> v3 does not raise this error; '
+        "the last release that raised it is v1, and this card shows it as v1 raised it"
+    ) in gone
+    assert (
+        "<p>Retired in v2: v3 does not raise it; the last release that raised it is v1.</p>"
     ) in gone
     assert '<span class="verb">Removed in</span> <code>v2</code>: this card' in gone
     assert "&lt;b&gt;here&lt;/b&gt;" in gone and "<b>here</b>" not in gone
@@ -228,8 +234,9 @@ def test_release_site_of_two_sglang_releases(corpus, tmp_path) -> None:
     assert (record["history"]["seen"], record["history"]["present"]) == (["v0.5.16"], False)
     card = (site / "errors" / f"{think}.html").read_text()
     assert (
-        '<p class="notice retired"><strong>Retired.</strong> Retired in v0.5.17: v0.5.17 does not '
-        "raise it; the last release that raised it is v0.5.16."
+        '<p class="notice retired"><strong>Retired in v0.5.17.</strong> v0.5.17 does not raise '
+        "this error; the last release that raised it is v0.5.16, and this card shows it as "
+        "v0.5.16 raised it"
     ) in card
     assert '<span class="verb">Removed in</span> <code>v0.5.17</code>: this card' in card
     assert (
@@ -242,3 +249,41 @@ def test_release_site_of_two_sglang_releases(corpus, tmp_path) -> None:
     docs = {d[0]: d for d in json.loads(data)["docs"]}
     assert docs[think][9] == "retired in v0.5.17"
     assert len(docs) == len(ids)
+
+
+def test_history_view_of_an_id_superseded_then_retired() -> None:
+    """An error reworded in v2 and removed in v3: its v1 id is superseded in
+    v2, and the sentence says the error was retired later."""
+    from miner.model import History, HistoryEvent
+    from miner.publish.html import history_view, retirement_label
+
+    history = History(
+        error_id="b" * 16,
+        ids=("a" * 16, "b" * 16),
+        first_seen="v1",
+        last_seen="v2",
+        newest="v3",
+        oldest="v1",
+        seen=("v1", "v2"),
+        events=(
+            HistoryEvent("v1", "added", (), "a" * 16),
+            HistoryEvent("v2", "changed", ("message",), "b" * 16),
+            HistoryEvent("v3", "removed", (), "b" * 16),
+        ),
+    )
+    old = history_view("a" * 16, history)
+    assert old["status"] == (
+        "Superseded in v2: the error changed and has a newer id since; "
+        "that error was retired in v3."
+    )
+    assert (old["kind"], old["since"], old["later"]) == ("superseded", "v2", "retired in v3")
+    assert [(e["verb"], e["release"], e["detail"]) for e in old["events"]] == [
+        ("Added in", "v1", " (the oldest release mined: it may be older)"),
+        ("Reworded in", "v2", ": message reworded"),
+        ("Removed in", "v3", ""),
+    ]
+    assert retirement_label("a" * 16, history) == "superseded in v2"
+    assert retirement_label("b" * 16, history) == "retired in v3"
+    assert history_view("b" * 16, history)["status"] == (
+        "Retired in v3: v3 does not raise it; the last release that raised it is v2."
+    )

@@ -358,7 +358,11 @@ ASPECT_WORDS = {
 def history_view(error_id: str, history: History) -> dict[str, Any]:
     """What the History section of a card (or grouped entry) shows.
 
-    ``status``: one sentence on where the error is now; ``events``: one row
+    ``status``: one sentence on where the error is now; ``kind`` and
+    ``since``: :func:`retirement` (None for a current id); ``later``: of a
+    superseded id, what became of the error since (``retired in v3``, or "");
+    ``newest`` and ``last_seen``: the history's; ``current``: the id of its
+    current card; ``events``: one row
     per event, oldest first, ``{"release", "verb", "detail", "error_id"}``
     (``verb``: Added in, Raised again in, Reworded in, Changed in, Moved in,
     Removed in; ``error_id``: the id the error had in that release, whose
@@ -388,10 +392,12 @@ def history_view(error_id: str, history: History) -> dict[str, Any]:
             {"release": event.release, "verb": verb, "detail": detail, "error_id": event.error_id}
         )
     found = retirement(error_id, history)
+    later = ""
     if found is not None and found[0] == "superseded":
-        status = (
-            f"Superseded in {found[1]}: this is the error as an older release raised it; "
-            "the error lives on under a newer id."
+        gone = retirement(history.error_id, history)
+        later = "" if gone is None else f"{gone[0]} in {gone[1]}"
+        status = f"Superseded in {found[1]}: the error changed and has a newer id since" + (
+            f"; that error was {later}." if later else "."
         )
     elif found is not None:
         status = (
@@ -408,6 +414,10 @@ def history_view(error_id: str, history: History) -> dict[str, Any]:
     return {
         "status": status,
         "kind": None if found is None else found[0],
+        "since": None if found is None else found[1],
+        "later": later,
+        "newest": history.newest,
+        "last_seen": history.last_seen,
         "current": history.error_id,
         "events": events,
         "seen": list(history.seen),
