@@ -224,6 +224,7 @@ def test_message_advice_with_a_value_leads_and_gives_the_example() -> None:
         'Do what the message advises: "Use `--cache-strategy=extra_lazy`".'
     )
     assert gone.example_fix is not None
+    assert gone.example_fix.before.endswith("--cache-strategy none")
     assert gone.example_fix.after.endswith("--cache-strategy extra_lazy")
     # ``legacy`` is not among the flag's choices: no command line can pass it
     legacy = cards["--cache-strategy=legacy is deprecated. Use --cache-strategy=extra."]

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from miner.analysis.audience import (
     USER_FACING,
@@ -1298,7 +1298,23 @@ class Writer:
             )
             if same is not None:
                 fixes.remove(same)
-            advised.append(same or Fix(m.text, m.example))
+                advised.append(same)
+                continue
+            # the failing value, from the guard's fix of the same flag, is the "before"
+            flag = next((n for n in m.names if n.startswith("--")), None)
+            failing = next(
+                (
+                    f.example.before
+                    for f in fixes
+                    if flag is not None
+                    and f.example is not None
+                    and f.example.language == m.example.language
+                    and re.search(rf"{re.escape(flag)}(?= |$)", f.example.before)
+                ),
+                None,
+            )
+            told = m.example if failing is None else replace(m.example, before=failing)
+            advised.append(Fix(m.text, told))
         fixes[:0] = advised
         for remedy in r.remedies:
             if remedy.example is None:
