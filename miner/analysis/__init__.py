@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from miner.analysis.audience import Settings, classify_all
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker, settings_of
+from miner.analysis.paths import evidence_lines
 from miner.analysis.related import related_errors
 from miner.analysis.sections import Reading, Writer
 from miner.model import Analysis, MineResult
@@ -48,6 +49,7 @@ def evidence(reading: Reading) -> tuple[str, ...]:
             kind = "exit" if guard.kind.startswith("exit") or guard.kind == "asserted" else "guard"
             where = f"; {kind} at line {guard.line}"
         lines.append(f"{read.evidence} ({how}{where})")
+    lines += evidence_lines(reading)  # the callers' conditions (miner.analysis.paths)
     return tuple(dict.fromkeys(lines))
 
 

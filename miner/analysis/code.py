@@ -68,6 +68,7 @@ class SourceIndex:
         self.files = dict(sorted(files.items()))
         self._trees: dict[str, ast.Module | None] = {}
         self._tokens: dict[str, frozenset[bytes]] | None = None
+        self._bare: dict[str, frozenset[bytes]] = {}
         self._defs: dict[str, list[str]] | None = None
 
     def grep(self, *needles: bytes) -> list[str]:
@@ -95,6 +96,7 @@ class SourceIndex:
         for path, data in self.files.items():
             words = set(data.translate(_TOKEN_TABLE).replace(b"(", b"( ").split())
             tokens[path] = frozenset(w for w in words if w.endswith(b"("))
+            self._bare[path] = frozenset(words - tokens[path])
             for m in HEADER.finditer(data):
                 defs[m.group(3).decode("ascii", "replace")].append(path)
         self._tokens = tokens
@@ -108,6 +110,18 @@ class SourceIndex:
         wanted = {n.encode() + b"(": n for n in names}
         found: dict[str, list[str]] = defaultdict(list)
         for path, words in self._tokens.items():
+            for word in words & wanted.keys():
+                found[wanted[word]].append(path)
+        return found
+
+    def mentions_of(self, names: Iterable[str]) -> dict[str, list[str]]:
+        """For each name, the paths (sorted) where it occurs as a word not
+        directly followed by ``(`` (an import, a reference, a comment)."""
+        if self._tokens is None:
+            self._build_tokens()
+        wanted = {n.encode(): n for n in names}
+        found: dict[str, list[str]] = defaultdict(list)
+        for path, words in self._bare.items():
             for word in words & wanted.keys():
                 found[wanted[word]].append(path)
         return found

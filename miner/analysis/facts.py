@@ -26,6 +26,7 @@ from miner.analysis.config import (
     predicate_function,
 )
 from miner.analysis.exceptions import ExceptionInfo, repo_exceptions
+from miner.analysis.paths import CallReach, call_reaches, referenced
 from miner.model import Site
 
 
@@ -61,6 +62,14 @@ class RepoFacts:
     resolved: Mapping[str, tuple[Resolved, ...]] = field(default_factory=dict)
     """Literal values the argument-handling code stores into each setting
     (:func:`miner.analysis.config.mine_resolutions`)."""
+
+    # -- settings across calls (miner.analysis.paths) --
+    call_reach: Mapping[tuple[str, str, int], CallReach] = field(default_factory=dict)
+    """(called name, path, line) of a call in :attr:`callers` -> what it needs
+    to run in its function (:func:`miner.analysis.paths.call_reaches`)."""
+    referenced: frozenset[str] = frozenset()
+    """Called names also used other than in calls: their callers may be
+    incomplete (:func:`miner.analysis.paths.referenced`)."""
 
     def to_json(self) -> dict[str, Any]:
         return self.config.to_json()
@@ -301,7 +310,12 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site]) -> RepoFacts:
     exits = exit_branches(files, sites)
     call_docs = call_docstrings(index, called_names(sites))
     module_docs = module_docstrings(files, (s.path for s in sites))
+    # settings across calls (miner.analysis.paths)
+    reaches = call_reaches(index, callers, targets)
+    refs = referenced(index, {target for target, _, _ in reaches})
     return RepoFacts(
+        call_reach=reaches,
+        referenced=refs,
         config=config,
         predicates=predicates,
         callers=callers,

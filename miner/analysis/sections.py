@@ -31,6 +31,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
+from miner.analysis import paths as callpaths
 from miner.analysis.audience import (
     USER_FACING,
     Audience,
@@ -222,6 +223,9 @@ class Reading:
     """Where the names of the unlinked conjuncts get their values."""
     dead: tuple[Guard, ...] = ()
     """``unreachable`` exits: an earlier statement that leaves on every path."""
+    callers: callpaths.Reached | None = None
+    """How the raising function is reached: its calls and their conditions
+    (:mod:`miner.analysis.paths`)."""
 
     @property
     def user_facing(self) -> bool:
@@ -258,6 +262,7 @@ class Writer:
             if opt.owner in self.config.classes:
                 paths.setdefault(opt.owner, set()).add(opt.path)
         self.classes = {name: frozenset(found) for name, found in paths.items()}
+        self.paths = callpaths.of_facts(facts, self.link_atom)
 
     # ------------------------------------------------------------ reading an error
 
@@ -325,6 +330,7 @@ class Writer:
             lines=lines,
             sources=sources,
             dead=tuple(g for g in site.exits if g.kind == "unreachable"),
+            callers=self.paths.reached(target_name(site.scope) or ""),
         )
 
     def sources(
@@ -727,6 +733,9 @@ class Writer:
         named = self.named_lines(r, "\n".join(lines))
         if named:
             lines += ["", *named]
+        reached = callpaths.trigger_line(self, r)
+        if reached:
+            lines += ["", reached]
         others = self.other_sites(r.error)
         if others:
             lines += ["", others]
@@ -933,6 +942,7 @@ class Writer:
                 for (scope, path), numbers in list(grouped.items())[:MAX_CALLERS]:
                     where = ", ".join(f"`{path}:{n}`" for n in numbers[:3])
                     line = f"{code(scope)} calls {code(name)} at {where}"
+                    line += callpaths.situation_note(self, r, scope, path)
                     parent = target_name(scope)
                     above = self.facts.callers.get(parent, ()) if parent else ()
                     if above:
@@ -1283,6 +1293,7 @@ class Writer:
                         )
                     )
                     fixed.add(term)
+        fixes.extend(callpaths.fixes(self, r))
         used = {n for f in fixes for n in re.findall(r"--[\w-]+|\b[A-Z][A-Z0-9_]{3,}\b", f.text)}
         # The message's own advice with a value to pass (``Use --x=v``) is the
         # fix its authors meant: it leads, and its example is the card's.

@@ -756,3 +756,56 @@ def _names_bound(node: ast.AST) -> list[str]:
     if isinstance(node, ast.MatchMapping) and node.rest:
         return [node.rest]
     return []
+
+
+def statement_reach(
+    body: list[ast.stmt], *, lines: list[str], context: UnitContext, line: int
+) -> tuple[tuple[Guard, ...], tuple[Guard, ...]] | None:
+    """The guards and exits a site would get on the statement that holds
+    ``line`` (a statement, not only a ``raise``: a call of another function),
+    in the scope ``context`` names.
+
+    ``body`` is a unit of the file cut out of that scope's body, parsed with
+    the file's own positions (``lines`` is the whole file); ``context`` gives
+    the scope and the exits of its statements before the unit. The innermost
+    statement whose lines hold ``line`` decides (for a compound statement whose
+    header holds it, the statement itself). None when no statement of the
+    scope holds ``line``.
+    """
+    walker = _ReachWalker(lines=lines, context=context, line=line)
+    walker.sink.enter_block(lambda: walker.stmts(body))
+    walker.walk(body)
+    return walker.found
+
+
+class _ReachWalker(_Walker):
+    """A walker that records the path facts of the statement holding one line."""
+
+    def __init__(self, *, lines: list[str], context: UnitContext, line: int) -> None:
+        super().__init__(path="", lines=lines, context=context)
+        self.scope = context.qualname
+        self.line = line
+        self.found: tuple[tuple[Guard, ...], tuple[Guard, ...]] | None = None
+
+    def _holds(self, node: ast.AST) -> bool:
+        start = getattr(node, "lineno", 0)
+        return start <= self.line <= (getattr(node, "end_lineno", None) or start)
+
+    def _steps(self, node: ast.stmt) -> Iterator[ast.stmt | Action]:
+        if self.found is not None or not self._holds(node):
+            return iter(())
+        inner = [child for child in _children(node) if self._holds(child)]
+        if not inner and self.sink.frame.qualname == self.scope:
+            self.found = self.sink.reach((node.lineno, node.col_offset))
+            return iter(())
+        if isinstance(node, (*_FUNCTIONS, ast.ClassDef)) and not inner:
+            return iter(())  # the line is in a decorator or the signature
+        return super()._steps(node)
+
+
+def _children(node: ast.stmt) -> Iterator[ast.stmt]:
+    """The statements of a compound statement's blocks (handlers' and cases' too)."""
+    for field in ("body", "orelse", "finalbody"):
+        yield from getattr(node, field, ()) or ()
+    for holder in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+        yield from holder.body

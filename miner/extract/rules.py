@@ -1066,6 +1066,11 @@ class SiteSink:
         )
         return tuple(exits), alone
 
+    def reach(self, at: Position) -> tuple[tuple[Guard, ...], tuple[Guard, ...]]:
+        """The guards and exits a site at position ``at`` would get (for a
+        statement that is not a site: a call of another function)."""
+        return tuple(self.frame.guards), self._path_facts(at)[0]
+
     def leave_scope(self) -> None:
         self.frames.pop()
 
