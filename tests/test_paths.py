@@ -224,3 +224,32 @@ def test_referenced_ignores_calls_imports_and_comments():
         }
     )
     assert referenced(index, ["job", "cb"]) == frozenset({"cb"})
+
+
+@pytest.mark.integration
+def test_release_constructor_reached_only_under_its_flag(mined_release):
+    """At v0.5.19 ``EmbeddingCacheController`` is built only by
+    ``MMEncoder.__init__`` (``disaggregation/encoder/server.py:556``), inside
+    ``if get_mm().enable_mm_global_cache:`` (line 547); nothing else in the
+    release names the class but that call and its import."""
+    result, out = mined_release("v0.5.19")
+    path = "python/sglang/srt/mem_cache/embedding_cache_controller.py"
+    error = next(e for e in result.errors if (e.primary.path, e.primary.line) == (path, 407))
+    assert error.message == "tp_group must be provided when tp_size > 1"
+    card = (out / "errors" / f"{error.error_id}.md").read_text()
+    server = "python/sglang/srt/disaggregation/encoder/server.py"
+    assert (
+        f"Reached only through `MMEncoder.__init__` (`{server}:556`): every call of "
+        "`EmbeddingCacheController` in the commit runs only when `--enable-mm-global-cache` "
+        f"is on (tested at `{server}:547`)."
+    ) in card
+    assert (
+        f"`MMEncoder.__init__` calls `EmbeddingCacheController` at `{server}:556` when "
+        "`--enable-mm-global-cache` is on, reached from"
+    ) in card
+    assert (
+        "Drop `--enable-mm-global-cache`: it is off by default. Dropping it gives up: "
+        '"Enable global multimodal embedding cache to skip redundant ViT inference." Every '
+        "call of `EmbeddingCacheController` in the commit needs it (tested at "
+        f"`{server}:547`)."
+    ) in card

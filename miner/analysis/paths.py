@@ -410,8 +410,8 @@ def _form(
     at = _call_at(text, caller.target)
     if at is None:
         return "name"
-    owner = _OWNER.search(text[:at])
-    owner = owner.group(0) if owner else ""
+    found = _OWNER.search(text[:at])
+    owner = found.group(0) if found else ""
     if owner in ("self.", "cls."):
         cls = qualname.rsplit(".", 1)[0] if "." in qualname else ""
         mine = caller.scope.rsplit(".", 1)[0] if "." in caller.scope else ""
@@ -773,10 +773,14 @@ def _words(writer: Writer, need: Need) -> str:
     from miner.analysis.sections import Part, Term  # sections imports this module
 
     parts = tuple(
-        Part(atom, clause, need.origin, clause is not None and clause.read is not None)
+        Part(atom, clause, need.origin, clause is not None and _exact(clause))
         for atom, clause in zip(need.cond.atoms(), need.clauses, strict=True)
     )
     return writer.term_words(Term(need.cond, parts), brief=True)
+
+
+def _exact(clause: Clause) -> bool:
+    return clause.read is not None and clause.read.exact
 
 
 def _where(need: Need) -> str:
@@ -800,7 +804,7 @@ def _scopes_of(calls: Sequence[CallReach]) -> list[CallReach]:
 
 def _own_keys(reading: Reading) -> set[tuple[object, ...]]:
     """The site's own conditions linked exactly (said already)."""
-    keys = set()
+    keys: set[tuple[object, ...]] = set()
     for part in reading.parts:
         clause = part.clause
         if clause is not None and clause.read is not None and clause.read.exact:
