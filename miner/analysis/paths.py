@@ -132,6 +132,8 @@ class _File:
         self.scopes = _scopes(data)
         self.index = {name: i for i, name in enumerate(self.scopes.names)}
         self._imports: dict[str, set[str]] | None = None
+        self.exits: dict[int, tuple[Guard, ...]] = {}
+        """The exits each statement of the file adds, by its first line."""
 
     def header(self, scope: str) -> int | None:
         """The 1-based line of the ``def`` of ``scope``, or None."""
@@ -326,11 +328,14 @@ def _conditional(lines: list[str], start: int, line: int) -> bool:
     return False
 
 
-def _reach(lines: list[str], shape: _Shape) -> tuple[tuple[Guard, ...], tuple[Guard, ...]] | None:
+def _reach(
+    lines: list[str], shape: _Shape, memo: dict[int, tuple[Guard, ...]] | None = None
+) -> tuple[tuple[Guard, ...], tuple[Guard, ...]] | None:
     """(guards, exits) of the statement holding the call of ``shape``; None
-    when its lines do not parse on their own."""
+    when its lines do not parse on their own. ``memo`` keeps the exits of the
+    earlier statements of the file by their first line."""
     start = shape.starts[-1]
-    exits = _prefix_exits(lines, shape, start)
+    exits = _prefix_exits(lines, shape, start, {} if memo is None else memo)
     if _COMPOUND.match(_line_code(lines[start - 1])) is None:
         return (), exits
     # The statement holding the call up to the end of the call's own
@@ -373,7 +378,9 @@ def _end(lines: list[str], line: int, indent: int, clauses: bool) -> int:
     return stop
 
 
-def _prefix_exits(lines: list[str], shape: _Shape, unit: int) -> tuple[Guard, ...]:
+def _prefix_exits(
+    lines: list[str], shape: _Shape, unit: int, memo: dict[int, tuple[Guard, ...]]
+) -> tuple[Guard, ...]:
     """The exits of the body's statements before the one at ``unit``: those
     that may leave are parsed and read by the mining's rules; what the others
     assign is read by pattern (it may cancel an exit:
@@ -383,10 +390,11 @@ def _prefix_exits(lines: list[str], shape: _Shape, unit: int) -> tuple[Guard, ..
     follows = dict(zip(shape.starts, shape.starts[1:], strict=False))
     found: list[Guard] = []
     for first in shape.exiting:
-        part = _parse_unit(lines, first, follows[first] - 1)
-        if part is not None:
-            n = len(part.body)
-            found.extend(part.shifted(prefix_facts(part.body, n, n, part.lines)[0]))
+        if first not in memo:
+            part = _parse_unit(lines, first, follows[first] - 1)
+            n = len(part.body) if part is not None else 0
+            memo[first] = part.shifted(prefix_facts(part.body, n, n, part.lines)[0]) if part else ()
+        found.extend(memo[first])
     out = []
     for guard in found:
         later = _stores(lines, guard.line + 1, unit - 1)
@@ -501,6 +509,7 @@ class _Reaches:
         self.shapes: dict[tuple[str, int, str], _Shape | None] = {}
         self.may: dict[tuple[str, int], bool] = {}
         self.out: dict[tuple[str, str, int], CallReach] = {}
+        self.homes: dict[str, tuple[str, str] | None] = {}
 
     def file(self, path: str) -> _File:
         found = self.files.get(path)
@@ -554,10 +563,15 @@ class _Reaches:
         if key in self.out:
             return
         file = self.file(caller.path)
-        home = _home(self.index, name, self.files)
+        if name not in self.homes:
+            self.homes[name] = _home(self.index, name, self.files)
+        home = self.homes[name]
         form = _form(self.index, file, caller, home)
         shape = self.shape(caller)
-        found = _reach(file.lines, shape) if shape is not None else None
+        # A plain call needs nothing in its function: no statement is parsed.
+        found = (
+            _reach(file.lines, shape, file.exits) if shape is not None and not shape.plain else None
+        )
         if found is None:
             self.out[key] = CallReach(name, caller.path, caller.line, caller.scope, form)
             return
