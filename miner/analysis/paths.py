@@ -60,7 +60,7 @@ module, a bare call of a module function in its own file, or only by name
 (``obj.name(...)``, or a bare name bound another way)."""
 
 #: Most calls a function may have for its calls' conditions to be read.
-MAX_CALLS = 6
+MAX_CALLS = 4
 #: Most lines of a statement parsed to read a call's conditions.
 MAX_UNIT_LINES = 400
 #: Most lines of an earlier statement parsed for the exits it adds.
@@ -220,15 +220,25 @@ def _stores(lines: list[str], start: int, end: int) -> set[str]:
     """What lines ``start .. end`` may assign (names and attribute paths), by pattern."""
     out: set[str] = set()
     for n in range(start, end + 1):
-        text = lines[n - 1]
-        if "=" not in text and "for" not in text and " as " not in text:
-            continue
-        m = _STORE.match(text)
-        if m is not None:
-            targets = m.group("for") or m.group("lhs") or ""
-            out.update(t.strip("() ") for t in targets.split(",") if t.strip("() "))
-        out.update(_WITH_AS.findall(text) if "with" in text else ())
+        found = _line_stores(lines[n - 1])
+        if found:
+            out |= found
     return out
+
+
+@functools.lru_cache(maxsize=65536)
+def _line_stores(text: str) -> frozenset[str]:
+    """What one line may assign (see :func:`_stores`)."""
+    if "=" not in text and "for" not in text and " as " not in text:
+        return frozenset()
+    out: set[str] = set()
+    m = _STORE.match(text)
+    if m is not None:
+        targets = m.group("for") or m.group("lhs") or ""
+        out.update(t.strip("() ") for t in targets.split(",") if t.strip("() "))
+    if "with" in text:
+        out.update(_WITH_AS.findall(text))
+    return frozenset(out)
 
 
 #: The first word of a compound statement (its body may hold the call).
