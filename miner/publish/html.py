@@ -80,8 +80,10 @@ from miner.publish.cards import (
     shown_guards,
     visible,
 )
-from miner.publish.patterns import PREFIX_PATTERNS
+from miner.publish.patterns import LINE_PATTERNS, PREFIX_PATTERNS, RULES
 from miner.publish.records import dumps, error_json, escape_surrogates
+from miner.publish.release_index import error_parts
+from miner.publish.release_index import first_source_line as site_code
 from miner.publish.schemas import schemas
 
 if TYPE_CHECKING:  # importlib.resources.abc is Python 3.11+; annotations only
@@ -296,31 +298,48 @@ def sorted_errors(result: MineResult) -> list[Error]:
 
 
 def search_data(
-    result: MineResult, analyses: Mapping[str, Analysis] | None = None
+    result: MineResult,
+    analyses: Mapping[str, Analysis] | None = None,
+    *,
+    other_releases: Sequence[tuple[Error, str, str | None]] = (),
 ) -> dict[str, Any]:
     """The browser search's data: compact rows in index order.
 
     ``docs[i]`` is ``[error_id, exception, title, module, scope, parts,
-    sites, page, audience]``: ``parts`` lists literal strings and ``0`` for
-    each placeholder, or is null when the message is not a template; ``sites``
-    lists ``[path index, line, end_line]`` into ``paths``; ``audience`` is the
-    error's audience ("" without an analysis). The card (:func:`card_path`)
-    is ``errors/<error_id>.html`` when ``page`` is -1, else
-    ``pages[page] + "#" + error_id`` (an entry on a grouped page: the pages
-    are listed once, not repeated for each of their errors).
+    sites, page, audience, release]``: ``parts`` lists literal strings and
+    ``0`` for each placeholder, or is null when the message is not a
+    template; ``sites`` lists ``[path index, line, end_line, scope, kind,
+    first source line]`` (``paths[path index]``; what a traceback frame is
+    compared with); ``audience`` is the error's audience ("" without an
+    analysis); ``release`` is "" for an error of ``result``, else the release
+    of ``other_releases`` that raised it last. The card (:func:`card_path`) is
+    ``errors/<error_id>.html`` when ``page`` is -1, else ``pages[page] + "#"
+    + error_id`` (an entry on a grouped page: the pages are listed once, not
+    repeated for each of their errors).
+
+    ``other_releases``: errors older releases raised that ``result`` no
+    longer does (a release site's retired and superseded errors), each as
+    ``(error, release that raised it last, audience)``, searched like the
+    others after them; the release site calls it with
+    :func:`miner.pipeline.retired_analyses`'s errors so that the search finds
+    every error of every release.
     """
+    current = sorted_errors(result)
+    known = {e.error_id for e in current}
+    older = sorted(
+        (o for o in other_releases if o[0].error_id not in known), key=lambda o: index_order(o[0])
+    )
+    rows: list[tuple[Error, str | None, str]] = [
+        (e, audience_of(analyses, e.error_id), "") for e in current
+    ] + [(e, audience, release) for e, release, audience in older]
     # a byte of a file name that is not UTF-8 shown as \xNN, as on the cards
-    paths = sorted({visible(s.path) for s in result.sites if s.error_id})
+    paths = sorted({visible(s.path) for e, _, _ in rows for s in e.sites})
     path_index = {p: i for i, p in enumerate(paths)}
     pages: dict[str, int] = {}
     docs = []
-    for error in sorted_errors(result):
-        audience = audience_of(analyses, error.error_id)
+    for error, audience, release in rows:
         card, _, anchor = card_path(error.error_id, error.module, audience).partition("#")
         page = pages.setdefault(card, len(pages)) if anchor else -1
-        parts: list[str | int] | None = None
-        if error.message_kind in ("literal", "template"):
-            parts = [0 if p.expr is not None else (p.text or "") for p in error.message_parts]
         docs.append(
             [
                 error.error_id,
@@ -328,16 +347,22 @@ def search_data(
                 headline(error, 200),
                 error.module,
                 error.primary.scope,
-                parts,
-                [[path_index[visible(s.path)], s.line, s.end_line] for s in error.sites],
+                error_parts(error),
+                [
+                    [path_index[visible(s.path)], s.line, s.end_line, s.scope, s.kind, site_code(s)]
+                    for s in error.sites
+                ],
                 page,
                 audience or "",
+                release,
             ]
         )
     return {
         "version": SCHEMA_VERSION,
         "commit": result.commit.to_json(),
         "prefixes": list(PREFIX_PATTERNS),
+        "patterns": dict(LINE_PATTERNS),
+        "rules": dict(RULES),
         "paths": paths,
         "pages": list(pages),
         "docs": docs,

@@ -155,9 +155,7 @@ def manifest_json(
             "reraise_sites": sum(1 for s in result.sites if s.reraise),
             "sites_by_parser": dict(sorted(parsers.items())),
             "errors": len(result.errors),
-            "errors_by_audience": {
-                name: audiences[name] for name in get_args(AudienceName)
-            },
+            "errors_by_audience": {name: audiences[name] for name in get_args(AudienceName)},
         },
         "files": notes,
         "written": list(written),
