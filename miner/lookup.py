@@ -796,6 +796,20 @@ class LookupIndex:
                 scores[index] = (coverage, True)
         return scores
 
+    def message_matches(self, index: int, text: str) -> bool:
+        """Whether ``text`` is a rendering of the template of error ``index``,
+        end punctuation aside (as :meth:`_message_scores` matches)."""
+        if self.entries[index].literal_size < MIN_LITERAL:
+            return False  # too little literal text to tell a wording by
+        text = text[:MAX_MESSAGE]
+        trimmed = Solid.of(text.rstrip().rstrip(END_PUNCTUATION))
+        loose = self._loose_pattern(index)
+        return (
+            self._pattern(index).match_solid(Solid.of(text))
+            or (loose is not None and loose.match_solid(trimmed))
+            or (loose is None and self._pattern(index).match_solid(trimmed))
+        )
+
     def _fragment_scores(self, text: str) -> dict[int, float]:
         """Share of a template's literal text that ``text`` (a fragment of one
         literal part) covers, for every template holding it."""
@@ -935,8 +949,8 @@ class LookupIndex:
             # candidate; a file name alone (``registry.py:154``) names every
             # file so called, and its line pins a site in each.
             for frame in raised.frames:
-                found = self.repo_path(frame.path)
-                files = [found] if found is not None else sorted(self._by_name.get(frame.path, ()))
+                named = self.repo_path(frame.path)
+                files = [named] if named is not None else sorted(self._by_name.get(frame.path, ()))
                 for path in files:
                     for index, site in self._sites_by_path[path]:
                         if site.line <= frame.line <= site.end_line:
@@ -1415,15 +1429,17 @@ def life_sentences(book: ReleaseBook, history: History) -> list[str]:
 def _release_fit(
     index: LookupIndex,
     raised: Raised | None,
-    matched: str,
+    worded: set[str],
     sites: Sequence[SiteRef],
     error_id: str,
 ) -> tuple[int, list[str]]:
     """How well a paste fits one release's version of an error: points and
-    what gave them (a frame's line inside one of its sites: 2 each; a frame's
-    source line equal to the site's: 1 each; the wording: 1)."""
+    what gave them (a frame's line inside one of its sites, showing a source
+    line like the site's or none: 2 each; a frame's source line equal to the
+    site's: 1 each; the wording, when the paste's
+    message matches the template of ``error_id`` (in ``worded``): 1)."""
     points, why = 0, []
-    if error_id == matched:
+    if error_id in worded:
         points, why = 1, ["message"]
     frames = raised.frames if raised is not None else ()
     lines = code = 0
@@ -1433,10 +1449,15 @@ def _release_fit(
         for site in sites:
             if site.path != path:
                 continue
-            if site.line <= frame.line <= site.end_line:
+            same = bool(shown and site.code and shown == normalize(site.code))
+            alike = same or not shown or not site.code
+            if not alike:
+                alike = code_similarity(shown or "", site.code or "") >= SIMILAR_CODE
+            # a line counts when the source line shown there is the site's (as
+            # a frame pins a site: :meth:`LookupIndex._frame_evidence`)
+            if site.line <= frame.line <= site.end_line and alike:
                 lines += 1
-            if shown and site.code and shown == normalize(site.code):
-                code += 1
+            code += same
     if lines or code:
         points += 2 * lines + code
         why.insert(0, "frames")
@@ -1456,6 +1477,7 @@ def search_releases(book: ReleaseBook, text: str, limit: int = 5) -> list[Releas
     """
     index = LookupIndex(book.cards)
     by_id = {card.error_id: card for card in book.cards}
+    positions = {entry.card.error_id: i for i, entry in enumerate(index.entries)}
     parsed = parse_paste(text)
     ranked: dict[str, Match] = {}
     for match in index.search(text, limit=max(limit * 8, 40)):
@@ -1474,8 +1496,15 @@ def search_releases(book: ReleaseBook, text: str, limit: int = 5) -> list[Releas
                     raised_in.append((tag, error_id, sites))
                     break
         source = parsed[match.raised] if match.raised < len(parsed) else None
+        worded = {
+            error_id
+            for error_id in history.ids
+            if source is not None
+            and error_id in positions
+            and any(index.message_matches(positions[error_id], m) for m in source.messages)
+        }
         scored = [
-            (*_release_fit(index, source, match.card.error_id, sites, error_id), tag, error_id)
+            (*_release_fit(index, source, worded, sites, error_id), tag, error_id)
             for tag, error_id, sites in raised_in
         ]
         best = max((points for points, _, _, _ in scored), default=0)

@@ -25,7 +25,7 @@ The rows are built by :class:`ReleaseIndexBuilder`, fed one release at a time
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,7 +101,7 @@ class ReleaseIndexBuilder:
         }
 
 
-def index_text(index: dict[str, Any]) -> str:
+def index_text(index: Mapping[str, Any]) -> str:
     """The index as compact JSON text, one line per release's rows (a few MB
     for eight SGLang releases; the indented form of ``dumps`` would be
     several times larger), deterministic, lone surrogates escaped."""
