@@ -22,8 +22,17 @@ characters that are the template's literal text), a traceback frame that pins
 the site's ``path:line`` scores 0.9 and more, a fragment found inside a literal
 part 0.5 to 0.8, and a mere word overlap stays below 0.45.
 
-The prefix patterns are plain regular expressions that mean the same in Python
-and JavaScript; the HTML site ships them to its search (:mod:`miner.publish.html`).
+Across releases, :class:`ReleaseBook` reads a release site's
+``release-index.json`` and ``history.json`` and :func:`search_releases`
+matches a paste against every error id any release raised, one answer per
+error lineage: the releases raising it with the line in each, the releases
+the paste fits (frames, then wording), and how it changed
+(:func:`life_sentences`).
+
+The prefix patterns, line patterns and numbers are defined once in
+:mod:`miner.publish.patterns`, in regular expressions that mean the same in
+Python and JavaScript; the HTML site ships them to its search
+(:mod:`miner.publish.html`), a port of this module's matcher.
 """
 
 from __future__ import annotations
