@@ -59,11 +59,13 @@ browser:
 diff: $(STAMP)
 	$(BIN)/miner diff --repo '$(RELEASE_REPO)' '$(FROM)' '$(TO)' --out '$(DIFF_OUT)' --slug '$(SLUG)'
 
-## every release matching TAGS, in order, into SITE: cards with histories, diffs
+## every release matching TAGS, in order, into SITE: cards with histories, diffs, in
+## Markdown and JSON, and the HTML site of every release in SITE/site/ (SITE/index.html leads there)
 history: $(STAMP)
 	$(BIN)/miner history --repo '$(RELEASE_REPO)' --tags '$(TAGS)' --out '$(SITE)' --slug '$(SLUG)'
 
-## document the newest tag of RELEASE_REPO in SITE (a no-op when it is already there)
+## publish the release site: document the newest tag of RELEASE_REPO in SITE, Markdown, JSON and
+## the HTML site of every release in SITE/site/ (a no-op when it is already there)
 release: $(STAMP)
 	$(BIN)/miner release --repo '$(RELEASE_REPO)' --tags '$(TAGS)' --since '$(SINCE)' --out '$(SITE)' --slug '$(SLUG)'
 

@@ -485,6 +485,9 @@ def config_from_json(data: Mapping[str, Any]) -> ConfigModel:
         classes=tuple(data.get("classes", ())),
         accessors=tuple((a["call"], a["namespace"]) for a in data.get("accessors", ())),
         entry_point=data.get("entry_point"),
+        entry_points=tuple(
+            (e["class"], e["path"], e["module"]) for e in data.get("entry_points", ())
+        ),
     )
 
 

@@ -205,6 +205,7 @@ def _document(args: argparse.Namespace, tags: list[str]) -> int:
         slug=args.slug,
         cache_dir=args.cache_dir,
         on_release=_print_release,
+        jobs=args.jobs,
     )
     out = args.out
     print(
@@ -213,7 +214,12 @@ def _document(args: argparse.Namespace, tags: list[str]) -> int:
         f"{len(run.diffs)} diffs; {run.counts['written']} files written, "
         f"{run.counts['unchanged']} unchanged, {run.counts['removed']} removed"
     )
-    print(f"site: {out}  releases: {out / 'releases.md'}")
+    site = run.site
+    print(
+        f"site: {out / 'site' / 'index.html'} ({site.get('written', 0)} files written, "
+        f"{site.get('unchanged', 0)} unchanged, {site.get('removed', 0)} removed)  "
+        f"Markdown: {out / 'index.md'}  releases: {out / 'releases.md'}"
+    )
     return 0
 
 
@@ -287,6 +293,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     )
     h.add_argument("--slug", help="owner/name for headers and links")
     h.add_argument("--cache-dir", type=Path, help=cache_help)
+    h.add_argument("-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)")
     h.set_defaults(func=cmd_history)
 
     r = sub.add_parser(
@@ -302,6 +309,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     )
     r.add_argument("--slug", help="owner/name for headers and links")
     r.add_argument("--cache-dir", type=Path, help=cache_help)
+    r.add_argument("-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)")
     r.set_defaults(func=cmd_release)
 
 

@@ -78,6 +78,9 @@ class ReleaseRun:
     """Errors the newest release raises."""
     retired: int
     """Error ids of older releases that the newest does not raise."""
+    site: dict[str, int] = field(default_factory=dict)
+    """The HTML site's counts (``site/``: files ``written``, ``unchanged``,
+    ``removed``, ``bytes``; :func:`miner.publish.html.write_site_into`)."""
 
 
 def pin(
@@ -334,7 +337,11 @@ def publish(mined: Mined, out: Path, *, site: bool = False, jobs: int | None = N
 def republish_site(out: Path, dest: Path, *, jobs: int | None = None) -> tuple[int, dict]:
     """Render the site of the mined folder ``out`` into ``dest`` from its
     records alone (no mining, no analysis): the same bytes as ``publish``
-    with ``site``. Returns the number of errors and the site's counts.
+    with ``site`` (of a release site, ``miner history``: the same bytes as
+    its ``site/``, every release's errors with their histories,
+    :func:`miner.publish.records.read_release`). Returns the number of
+    errors documented (of a release site: with those of older releases)
+    and the site's counts.
 
     A ``dest`` inside ``out`` (``out/site`` by default) is published with
     ``out`` as a whole; any other ``dest`` on its own, with its own lock.
@@ -355,15 +362,22 @@ def republish_site(out: Path, dest: Path, *, jobs: int | None = None) -> tuple[i
         diffs = html.load_diffs(out)
         result, analyses = published.result, published.analyses
         counts = published.manifest["counts"]
+        found = records.read_release(out, result)
+        release = None
+        if found is not None:
+            release = html.ReleaseView(found.histories, found.retired, found.releases)
         if dest_real.is_relative_to(out_real):
             with output.publication(out) as pub:
                 folder = pub.subfolder(dest_real.relative_to(out_real).as_posix())
                 stats = html.write_site_into(
-                    folder, result, analyses, counts, diffs=diffs, jobs=jobs
+                    folder, result, analyses, counts, diffs=diffs, jobs=jobs, release=release
                 )
         else:
-            stats = html.write_site(result, dest, analyses, counts, diffs=diffs, jobs=jobs)
-    return len(published.result.errors), stats
+            stats = html.write_site(
+                result, dest, analyses, counts, diffs=diffs, jobs=jobs, release=release
+            )
+    older = len(release.retired) if release is not None else 0
+    return len(published.result.errors) + older, stats
 
 
 def diff_commits(
@@ -397,10 +411,14 @@ def document_releases(
     cache_dir: Path | None = None,
     partial: bool = True,
     on_release: Callable[[str, MineResult], None] | None = None,
+    jobs: int | None = None,
 ) -> ReleaseRun:
     """Mine ``tags`` in the order given and write the release site under ``out``:
     the newest release's records and cards, a card for every error an older
-    release raised, each error's history, and the diff of each consecutive pair.
+    release raised, each error's history, and the diff of each consecutive
+    pair, in Markdown and JSON, and the same as an HTML site in ``out/site``
+    (every error of every release with a page, :class:`miner.publish.html.ReleaseView`;
+    ``jobs`` processes render its cards, default one per CPU).
 
     Raises:
         SourceError: the repository or a tag cannot be used.
@@ -411,7 +429,7 @@ def document_releases(
         raise ReleaseError("no releases to document; check --tags")
     with locked(out):
         output.check_output(out)
-        return _document(repo_arg, tags, out, slug, cache_dir, partial, on_release)
+        return _document(repo_arg, tags, out, slug, cache_dir, partial, on_release, jobs)
 
 
 def _document(
@@ -422,6 +440,7 @@ def _document(
     cache_dir: Path | None,
     partial: bool,
     on_release: Callable[[str, MineResult], None] | None,
+    jobs: int | None = None,
 ) -> ReleaseRun:
     """:func:`document_releases` with the lock of ``out`` held."""
     builder = HistoryBuilder()
@@ -462,12 +481,26 @@ def _document(
             config=newest.facts.to_json(),
             release_index=index.to_json(),
         )
+        site_counts = html.write_site_into(
+            pub.subfolder("site"),
+            newest.result,
+            newest.analyses,
+            records.manifest_json(newest.result, newest.analyses)["counts"],
+            diffs=[(stem, change.to_json()) for stem, change in diffs.items()],
+            jobs=jobs,
+            release=html.ReleaseView(
+                histories=book.histories,
+                retired=retired,
+                releases=release_pages.release_rows(commits, list(diffs)),
+            ),
+        )
     return ReleaseRun(
         releases=book.releases,
         diffs=tuple(diffs),
         counts=counts,
         errors=len(newest.result.errors),
         retired=len(book.retired),
+        site=site_counts,
     )
 
 

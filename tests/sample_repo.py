@@ -144,3 +144,61 @@ def md_card(out: Path, error_id: str) -> str:
     start = text.index(f'<a id="{anchor}"></a>')
     end = text.find('<a id="', start + 1)
     return text[start : end if end >= 0 else len(text)]
+
+
+#: Three tiny releases of ``pkg/server_args.py`` for the release-site tests:
+#: v2 rewords the ``--tp-size`` error and drops the ``--think-end-token`` one
+#: (retired in v2); v3 moves the ``--tp-size`` check into another function.
+RELEASE_FILES = {
+    "v1": """\
+def check(args):
+    if args.tp_size < 1:
+        raise ValueError("--tp-size must be positive")
+    if args.think_end_token is None:
+        raise ValueError("--think-end-token must encode to exactly one token <b>here</b>")
+    assert args.page_size > 0
+""",
+    "v2": """\
+def check(args):
+    if args.tp_size < 1:
+        raise ValueError("--tp-size must be a positive integer")
+    assert args.page_size > 0
+""",
+    "v3": """\
+def check(args):
+    validate(args)
+    assert args.page_size > 0
+
+
+def validate(args):
+    if args.tp_size < 1:
+        raise ValueError("--tp-size must be a positive integer")
+""",
+}
+#: The message of the error v1 raises and v2 no longer does.
+RETIRED_MESSAGE = "--think-end-token must encode to exactly one token <b>here</b>"
+
+
+def add_releases(root: Path, add_commit: Callable[..., str]) -> list[str]:
+    """Commit and tag the releases of :data:`RELEASE_FILES` after the first
+    in the repository ``root`` (made with its ``v1``); returns every tag."""
+    tags = list(RELEASE_FILES)
+    for tag in tags[1:]:
+        add_commit(root, {"pkg/server_args.py": RELEASE_FILES[tag]}, tag=tag)
+    return tags
+
+
+def create_releases(root: Path) -> Path:
+    """The repository of :data:`RELEASE_FILES` in ``root`` (a new folder),
+    tagged ``v1``, ``v2``, ``v3`` (for module-scoped fixtures)."""
+    from conftest import add_commit
+
+    root.mkdir(parents=True)
+    repo = git.Repo.init(root, initial_branch="main")
+    with repo.config_writer() as cfg:
+        cfg.set_value("core", "autocrlf", "false")
+        cfg.set_value("commit", "gpgsign", "false")
+    write_files(root, {"pkg/server_args.py": RELEASE_FILES["v1"]})
+    commit_all(repo, "fixture", "v1")
+    add_releases(root, add_commit)
+    return root

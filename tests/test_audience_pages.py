@@ -171,8 +171,8 @@ def test_site_pages_index_and_search_data(mined, tmp_path: Path) -> None:
         card = card_ref(error_id, module, audience, ".html")
         assert entries[error_id]["audience"] == audience
         assert entries[error_id]["card"] == card
-        page_index, shown = docs[error_id][7:]
-        assert shown == audience
+        page_index, shown, release = docs[error_id][7:]
+        assert shown == audience and release == ""  # an error of the newest release
         assert (page_index < 0) == (audience in USER_FACING)
         if page_index >= 0:
             assert f"{search['pages'][page_index]}#{error_id}" == card
@@ -183,13 +183,14 @@ def test_site_pages_index_and_search_data(mined, tmp_path: Path) -> None:
             assert (site / audience / "index.html").is_file()
         else:
             assert page == f"errors/{error_id}.html"
+    table = (site / "all.html").read_text()
+    assert table.count("<tr data-audience=") == 1  # the table: user-facing errors
+    assert '<option value="user-setting">user-setting (1)</option>' in table
     index = (site / "index.html").read_text()
-    assert index.count("<tr data-audience=") == 1  # the table: user-facing errors
-    assert '<option value="user-setting">user-setting (1)</option>' in index
+    assert index.count('<tr data-module="app.server_args">') == 1  # by module, user-facing
     for audience in ("internal", "test", "script"):
-        assert f'<option value="{audience}" data-grouped="">{audience} (1)</option>' in index
         assert f'<section class="grouped" data-audience="{audience}"' in index
-    assert index.index('id="all"') < index.index('id="other"')
+    assert index.index('id="by-module"') < index.index('id="other"')
 
 
 def test_lookup_prints_the_grouped_page_of_an_internal_assert(
@@ -246,7 +247,9 @@ def test_a_card_id_stays_when_the_audience_changes(mined, tmp_path: Path) -> Non
     page = (out / "site" / "internal" / "app.server_args.html").read_text()
     assert f'<article class="entry" id="{error_id}">' in page
     assert (out / "api" / "errors" / f"{error_id}.json").is_file()
-    assert counts["output"]["removed"] == 1 and counts["site"]["removed"] == 1
+    # the site also drops the module's page of user-facing errors, now empty
+    assert counts["output"]["removed"] == 1 and counts["site"]["removed"] == 2
+    assert not (out / "site" / "modules" / "app.server_args.html").exists()
     # and back: the entry goes, the card comes back under the same id
     pipeline.publish(done, out, site=True, jobs=1)
     assert (out / "errors" / f"{error_id}.md").is_file()

@@ -10,10 +10,18 @@ from typing import Any
 import pytest
 from browser import Watched, artifacts, chromium
 from sample_repo import HOST_POOL_TRACEBACK as TRACEBACK
-from sample_repo import XSS_MESSAGE, create_sample, documented_at, error_for, publish_site
+from sample_repo import (
+    RETIRED_MESSAGE,
+    XSS_MESSAGE,
+    create_releases,
+    create_sample,
+    documented_at,
+    error_for,
+    publish_site,
+)
 
 from miner.model import MineResult
-from miner.pipeline import mine_and_analyze
+from miner.pipeline import document_releases, mine_and_analyze
 
 MLX = "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>"
 HOST_POOL = "Host-pool retraction does not support Mamba models."
@@ -145,6 +153,8 @@ def test_search_from_a_card_page(page, built) -> None:
 
 def test_index_filters_and_sorting(page) -> None:
     p = page.page
+    p.click("text=All 8 in one table")
+    p.wait_for_url("**/all.html")
     assert p.text_content("#shown") == "8 of 8 shown"  # the user-facing errors
     p.select_option("#filter-exception", "ValueError")
     assert p.text_content("#shown") == "4 of 8 shown"
@@ -164,27 +174,39 @@ def test_index_filters_and_sorting(page) -> None:
 
 def test_index_filter_by_audience(page) -> None:
     p = page.page
-    internal = 'section.grouped[data-audience="internal"]'
-    assert p.is_visible(internal)
+    p.goto(p.url.replace("index.html", "all.html"))
     p.select_option("#filter-audience", "unsupported")
     assert p.text_content("#shown") == "3 of 8 shown"
-    assert p.is_hidden(internal)
-    p.select_option("#filter-audience", "internal")  # no cards: its module pages
-    assert p.text_content("#shown") == "0 of 8 shown"
-    assert p.is_visible(internal)
-    p.fill("#filter-module", "html_tags")
-    shown = p.eval_on_selector_all(
-        f"{internal} li", "items => items.filter(li => !li.hidden).map(li => li.dataset.module)"
-    )
-    assert shown == ["sglang.srt.utils.html_tags"]
+    p.fill("#filter-module", "mem_cache")
+    assert p.text_content("#shown") == "2 of 8 shown"
     p.select_option("#filter-audience", "")
     p.fill("#filter-module", "")
     assert p.text_content("#shown") == "8 of 8 shown"
+    assert p.is_hidden("#more")  # fewer rows than a page
     # module names wrap only after a dot, never inside an identifier
     assert (
         p.eval_on_selector("#errors td code.module", "el => getComputedStyle(el).overflowWrap")
         == "normal"
     )
+
+
+def test_index_lists_modules_with_counts(page) -> None:
+    p = page.page
+    rows = p.eval_on_selector_all(
+        "#modules tbody tr", "rows => rows.map(r => [r.dataset.module, r.cells[1].textContent])"
+    )
+    assert rows == [
+        ["sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state", "1"],
+        ["sglang.srt.mem_cache.registry", "2"],
+        ["sglang.srt.server_args", "5"],
+    ]
+    assert (
+        p.eval_on_selector("#modules td code.module", "el => getComputedStyle(el).overflowWrap")
+        == "normal"
+    )
+    p.click("#modules a >> text=registry")
+    p.wait_for_url("**/modules/sglang.srt.mem_cache.registry.html")
+    assert p.eval_on_selector_all("table.module-errors tbody tr", "rows => rows.length") == 2
 
 
 @pytest.mark.parametrize(
@@ -223,3 +245,88 @@ def test_every_search_result_opens_the_page_of_the_index(page, built) -> None:
         "() => window.RAISE_MINER_SEARCH.docs.map((d, i) => [d[0], window.raiseMinerCard(i)])"
     )
     assert dict(shown) == cards and len(cards) == 11
+
+
+@pytest.fixture(scope="module")
+def releases_site(tmp_path_factory) -> Path:
+    """The HTML site of three tiny releases (sample_repo.RELEASE_FILES)."""
+    root = tmp_path_factory.mktemp("releases")
+    repo = create_releases(root / "repo")
+    out = root / "out"
+    document_releases(
+        str(repo), ["v1", "v2", "v3"], out, slug="sgl-project/sglang", cache_dir=root / "cache"
+    )
+    return out / "site"
+
+
+@pytest.fixture
+def release_page(browser, releases_site) -> Any:
+    watched = Watched(browser)
+    watched.page.goto((releases_site / "index.html").as_uri())
+    yield watched
+    assert watched.errors == [] and watched.dialogs == []
+    watched.page.close()
+
+
+def test_search_finds_a_retired_error_and_its_card(release_page, tmp_path: Path) -> None:
+    p = release_page.page
+    shown = release_page.search(f"ValueError: {RETIRED_MESSAGE}")
+    assert shown[0]["good"] == "good" and shown[0]["title"] == RETIRED_MESSAGE
+    assert p.text_content("#results li .release") == "retired in v2"
+    p.press("#q", "Enter")
+    p.wait_for_url(f"**/{shown[0]['href']}")
+    assert p.text_content("h1") == RETIRED_MESSAGE  # the <b> stays text
+    assert p.text_content("p.notice.retired") == (
+        "Retired in v2. v3 does not raise this error; the last release that raised it is v1, "
+        "and this card shows it as v1 raised it, for readers of older releases."
+    )
+    events = p.eval_on_selector_all("#history ol.history li", "els => els.map(e => e.textContent)")
+    assert [e.split(":")[0] for e in events] == [
+        "Added in v1 (the oldest release mined",
+        "Removed in v2",
+    ]
+    p.screenshot(path=str(artifacts(tmp_path) / "retired-card.png"), full_page=True)
+
+
+def test_history_links_the_cards_of_other_releases(release_page) -> None:
+    p = release_page.page
+    release_page.search("ValueError: --tp-size must be a positive integer")
+    p.press("#q", "Enter")
+    p.wait_for_load_state()
+    assert p.text_content("h1") == "--tp-size must be a positive integer"
+    verbs = p.eval_on_selector_all("#history .verb", "els => els.map(e => e.textContent)")
+    assert verbs == ["Added in", "Reworded in", "Moved in"]
+    p.click("#history a >> text=the card as v1 raised it")
+    p.wait_for_load_state()
+    assert p.text_content("h1") == "--tp-size must be positive"
+    assert p.text_content("p.notice.superseded").startswith(
+        "Superseded in v2. This is the error as v1 raised it; it changed in v2 and has a newer "
+        "id since. The card of the current error:"
+    )
+    p.click("p.notice.superseded a")
+    p.wait_for_load_state()
+    assert p.text_content("h1") == "--tp-size must be a positive integer"
+
+
+def test_diff_page_links_resolve(release_page, releases_site: Path, tmp_path: Path) -> None:
+    p = release_page.page
+    p.click("#releases a >> text=v1..v2")
+    p.wait_for_url("**/diffs/v1..v2.html")
+    assert p.text_content("h1") == "From v1 to v2"
+    sections = p.eval_on_selector_all("section.diff-kind h2", "els => els.map(e => e.textContent)")
+    assert sections == ["Removed errors (1)", "Changed errors (1)"]
+    assert p.eval_on_selector_all(
+        "#changed pre.before, #changed pre.after", "els => els.map(e => e.textContent)"
+    ) == ["--tp-size must be positive", "--tp-size must be a positive integer"]
+    p.screenshot(path=str(artifacts(tmp_path) / "diff-page.png"), full_page=True)
+    hrefs = p.eval_on_selector_all(
+        "main table.changes a:not(.permalink)", "els => els.map(a => a.href)"
+    )
+    assert len(hrefs) == 3  # removed; changed: old and new
+    for href in hrefs:
+        p.goto(href)
+        assert p.text_content("h1").startswith("--"), href
+    p.goto((releases_site / "diffs" / "v1..v2.html").as_uri())
+    p.click("#removed a")
+    p.wait_for_load_state()
+    assert p.text_content("h1") == RETIRED_MESSAGE

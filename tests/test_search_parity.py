@@ -180,8 +180,8 @@ def test_the_table_covers_every_kind(built) -> None:
 
 
 def test_errors_of_other_releases_are_searched(built, tmp_path: Path) -> None:
-    """A retired error handed to :func:`search_data` is found by the page,
-    named with the release that raised it last."""
+    """A retired error handed to :func:`search_data` is found by the page
+    with the same rules, labelled."""
     import dataclasses
     import json
 
@@ -196,8 +196,8 @@ def test_errors_of_other_releases_are_searched(built, tmp_path: Path) -> None:
         message="Host-pool retraction does not support Jamba models.",
         message_parts=(MessagePart(text="Host-pool retraction does not support Jamba models."),),
     )
-    data = search_data(result, other_releases=[(retired, "v0", None)])
-    assert data["docs"][-1][0] == "0123456789abcdef" and data["docs"][-1][9] == "v0"
+    data = search_data(result, retired=[(retired, "retired in v0")])
+    assert data["docs"][-1][0] == "0123456789abcdef" and data["docs"][-1][9] == "retired in v0"
     assert {d[9] for d in data["docs"][:-1]} == {""}
     copy = tmp_path / "site"
     (copy / "static").mkdir(parents=True)

@@ -65,6 +65,9 @@ def test_files_and_relative_links(built) -> None:
         "static/site.css",
         "static/pygments.css",
         "static/search.js",
+        "static/table.js",
+        "all.html",
+        "modules/sglang.srt.server_args.html",
         "static/vendor/minisearch-7.2.0.js",
         "static/vendor/LICENSE-minisearch.txt",
     ):
@@ -164,12 +167,52 @@ def test_grouped_page_of_an_internal_check(built) -> None:
     docs = {d[0]: d for d in search["docs"]}
     assert search["pages"][docs[error_id][7]] + "#" + error_id == card
     assert docs[error_id][8] == "internal"
-    assert docs[user][7:] == [-1, "unsupported"]  # its own card, errors/<id>.html
+    assert docs[user][7:] == [-1, "unsupported", ""]  # its own card; of the newest release
 
 
 def test_index_page(built) -> None:
     result, dest, _ = built
     page = (dest / "index.html").read_text()
+    # the user-facing errors by module, with counts per audience, linked to
+    # the module's page; no table of every error
+    assert "<tr data-audience=" not in page
+    modules = re.findall(r'<tr data-module="([^"]*)"><td><a href="([^"]*)">', page)
+    assert modules == [
+        (
+            "sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state",
+            "modules/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.html",
+        ),
+        ("sglang.srt.mem_cache.registry", "modules/sglang.srt.mem_cache.registry.html"),
+        ("sglang.srt.server_args", "modules/sglang.srt.server_args.html"),
+    ]
+    assert "<th>Module</th><th>Errors</th><th>user-setting</th><th>unsupported</th></tr>" in page
+    assert (
+        '<tr data-module="sglang.srt.server_args"><td>'
+        '<a href="modules/sglang.srt.server_args.html">'
+        '<code class="module">sglang.<wbr>srt.<wbr>server_args</code></a></td><td>5</td>'
+        "<td>5</td><td></td></tr>"
+    ) in page
+    assert '<a href="all.html">All 8 in one table</a>' in page
+    # the other audiences: linked counts per module
+    assert '<section class="grouped" data-audience="internal" id="audience-internal">' in page
+    assert (
+        '<li data-module="sglang.srt.utils.html_tags"><a href="internal/sglang.srt.utils.'
+        'html_tags.html"><code class="module">sglang.<wbr>srt.<wbr>utils.<wbr>html_tags</code>'
+        '</a> <span class="count">2</span></li>'
+    ) in page
+    assert re.findall(r"<script[^>]*>", page) == [
+        '<script src="static/vendor/minisearch-7.2.0.js">',
+        '<script src="search-data.js">',
+        '<script src="static/search.js">',
+    ]
+    module = (dest / "modules" / "sglang.srt.mem_cache.registry.html").read_text()
+    assert "2 errors of v1: 2 unsupported." in module
+    assert module.count('<a href="../errors/') == 2
+
+
+def test_page_of_every_user_facing_error(built) -> None:
+    result, dest, _ = built
+    page = (dest / "all.html").read_text()
     rows = re.findall(
         r'<tr data-audience="([^"]*)" data-exception="([^"]*)" data-module="([^"]*)"', page
     )
@@ -184,19 +227,8 @@ def test_index_page(built) -> None:
     assert '<option value="ValueError">ValueError (4)</option>' in page
     assert '<option value="sglang.srt.server_args">' in page
     assert '<option value="">user-facing (8)</option>' in page
-    assert '<option value="internal" data-grouped="">internal (3)</option>' in page
-    # the other audiences: linked counts per module
-    assert '<section class="grouped" data-audience="internal" id="audience-internal">' in page
-    assert (
-        '<li data-module="sglang.srt.utils.html_tags"><a href="internal/sglang.srt.utils.'
-        'html_tags.html"><code class="module">sglang.<wbr>srt.<wbr>utils.<wbr>html_tags</code>'
-        '</a> <span class="count">2</span></li>'
-    ) in page
-    assert re.findall(r"<script[^>]*>", page) == [
-        '<script src="static/vendor/minisearch-7.2.0.js">',
-        '<script src="search-data.js">',
-        '<script src="static/search.js">',
-    ]
+    assert 'value="internal"' not in page  # no cards of their own: not in this table
+    assert re.findall(r"<script[^>]*>", page) == ['<script src="static/table.js">']
 
 
 def test_html_in_messages_renders_as_text_everywhere(built, sample, tmp_path: Path) -> None:
@@ -354,31 +386,70 @@ def test_cli_site_from_records_equals_mine_site(make_repo, tmp_path: Path, capsy
 
 
 def test_release_diff_pages(sample, tmp_path: Path) -> None:
+    """A diff the diff stage left in ``diffs/`` becomes a page of tables by
+    kind and module, ids linked to their cards, changes as before/after."""
     repo, mined = sample
     result = mined.result
     out = tmp_path / "out"
     args = ["mine", "--repo", str(repo), "--commit", "v1", "--slug", "sgl-project/sglang"]
     assert cli.main([*args, "--out", str(out)]) == 0
     added = error_for(result, "html_tags.py", 3)
+    changed = error_for(result, "registry.py", 8)
     (out / "diffs").mkdir()
+
+    def side(error_id: str, title: str, guards: list[str]) -> dict:
+        return {
+            "error_id": error_id,
+            "exception": "ValueError",
+            "title": title,
+            "message": title,
+            "module": "sglang.srt.mem_cache.registry",
+            "path": "python/sglang/srt/mem_cache/registry.py",
+            "line": 8,
+            "scope": "_create_unified_radix_cache",
+            "guards": guards,
+            "sites": 1,
+        }
+
     diff = {
-        "old": "v0",
-        "new": "v1",
+        "old": {"rev": "v0"},
+        "new": {"rev": "v1"},
+        "counts": {"removed": 1, "added": 1, "changed": 1, "moved": 0, "unchanged": 7},
         "changes": [
-            {"kind": "added", "error_id": added, "note": "<script>alert(3)</script>"},
-            {"kind": "removed", "error_id": "0123456789abcdef", "message": "old text"},
+            {
+                "kind": "removed",
+                "old": side("0123456789abcdef", "old <b>text</b>", []),
+                "new": None,
+            },
+            {"kind": "added", "old": None, "new": side(added, "Refusing tag", ["x"])},
+            {
+                "kind": "changed",
+                "aspects": [{"kind": "message", "description": "Message template was reworded"}],
+                "old": side("fedcba9876543210", "Host-pool retraction is not for Mamba.", []),
+                "new": side(changed, "Host-pool retraction does not support Mamba models.", []),
+            },
         ],
     }
     (out / "diffs" / "v0..v1.json").write_text(json.dumps(diff))
     (out / "diffs" / "broken.json").write_text("[1, 2")
     assert cli.main(["site", "--out", str(out)]) == 0
     page = (out / "site" / "diffs" / "v0..v1.html").read_text()
-    assert "<dt>Old</dt><dd>v0</dd>" in page and "<h2>Changes (2)</h2>" in page
-    assert "<th>error_id</th><th>kind</th><th>message</th><th>note</th>" in page
+    assert "<h1>From v0 to v1</h1>" in page
+    assert "1 removed, 1 added, 1 changed, 7 unchanged: errors paired one to one" in page
+    assert '<tr><td><a href="#changed">Changed errors</a></td><td>1</td></tr>' in page
+    assert "<tr><td>Unchanged errors</td><td>7 (not listed)</td></tr>" in page
+    assert "<h2>Changed errors (1)</h2>" in page
     grouped = f"../internal/sglang.srt.utils.html_tags.html#{added}"
-    assert f'<td><a href="{grouped}">Refusing tag &lt;script&gt;' in page
-    assert "<td>&lt;script&gt;alert(3)&lt;/script&gt;</td>" in page
-    assert "<td>0123456789abcdef</td>" in page
+    assert f'<a href="{grouped}">Refusing tag</a> <code class="id">{added}</code>' in page
+    assert f'<a href="../errors/{changed}.html">Host-pool retraction does not support' in page
+    # an id without a page here is shown, not linked; mined text stays text
+    assert 'old &lt;b&gt;text&lt;/b&gt; <code class="id">0123456789abcdef</code>' in page
+    assert (
+        '<dt>Message template was reworded</dt><dd><pre class="before">Host-pool retraction is '
+        'not for Mamba.</pre><pre class="after">Host-pool retraction does not support Mamba '
+        "models.</pre></dd>"
+    ) in page
+    assert "{&#34;" not in page and '{"' not in page  # no JSON objects in cells
     index = (out / "site" / "index.html").read_text()
     assert '<a href="diffs/v0..v1.html">v0..v1</a>' in index and "broken" not in index
     assert json.loads((out / "site" / "api" / "diffs" / "v0..v1.json").read_text()) == diff
@@ -392,3 +463,19 @@ def test_cards_rendered_by_worker_processes_are_the_same(sample, tmp_path: Path,
     monkeypatch.setattr("miner.publish.html.PARALLEL_MIN", 0)
     publish_site(mined, tmp_path / "two", jobs=2)
     assert tree(tmp_path / "one") == tree(tmp_path / "two")
+
+
+def test_a_guard_outside_the_excerpt_is_not_a_broken_anchor(make_repo, tmp_path: Path) -> None:
+    """A guard far above its raise is outside the excerpt: its line is named,
+    not linked to an anchor the page does not have."""
+    body = "".join(f"        y{n} = {n}\n" for n in range(30))
+    raise_line = '        raise ValueError("--flag must be set when x is given")\n'
+    source = f"def f(x):\n    if x:\n{body}{raise_line}"
+    repo = make_repo({"pkg/server_args.py": source}, tag="v1")
+    mined = mine_and_analyze(str(repo), "v1", slug="sgl-project/sglang", link_ref="v1")
+    (error,) = mined.result.errors
+    assert error.primary.line == 33 and error.primary.excerpt.start_line > 2
+    publish_site(mined, tmp_path / "site")
+    page = (tmp_path / "site" / "errors" / f"{error.error_id}.html").read_text()
+    assert '<li><code>x</code> <span class="line">line 2</span></li>' in page
+    assert 'href="#L-2"' not in page

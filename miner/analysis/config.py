@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -220,11 +221,16 @@ class ConfigModel:
     (call name, namespace) with ``""`` for the whole object."""
     entry_point: str | None = None
     """``python -m <module>`` that parses the primary arguments class, if found."""
+    entry_points: tuple[tuple[str, str, str], ...] = ()
+    """(class, path, module) for the other arguments classes whose command was
+    found: ``python -m <module>`` parses that class (a second ``ServerArgs`` of
+    another file, such as a diffusion server's)."""
     _by_name: dict[str, tuple[Option, ...]] = field(default_factory=dict, compare=False, repr=False)
     _derived_by_name: dict[str, tuple[Derived, ...]] = field(
         default_factory=dict, compare=False, repr=False
     )
     _env_by_name: dict[str, EnvVar] = field(default_factory=dict, compare=False, repr=False)
+    _primary_path: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         by_name: dict[str, list[Option]] = defaultdict(list)
@@ -237,6 +243,8 @@ class ConfigModel:
             if self.classes and opt.owner == self.classes[0]:
                 sizes[opt.path] += 1
         main = max(sorted(sizes), key=lambda p: sizes[p]) if sizes else None
+        if main is not None:
+            self._primary_path.append(main)
         for name, opts in by_name.items():
             opts.sort(
                 key=lambda o: (
@@ -260,6 +268,21 @@ class ConfigModel:
     @property
     def primary(self) -> str | None:
         return self.classes[0] if self.classes else None
+
+    @property
+    def primary_path(self) -> str | None:
+        """The file holding most options of the primary class."""
+        return self._primary_path[0] if self._primary_path else None
+
+    def command_of(self, opt: Option) -> str | None:
+        """The module whose ``python -m`` parses ``opt``: the entry point for the
+        primary class, the class's own for another, else None (not found)."""
+        if opt.owner == self.primary and opt.path in (self.primary_path, None):
+            return self.entry_point
+        for cls, path, module in self.entry_points:
+            if (cls, path) == (opt.owner, opt.path):
+                return module
+        return None
 
     def option(self, name: str) -> Option | None:
         """The best option storing ``name`` (primary class first, aliases last)."""
@@ -287,6 +310,7 @@ class ConfigModel:
         return {
             "classes": list(self.classes),
             "entry_point": self.entry_point,
+            "entry_points": [{"class": c, "path": p, "module": m} for c, p, m in self.entry_points],
             "accessors": [{"call": c, "namespace": ns} for c, ns in self.accessors],
             "options": [o.to_json() for o in self.options],
             "derived": [d.to_json() for d in self.derived],
@@ -928,9 +952,15 @@ def _accessors(
     return sorted(out)
 
 
-def _entry_point(index: SourceIndex, primary: str | None, class_path: str | None) -> str | None:
+def _entry_point(
+    index: SourceIndex, primary: str | None, class_path: str | None, *, imported: bool = False
+) -> str | None:
     """``python -m <module>`` of the shortest ``__main__`` module that parses the
-    primary arguments class (names it, or a function of its module returning it)."""
+    primary arguments class (names it, or a function of its module returning it).
+
+    With ``imported``, the module must also import the class's own module by
+    its dotted name: two classes may share a name (``ServerArgs``).
+    """
     if primary is None or class_path is None:
         # plain argparse: the shortest ``__main__`` module that adds arguments
         mains = [
@@ -950,6 +980,8 @@ def _entry_point(index: SourceIndex, primary: str | None, class_path: str | None
     for path in index.grep(b"__main__"):
         data = index.files[path]
         if path == class_path or "/test" in path or "bench" in path:
+            continue
+        if imported and not _imports_module(data, index.module_name(class_path)):
             continue
         if any(re.search(rb"\b" + m.encode() + rb"\b", data) for m in makers):
             module = index.module_name(path)
@@ -1004,6 +1036,7 @@ def mine_config(index: SourceIndex) -> ConfigModel:
             if head[:1].isupper():
                 defaults_from.add(head)
     class_fields: dict[str, set[str]] = {}
+    field_defaults: dict[tuple[str, str, str], str | None] = {}
     pending: list[tuple[ast.ClassDef, str]] = []
     for path in _dataclass_candidates(index, argparse_paths, defaults_from):
         tree = index.tree(path)
@@ -1022,6 +1055,8 @@ def mine_config(index: SourceIndex) -> ConfigModel:
             every = _loops_over_fields(cls)
             class_sizes.append((len(fields), cls.name, path))
             class_fields[cls.name] = class_fields.get(cls.name, set()) | {f.name for f in fields}
+            for f in fields:
+                field_defaults.setdefault((path, cls.name, f.name), f.default)
             pending.append((cls, path))
             for f in fields:
                 if (f.name, path) in explicit:
@@ -1044,7 +1079,8 @@ def mine_config(index: SourceIndex) -> ConfigModel:
                         default=f.default,
                         choices=f.choices,
                         help=f.help,
-                        action=f.action or ("store_true" if f.type == "bool" and flags else None),
+                        action=f.action
+                        or ("store_true" if _is_bool_type(f.type) and flags else None),
                         namespace=f.namespace,
                     )
                 )
@@ -1059,7 +1095,16 @@ def mine_config(index: SourceIndex) -> ConfigModel:
                     o = Option(**{**_asdict(o), "owner": name})
                     break
         owned.append(o)
-    options = [Option(**{**_asdict(o), "module": index.module_name(o.path)}) for o in owned]
+    options = [
+        Option(
+            **{
+                **_asdict(o),
+                "module": index.module_name(o.path),
+                "default": _class_default(o, field_defaults),
+            }
+        )
+        for o in owned
+    ]
     for cls, path in pending:
         finder = _DerivedFinder(index, class_fields.get(cls.name, set()))
         derived.extend(_derived_for_class(cls, path, class_fields.get(cls.name, set()), finder))
@@ -1076,7 +1121,71 @@ def mine_config(index: SourceIndex) -> ConfigModel:
         classes=tuple(classes),
         accessors=tuple(accessors),
         entry_point=_entry_point(index, classes[0] if classes else None, primary_path),
+        entry_points=tuple(_other_entry_points(index, class_sizes[1:], options)),
     )
+
+
+def _imports_module(data: bytes, module: str) -> bool:
+    """Whether ``data`` imports ``module`` or from it, or from its package
+    (``from pkg.server_args import ServerArgs`` for ``pkg/server_args/server_args.py``
+    re-exported by the package)."""
+    names = [module]
+    if "." in module:
+        names.append(module.rsplit(".", 1)[0])
+    alternatives = b"|".join(re.escape(n.encode()) for n in names)
+    pattern = (
+        rb"(?m)^\s*(?:from\s+(?:"
+        + alternatives
+        + rb")\s+import\b|import\s+"
+        + (re.escape(module.encode()) + rb"\b)")
+    )
+    return re.search(pattern, data) is not None
+
+
+def _other_entry_points(
+    index: SourceIndex, others: list[tuple[int, str, str]], options: list[Option]
+) -> list[tuple[str, str, str]]:
+    """(class, path, module) of the arguments classes after the primary one
+    that own flags and whose ``__main__`` module was found (it imports the
+    class's module and names the class or a function returning it)."""
+    flagged = {(o.owner, o.path) for o in options if o.flags}
+    out = []
+    for _, cls, path in others:
+        if (cls, path) not in flagged:
+            continue
+        module = _entry_point(index, cls, path, imported=True)
+        if module is not None:
+            out.append((cls, path, module))
+    return out
+
+
+def _class_default(
+    o: Option, field_defaults: Mapping[tuple[str, str, str], str | None]
+) -> str | None:
+    """``default=ServerArgs.nnodes`` -> the field's own default (``1``).
+
+    The class is looked up in the option's file first, then by name when one
+    arguments dataclass alone has that name and field; otherwise the text stays.
+    """
+    default = o.default
+    if not default or default.count(".") != 1:
+        return default
+    head, name = default.split(".")
+    if (o.path, head, name) in field_defaults:
+        found = field_defaults[(o.path, head, name)]
+        return found if found is not None else default
+    matches = [v for (_, cls, field), v in field_defaults.items() if (cls, field) == (head, name)]
+    if len(matches) == 1 and matches[0] is not None:
+        return matches[0]
+    return default
+
+
+def _is_bool_type(annotation: str | None) -> bool:
+    """``bool``, ``Optional[bool]`` or ``bool | None``: a switch once the
+    dataclass is turned into flags (the wrappers unwrap ``Optional`` first, as
+    SGLang's ``add_cli_args_from_dataclass`` does in ``arg_groups/arg_utils.py``)."""
+    text = (annotation or "").replace(" ", "")
+    return text in ("bool", "Optional[bool]", "bool|None", "None|bool", "typing.Optional[bool]")
 
 
 def _asdict(o: Option) -> dict[str, Any]:
@@ -1209,9 +1318,10 @@ def mine_resolutions(index: SourceIndex, config: ConfigModel) -> dict[str, tuple
 
     Read from the files defining the arguments classes and from files or
     folders about arguments (``arg_groups/``, ``*_args.py``): assignments
-    ``o["x"] = v`` / ``o.x = v`` and dict literals ``{"x": v}`` with a literal
-    ``v``. This says which values a setting may be given at start-up besides
-    what the user passed (``auto`` resolved to ``extra_buffer``), not when.
+    ``o["x"] = v`` / ``o.x = v``, dict literals ``{"x": v}`` and keyword
+    arguments ``f(..., x=v)`` with a literal ``v``. This says which values a
+    setting may be given at start-up besides what the user passed (``auto``
+    resolved to ``extra_buffer``), not when.
     """
     names = {o.name for o in config.options if o.flags and o.owner in config.classes[:1]}
     if not names:
@@ -1232,6 +1342,13 @@ def mine_resolutions(index: SourceIndex, config: ConfigModel) -> dict[str, tuple
                     (k.value, v, k.lineno)
                     for k, v in zip(node.keys, node.values, strict=True)
                     if isinstance(k, ast.Constant) and isinstance(k.value, str) and k.value in names
+                ]
+            elif isinstance(node, ast.Call):
+                # ``declare_late_resolution(args, "hook", enable_lora=True)``
+                pairs = [
+                    (k.arg, k.value, k.value.lineno)
+                    for k in node.keywords
+                    if k.arg is not None and k.arg in names
                 ]
             for name, value, line in pairs:
                 if name is None or not isinstance(value, ast.Constant):

@@ -33,7 +33,7 @@ from miner.model import ExampleFix
 
 _FLAG = r"--[A-Za-z][\w-]*[A-Za-z0-9]"
 _FLAG_RE = re.compile(rf"(?<![\w-]){_FLAG}")
-_FLAG_VALUE = re.compile(rf"(?<![\w-])({_FLAG})(?:=| )([\w.:/+-]+)")
+_FLAG_VALUE = re.compile(rf"(?<![\w-])({_FLAG})(=| )([\w.:/+-]+)")
 _ENV_VALUE = re.compile(r"(?<![\w])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=([\w.:/+-]+)")
 _ADVICE = re.compile(
     r"(?:^|(?<=[.,;:(])\s*|(?<=[.,;:(] )|\b(?:please|try to|try|consider|instead,?|either|"
@@ -53,16 +53,43 @@ _CONFLICT = re.compile(
 )
 _MUST = re.compile(
     rf"({_FLAG})\s+(?:value\s+)?(must|should)\s+(not\s+)?(be|have|contain|match|point to|"
-    r"divide|equal)\s+([^.;!?]*)",
+    r"divide|equal)\s+((?:[^.;!?]|\.(?=\S))*)",
     re.I,
 )
 _REQUIRED = re.compile(rf"({_FLAG})\s+(?:is|are)\s+(?:required|mandatory|needed)", re.I)
 _REQUIRES = re.compile(
     rf"\b(?:requires?|needs?|only supports?|supports only|must (?:use|set|pass))\s+"
-    rf"(?:the\s+)?({_FLAG}|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?:(?:=|\s)([\w.:/+-]+))?",
+    rf"(?:the\s+)?({_FLAG}|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?:(=|\s)([\w.:/+-]+))?",
     re.I,
 )
 _WORDS_AFTER = re.compile(r"^[a-z]", re.I)
+
+
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def flag_value(opt: Option, sep: str, token: str | None) -> str | None:
+    """The value a message gives ``opt`` in ``--flag<sep><token>``, or None.
+
+    ``--x=v`` always writes a value; ``--x v`` only when ``v`` can be one: one
+    of the option's choices, a number, or a token with a digit, ``/``, ``_``,
+    ``.`` or ``:`` inside. A plain word after the flag (``requires
+    --disable-radix-cache because ...``) is the sentence going on, and a switch
+    (``store_true``) takes no value. Sentence punctuation at the end (``1.``)
+    is not part of the value.
+    """
+    if not token:
+        return None
+    token = token.rstrip(".:")
+    if not token or opt.is_bool:
+        return None
+    if opt.choices:
+        return token if token in opt.choices else None
+    if sep == "=" or _NUMBER.fullmatch(token):
+        return token
+    if sep.isspace() and any(c.isdigit() or c in "/_.:" for c in token):
+        return token
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,12 +158,17 @@ class Remedies:
             parts.append("off by default")
         return "; ".join(parts)
 
-    def _set(self, flag: str, value: str | None) -> tuple[str, ExampleFix] | None:
+    def _set(self, flag: str, value: str | None, sep: str = "=") -> tuple[str, ExampleFix] | None:
+        """``Pass `--flag value``` and its example fix, or None when unsure.
+
+        ``value`` is the token the message writes after the flag and ``sep`` what
+        separates them (``=`` or a space); :func:`flag_value` decides whether that
+        token is the flag's value or just the next word of the sentence.
+        """
         opt = self.option(flag)
         if opt is None:
             return None
-        if value and opt.choices and value not in opt.choices:
-            value = None
+        value = flag_value(opt, sep, value)
         cmd = self.entry
         if value is None and opt.is_bool:
             return f"Pass {code(flag)}", ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag}")
@@ -162,14 +194,14 @@ class Remedies:
             unknown = [f for f in _FLAG_RE.findall(part) if f not in self.flags]
             env = named_env_vars(part, self.env)
             for m in _REQUIRES.finditer(part):
-                name, value = m.group(1), m.group(2)
+                name, sep, value = m.group(1), m.group(2) or "", m.group(3)
                 if name.startswith("--"):
-                    done = self._set(name, value)
+                    done = self._set(name, value, sep)
                     if done is not None:
                         add(
                             Remedy(f"{done[0]}: the message says it is required.", done[1], (name,))
                         )
-                elif name in self.env and value:
+                elif name in self.env and value and sep == "=":
                     cmd = self.entry
                     add(
                         Remedy(
@@ -234,15 +266,15 @@ class Remedies:
                 text = _marked(clause, flags, env)
                 example = None
                 if len(named) == 1 and named[0].startswith("--"):
-                    value = next(
+                    sep, value = next(
                         (
-                            v.group(2)
+                            (v.group(2), v.group(3))
                             for v in _FLAG_VALUE.finditer(clause)
                             if v.group(1) == named[0]
                         ),
-                        None,
+                        ("", None),
                     )
-                    done = self._set(named[0], value)
+                    done = self._set(named[0], value, sep)
                     example = done[1] if done else None
                 elif len(named) == 1:
                     value_m = next(

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from miner.analysis.audience import (
     USER_FACING,
@@ -83,6 +83,41 @@ MAX_SOURCES = 3
 MAX_WAYS = 6
 #: Guards that put no condition on reaching the site.
 _NOT_CONDITIONS = frozenset({"try", "finally", "try-else", "with", "async with"})
+
+
+def _setting_test(term: Term) -> tuple[tuple[str, str], str, frozenset[str]] | None:
+    """(setting, op, values) of a one-atom term comparing a setting with literals."""
+    if term.cond.op != "atom" or len(term.parts) != 1:
+        return None
+    clause = term.parts[0].clause
+    if clause is None or clause.read is None:
+        return None
+    cond = clause.condition
+    if cond.op not in ("==", "in", "!=", "not in") or not cond.values:
+        return None
+    return (clause.read.kind, clause.read.target), cond.op, frozenset(cond.values)
+
+
+def _without_implied(terms: tuple[Term, ...]) -> tuple[Term, ...]:
+    """The terms without a ``x != a`` (or ``x not in S``) that a ``x == b`` (or
+    ``x in T``) of the same setting implies (no value of T in {a} or S): "is
+    not `decode`" says nothing once "is `prefill`" holds."""
+    equal: dict[tuple[str, str], list[frozenset[str]]] = {}
+    for term in terms:
+        test = _setting_test(term)
+        if test is not None and test[1] in ("==", "in"):
+            equal.setdefault(test[0], []).append(test[2])
+    kept = []
+    for term in terms:
+        test = _setting_test(term)
+        if (
+            test is not None
+            and test[1] in ("!=", "not in")
+            and any(not (values & test[2]) for values in equal.get(test[0], ()))
+        ):
+            continue
+        kept.append(term)
+    return tuple(kept)
 
 
 def _run(module: str | None, path: str) -> str:
@@ -245,7 +280,7 @@ class Writer:
             for c in shown_reach.condition.conjuncts()
             if c.op not in ("true", "false")
         )
-        terms = tuple(dict.fromkeys(terms))
+        terms = _without_implied(tuple(dict.fromkeys(terms)))
         parts = [p for t in terms for p in t.parts]
         options: list[Option] = []
         for part in parts:
@@ -953,8 +988,12 @@ class Writer:
 
     def entry(self, opt: Option | None) -> str:
         """The command line that parses ``opt`` (the primary entry point by default)."""
-        if opt is not None and (opt.owner != self.config.primary or not self.config.entry_point):
-            return _run(opt.module, opt.path)
+        if opt is not None:
+            command = self.config.command_of(opt)
+            if command is not None:
+                return _run(command, "")
+            if opt.owner != self.config.primary or not self.config.entry_point:
+                return _run(opt.module, opt.path)
         if self.config.entry_point:
             return _run(self.config.entry_point, "")
         return "python your_program.py"
@@ -968,6 +1007,18 @@ class Writer:
         ]
         # the general handlers (``arg_groups/overrides.py``) before the per-model ones
         return sorted(found, key=lambda f: (f[1].count("/"), f[1], f[2]))
+
+    def _turned_on(self, opt: Option) -> str:
+        """`` Leaving it out may not help: ...`` when the argument handling stores
+        a true literal into ``opt``'s setting itself (empty otherwise)."""
+        stored = self.resolved_to(opt, ["True", "1"])
+        if not stored:
+            return ""
+        where = ", ".join(f"`{path}:{line}`" for _, path, line in stored[:2])
+        return (
+            " Leaving it out may not help: the argument handling sets it to "
+            f"{code(stored[0][0])} itself at start-up in some cases ({where})."
+        )
 
     def option_fix(self, opt: Option, cond: Setting, prefix: str = "") -> Fix | None:
         """How to make ``cond`` (what the error needs) false for ``opt``; a
@@ -1035,6 +1086,15 @@ class Writer:
                     f" Leaving the flag out may not help: the argument handling may set it to "
                     f"{code(value)} itself at start-up ({where}), for example from {keep}."
                 )
+            if choices and not any(v in choices for v in values):
+                # The command line refuses the failing value before this check:
+                # it can only come from the Python API or from code setting it.
+                text = (_close(text) + " " if text else "") + (
+                    f"The command line does not accept {values_list(values)} for {code(flag)} "
+                    "(not among its choices): the value comes from the Python API or from "
+                    "code that sets it."
+                )
+                return Fix(text)
             text = _close(text) if text else ""
             before = f"{cmd} ... {flag} {values[0]}"
             if safe:
@@ -1063,8 +1123,10 @@ class Writer:
                 )
                 text = f"Drop {code(flag)}: it is off by default{also}."
                 text += self._help_of(opt).replace("Its help says", "Dropping it gives up")
-                return Fix(_close(text), ExampleFix("shell", f"{cmd} ... {flag}", f"{cmd} ..."))
+                text = _close(text) + self._turned_on(opt)
+                return Fix(text, ExampleFix("shell", f"{cmd} ... {flag}", f"{cmd} ..."))
             text = f"Leave {code(flag)} unset (default {code(shown(opt.default))})."
+            text += self._turned_on(opt)
             return Fix(text, ExampleFix("shell", f"{cmd} ... {flag} VALUE", f"{cmd} ..."))
         if cond.op == "falsy":
             if opt.is_bool:
@@ -1186,7 +1248,10 @@ class Writer:
         site, error = r.site, r.error
         fixes: list[Fix] = []
         fixed: set[Term] = set()
-        for term in r.terms:
+        # The innermost check first: it is the one that tells this error apart
+        # (an outer ``if mode == "prefill"`` only places it).
+        innermost = sorted(r.terms, key=lambda t: -(t.origin.line if t.origin is not None else 0))
+        for term in innermost:
             if not term.linked or self.raises(r, term.origin):
                 continue  # the other way out of that exit is another error
             if term.cond.op == "atom":
@@ -1217,8 +1282,41 @@ class Writer:
                     )
                     fixed.add(term)
         used = {n for f in fixes for n in re.findall(r"--[\w-]+|\b[A-Z][A-Z0-9_]{3,}\b", f.text)}
+        # The message's own advice with a value to pass (``Use --x=v``) is the
+        # fix its authors meant: it leads, and its example is the card's.
+        # A fix of a guard with the same example as the advice says it with the
+        # flag's help: that one leads instead of the advice.
+        advised: list[Fix] = []
+        for m in r.remedies:
+            if m.example is None:
+                continue
+            same = next(
+                (f for f in fixes if f.example is not None and f.example.after == m.example.after),
+                None,
+            )
+            if same is not None:
+                fixes.remove(same)
+                advised.append(same)
+                continue
+            # the failing value, from the guard's fix of the same flag, is the "before"
+            flag = next((n for n in m.names if n.startswith("--")), None)
+            failing = next(
+                (
+                    f.example.before
+                    for f in fixes
+                    if flag is not None
+                    and f.example is not None
+                    and f.example.language == m.example.language
+                    and re.search(rf"{re.escape(flag)}(?= |$)", f.example.before)
+                ),
+                None,
+            )
+            told = m.example if failing is None else replace(m.example, before=failing)
+            advised.append(Fix(m.text, told))
+        fixes[:0] = advised
         for remedy in r.remedies:
-            fixes.append(Fix(remedy.text, remedy.example))
+            if remedy.example is None:
+                fixes.append(Fix(remedy.text, remedy.example))
             used.update(remedy.names)
         for name in r.named:
             if name in used or any(code(name) in f.text for f in fixes):

@@ -110,7 +110,8 @@ def _call_words(text: str, node: ast.Call, positive: bool) -> str | None:
         return f"{code(what)} has {'an' if positive else 'no'} attribute {code(attr)}"
     if name in ("startswith", "endswith") and isinstance(func, ast.Attribute) and len(args) == 1:
         what, start = _segment(text, func.value), _segment(text, args[0])
-        verb = name[:-4] + "s with" if positive else "does not " + name[:-4] + " with"
+        stem = name[: -len("swith")]  # "start" / "end"
+        verb = f"{stem}s with" if positive else f"does not {stem} with"
         return f"{code(what)} {verb} {code(start)}"
     if name in _PATH_TESTS and len(args) == 1 and "path" in (_segment(text, func) or ""):
         phrase = _PATH_TESTS[name][0 if positive else 1]

@@ -3,8 +3,12 @@
 Layout under the site folder (``<out>/site`` by default), every link relative
 so it works from ``file://`` and from any static host::
 
-    index.html                 the user-facing errors (filters, sorting), the
-                               other audiences' pages with counts, search box
+    index.html                 search box; the user-facing errors by module
+                               with counts, the other audiences' pages with
+                               counts; a release site's releases and diffs
+    all.html                   every user-facing error in one table (filters,
+                               sorting, a page of rows at a time: table.js)
+    modules/<module>.html      the user-facing errors of one module
     errors/<error_id>.html     the card of each user-facing error
     <audience>/<module>.html   internal checks, abstract stubs, test-suite and
                                script errors: an entry per error, anchor
@@ -31,9 +35,17 @@ wrote, what this one does not write (pages of errors that are gone) is
 removed, nothing else.
 
 Release diffs: any ``<out>/diffs/*.json`` holding an object is published as a
-page (``diffs/<stem>.html``) and as JSON; lists of objects in it are shown as
-tables, an ``error_id`` linked to its card. That is the hook for the diff
-stage: it writes its JSON there and the site picks it up.
+page (``diffs/<stem>.html``) and as JSON; a diff record of ``miner diff``
+(:func:`diff_view`) is shown as tables of removed, added, changed and moved
+errors by module, the changed aspects as before and after, every error id
+with a page here linked to it. That is the hook for the diff stage: it
+writes its JSON there and the site picks it up.
+
+A release site (:class:`ReleaseView`, from ``miner history`` / ``release``)
+is the newest release's site plus every id an older release raised: each
+gets its card or entry, rendered from the last commit that raised it and
+marked retired or superseded (:func:`retirement`), every card and entry a
+History section (:func:`history_view`), and the search data their rows.
 """
 
 from __future__ import annotations
@@ -44,7 +56,7 @@ import importlib.resources
 import json
 import logging
 import os
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import cache
@@ -61,7 +73,16 @@ from pygments.util import ClassNotFound
 
 from miner import __version__
 from miner.lifecycle import die_with_parent
-from miner.model import SCHEMA_VERSION, Analysis, CommitInfo, Error, MineResult, Site, shorten
+from miner.model import (
+    SCHEMA_VERSION,
+    Analysis,
+    CommitInfo,
+    Error,
+    History,
+    MineResult,
+    Site,
+    shorten,
+)
 from miner.publish import output
 from miner.publish.cards import (
     AUDIENCE_SUMMARIES,
@@ -77,6 +98,7 @@ from miner.publish.cards import (
     grouped,
     index_order,
     linker,
+    page_name,
     shown_guards,
     visible,
 )
@@ -297,11 +319,119 @@ def sorted_errors(result: MineResult) -> list[Error]:
     return sorted(result.errors, key=index_order)
 
 
+def retirement(error_id: str, history: History | None) -> tuple[str, str] | None:
+    """Why a release site documents an id its newest release does not raise:
+    ``("superseded", release)`` when the error lives on under a newer id (the
+    release of that change), ``("retired", release)`` when it is no longer
+    raised (the release that removed it); None for an id that is current."""
+    if history is None:
+        return None
+    if history.error_id != error_id and error_id in history.ids:
+        later = history.ids[history.ids.index(error_id) + 1]
+        for event in history.events:
+            if event.error_id == later and event.kind != "removed":
+                return "superseded", event.release
+        return "superseded", history.last_seen
+    if not history.present:
+        removed = [e.release for e in history.events if e.kind == "removed"]
+        return "retired", removed[-1] if removed else history.newest
+    return None
+
+
+def retirement_label(error_id: str, history: History | None) -> str:
+    """:func:`retirement` as the words shown next to a search result or an
+    index row (``retired in v0.5.17``); "" for a current id."""
+    found = retirement(error_id, history)
+    return "" if found is None else f"{found[0]} in {found[1]}"
+
+
+#: What each aspect of a change is called in a history (the aspects of
+#: :class:`miner.releases.diff.Aspect`).
+ASPECT_WORDS = {
+    "message": "message reworded",
+    "exception": "exception type changed",
+    "guards": "guards changed",
+    "sites": "raise sites added or removed",
+    "file": "moved to another file",
+    "scope": "moved to another scope",
+}
+
+
+def history_view(error_id: str, history: History) -> dict[str, Any]:
+    """What the History section of a card (or grouped entry) shows.
+
+    ``status``: one sentence on where the error is now; ``kind`` and
+    ``since``: :func:`retirement` (None for a current id); ``later``: of a
+    superseded id, what became of the error since (``retired in v3``, or "");
+    ``newest`` and ``last_seen``: the history's; ``current``: the id of its
+    current card; ``events``: one row
+    per event, oldest first, ``{"release", "verb", "detail", "error_id"}``
+    (``verb``: Added in, Raised again in, Reworded in, Changed in, Moved in,
+    Removed in; ``error_id``: the id the error had in that release, whose
+    card the row links); ``seen``: the releases that raised it; ``ids``: every
+    id it had, oldest first. Facts only from ``history``.
+    """
+    events = []
+    for number, event in enumerate(history.events):
+        if event.kind == "added":
+            verb = "Added in" if number == 0 else "Raised again in"
+            detail = (
+                " (the oldest release mined: it may be older)"
+                if (number == 0 and event.release == history.oldest)
+                else ""
+            )
+        elif event.kind == "removed":
+            verb, detail = "Removed in", ""
+        else:
+            if "message" in event.aspects:
+                verb = "Reworded in"
+            elif event.kind == "moved":
+                verb = "Moved in"
+            else:
+                verb = "Changed in"
+            detail = ": " + ", ".join(ASPECT_WORDS.get(a, a) for a in event.aspects)
+        events.append(
+            {"release": event.release, "verb": verb, "detail": detail, "error_id": event.error_id}
+        )
+    found = retirement(error_id, history)
+    later = ""
+    if found is not None and found[0] == "superseded":
+        gone = retirement(history.error_id, history)
+        later = "" if gone is None else f"{gone[0]} in {gone[1]}"
+        status = f"Superseded in {found[1]}: the error changed and has a newer id since" + (
+            f"; that error was {later}." if later else "."
+        )
+    elif found is not None:
+        status = (
+            f"Retired in {found[1]}: {history.newest} does not raise it; "
+            f"the last release that raised it is {history.last_seen}."
+        )
+    elif len(history.seen) == 1:
+        status = f"Raised by {history.seen[0]} only of the releases mined."
+    else:
+        status = (
+            f"Raised by {len(history.seen)} of the releases mined, "
+            f"{history.seen[0]} to {history.seen[-1]}."
+        )
+    return {
+        "status": status,
+        "kind": None if found is None else found[0],
+        "since": None if found is None else found[1],
+        "later": later,
+        "newest": history.newest,
+        "last_seen": history.last_seen,
+        "current": history.error_id,
+        "events": events,
+        "seen": list(history.seen),
+        "ids": list(history.ids),
+    }
+
+
 def search_data(
     result: MineResult,
     analyses: Mapping[str, Analysis] | None = None,
-    *,
-    other_releases: Sequence[tuple[Error, str, str | None]] = (),
+    retired: Sequence[tuple[Error, str]] = (),
+    retired_audiences: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The browser search's data: compact rows in index order.
 
@@ -310,34 +440,26 @@ def search_data(
     ``0`` for each placeholder, or is null when the message is not a
     template; ``sites`` lists ``[path index, line, end_line, scope, kind,
     first source line]`` (``paths[path index]``; what a traceback frame is
-    compared with); ``audience`` is the error's audience ("" without an
-    analysis); ``release`` is "" for an error of ``result``, else the release
-    of ``other_releases`` that raised it last. The card (:func:`card_path`) is
-    ``errors/<error_id>.html`` when ``page`` is -1, else ``pages[page] + "#"
-    + error_id`` (an entry on a grouped page: the pages are listed once, not
-    repeated for each of their errors).
-
-    ``other_releases``: errors older releases raised that ``result`` no
-    longer does (a release site's retired and superseded errors), each as
-    ``(error, release that raised it last, audience)``, searched like the
-    others after them; the release site calls it with
-    :func:`miner.pipeline.retired_analyses`'s errors so that the search finds
-    every error of every release.
+    compared with); ``audience`` is the error's audience ("" without an analysis);
+    ``release`` is "" for an error of the newest release, else what became of
+    it (``retired in v0.5.17``, ``superseded in v0.5.17``: the errors of a
+    release site's older releases, ``retired`` pairs of the error and that
+    label, come after the current ones, in index order). The card
+    (:func:`card_path`) is ``errors/<error_id>.html`` when ``page`` is -1,
+    else ``pages[page] + "#" + error_id`` (an entry on a grouped page: the
+    pages are listed once, not repeated for each of their errors).
     """
-    current = sorted_errors(result)
-    known = {e.error_id for e in current}
-    older = sorted(
-        (o for o in other_releases if o[0].error_id not in known), key=lambda o: index_order(o[0])
-    )
-    rows: list[tuple[Error, str | None, str]] = [
-        (e, audience_of(analyses, e.error_id), "") for e in current
-    ] + [(e, audience, release) for e, release, audience in older]
+    old = sorted(retired, key=lambda pair: index_order(pair[0]))
+    every = [(e, "") for e in sorted_errors(result)] + old
+    audiences = {e.error_id: audience_of(analyses, e.error_id) for e in result.errors}
+    audiences.update(retired_audiences or {})
     # a byte of a file name that is not UTF-8 shown as \xNN, as on the cards
-    paths = sorted({visible(s.path) for e, _, _ in rows for s in e.sites})
+    paths = sorted({visible(s.path) for e, _ in every for s in e.sites})
     path_index = {p: i for i, p in enumerate(paths)}
     pages: dict[str, int] = {}
     docs = []
-    for error, audience, release in rows:
+    for error, label in every:
+        audience = audiences.get(error.error_id)
         card, _, anchor = card_path(error.error_id, error.module, audience).partition("#")
         page = pages.setdefault(card, len(pages)) if anchor else -1
         docs.append(
@@ -354,7 +476,7 @@ def search_data(
                 ],
                 page,
                 audience or "",
-                release,
+                label,
             ]
         )
     return {
@@ -387,24 +509,102 @@ def load_diffs(out: Path) -> list[tuple[str, dict[str, Any]]]:
     return found
 
 
-def diff_tables(data: Mapping[str, Any]) -> tuple[list[tuple[str, Any]], list[dict[str, Any]]]:
-    """A diff object split for display: scalar fields, and each list of
-    objects as a table ``{"title", "columns", "rows"}``."""
-    scalars = []
-    tables = []
-    for key in sorted(data):
-        value = data[key]
-        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
-            columns = sorted({k for row in value for k in row})
-            if "error_id" in columns:
-                columns.remove("error_id")
-                columns.insert(0, "error_id")
-            tables.append({"title": field_title(key), "columns": columns, "rows": value})
-        elif not isinstance(value, (dict, list)):
-            scalars.append((field_title(key), value))
-        else:
-            scalars.append((field_title(key), json.dumps(value, sort_keys=True)))
-    return scalars, tables
+#: The kinds of change a diff page lists, in order, with their headings
+#: (the keys of :class:`miner.releases.diff.ChangeKind`).
+DIFF_KINDS = (
+    ("removed", "Removed errors"),
+    ("added", "Added errors"),
+    ("changed", "Changed errors"),
+    ("moved", "Moved errors"),
+    ("unchanged", "Unchanged errors"),
+)
+
+
+def _shown(value: Any) -> str:
+    """A value of a diff record as text (a list of guards one per line)."""
+    if value is None:
+        return "none"
+    if isinstance(value, list):
+        return "\n".join(str(v) for v in value) or "none"
+    return str(value)
+
+
+def aspect_rows(change: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The aspects of a changed or moved pair, each ``{"what", "before",
+    "after"}`` from the two sides of the diff record (message or title,
+    exception, guards, number of sites, file, scope)."""
+    old, new = change.get("old") or {}, change.get("new") or {}
+    rows = []
+    for aspect in change.get("aspects") or []:
+        key = aspect.get("kind") if isinstance(aspect, Mapping) else str(aspect)
+        field_ = {
+            "message": "message",
+            "exception": "exception",
+            "guards": "guards",
+            "sites": "sites",
+            "file": "path",
+            "scope": "scope",
+        }.get(str(key), str(key))
+        before, after = old.get(field_), new.get(field_)
+        if field_ == "message" and before is None and after is None:
+            before, after = old.get("title"), new.get("title")
+        what = aspect.get("description", key) if isinstance(aspect, Mapping) else key
+        rows.append({"what": str(what), "before": _shown(before), "after": _shown(after)})
+    return rows
+
+
+def _source_url(commit: Any, error: Any) -> str | None:
+    """The GitHub link of a diff side's primary site, from the diff's commit
+    record (``slug``, ``link_ref``) and the side's ``path`` and ``line``; None
+    for a local repository or a record without them."""
+    if not isinstance(commit, Mapping) or not isinstance(error, Mapping):
+        return None
+    slug, ref = commit.get("slug"), commit.get("link_ref") or commit.get("sha")
+    path, line = error.get("path"), error.get("line")
+    if not (isinstance(slug, str) and "/" in slug and ref and path and isinstance(line, int)):
+        return None
+    return f"https://github.com/{slug}/blob/{ref}/{path}#L{line}"
+
+
+def diff_view(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A release diff's JSON (``miner diff``, schema 2) laid out for its page:
+    the ``old`` and ``new`` commits, and per kind of change with a count or
+    changes a section ``{"key", "title", "count", "listed", "modules":
+    [(module, [change, ...])]}`` (``listed``: the changes the record lists;
+    unchanged errors are counted, not listed) where each change keeps its
+    record and adds ``aspect_rows`` (:func:`aspect_rows`) and the GitHub
+    links of its two sides, ``old_url`` and ``new_url`` (None without). A record of
+    another shape gives no sections (the page then links its JSON only)."""
+    found = data.get("changes")
+    changes: list[Mapping[str, Any]] = (
+        [c for c in found if isinstance(c, Mapping)] if isinstance(found, list) else []
+    )
+    given = data.get("counts")
+    counts: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    sections = []
+    for key, title in DIFF_KINDS:
+        mine = [c for c in changes if c.get("kind") == key]
+        if not mine and not counts.get(key):
+            continue
+        modules: dict[str, list[dict[str, Any]]] = {}
+        for change in mine:
+            side = change.get("new") or change.get("old") or {}
+            entry = dict(change)
+            entry["aspect_rows"] = aspect_rows(change)
+            for name in ("old", "new"):
+                entry[f"{name}_url"] = _source_url(data.get(name), change.get(name))
+            modules.setdefault(str(side.get("module", "")), []).append(entry)
+        sections.append(
+            {
+                "key": key,
+                "title": title,
+                "count": counts.get(key, len(mine)),
+                "listed": len(mine),
+                "modules": sorted(modules.items()),
+            }
+        )
+    side = lambda name: data.get(name) if isinstance(data.get(name), Mapping) else {}  # noqa: E731
+    return {"old": side("old"), "new": side("new"), "sections": sections}
 
 
 def _walk(folder: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
@@ -427,93 +627,198 @@ def static_files() -> Iterator[tuple[str, str]]:
         yield f"api/schema/{name}", dumps(schema)
 
 
+@dataclasses.dataclass(frozen=True)
+class ReleaseView:
+    """What a release site (``miner history`` / ``miner release``) adds to the
+    pages of its newest release: every error's history, the errors of older
+    releases that the newest does not raise, and the releases documented."""
+
+    histories: Mapping[str, History]
+    """Every error id ever seen -> the history of its lineage."""
+    retired: Sequence[tuple[Error, CommitInfo, Analysis]] = ()
+    """Each id of an older release the newest does not raise (retired or
+    superseded), with the last commit that raised it and its analysis."""
+    releases: Sequence[Mapping[str, Any]] = ()
+    """``releases.json``'s rows, oldest first: ``tag``, ``sha``, ``date``,
+    ``diff`` (the stem of the diff from the previous release, or None)."""
+
+
+def module_pages(placed: Sequence[Placed]) -> list[dict[str, Any]]:
+    """The user-facing errors by module, for the index and the pages
+    ``modules/<page>.html``: ``{"module", "name", "entries", "counts",
+    "current", "retired"}`` sorted by module; ``counts``: audience ->
+    number of the module's current errors; ``entries``: the current ones in
+    index order, then those of older releases."""
+    by_module: dict[str, list[Placed]] = defaultdict(list)
+    for item in placed:
+        if not grouped(item.audience):
+            by_module[item.error.module].append(item)
+    out = []
+    for module in sorted(by_module):
+        items = sorted(by_module[module], key=lambda p: index_order(p.error))
+        current = [p for p in items if retirement(p.error.error_id, p.history) is None]
+        out.append(
+            {
+                "module": module,
+                "name": page_name(module),
+                "entries": current + [p for p in items if p not in current],
+                "counts": dict(audience_counts(p.audience for p in current)),
+                "current": len(current),
+                "retired": len(items) - len(current),
+            }
+        )
+    return out
+
+
 def site_files(
     result: MineResult,
     analyses: Mapping[str, Analysis],
     counts: Mapping[str, Any],
     diffs: Sequence[tuple[str, dict[str, Any]]] = (),
     jobs: int = 1,
+    release: ReleaseView | None = None,
 ) -> Iterator[tuple[str, str]]:
     """Every file of the site as (site-relative path, text), pages last;
     ``jobs`` worker processes render the cards (see :func:`card_files`).
 
-    An error without an analysis is rendered with an empty one (whose
-    audience is the model's default, ``internal``)."""
+    With ``release``, the site documents every release: the errors of older
+    releases get their pages too (a card or an entry, rendered from the last
+    commit that raised them, marked retired or superseded), every card and
+    entry a History section, the search their rows, the index a list of the
+    releases. An error without an analysis is rendered with an empty one
+    (whose audience is the model's default, ``internal``)."""
     env = site_environment()
     analyses = {
         e.error_id: analyses.get(e.error_id) or Analysis(error_id=e.error_id, trigger="")
         for e in result.errors
     }
+    histories = dict(release.histories) if release else {}
+    current_ids = set(analyses)
+    older = sorted(
+        (
+            item
+            for item in (release.retired if release else ())
+            if item[0].error_id not in current_ids
+        ),
+        key=lambda item: index_order(item[0]),
+    )
+    commit = result.commit
+    errors = sorted_errors(result)
+    placed = [Placed(e, commit, analyses[e.error_id], histories.get(e.error_id)) for e in errors]
+    placed += [Placed(e, c, a, histories.get(e.error_id)) for e, c, a in older]
+    all_analyses = {p.error.error_id: p.analysis for p in placed}
+    labels = {p.error.error_id: retirement_label(p.error.error_id, p.history) for p in placed}
     yield from static_files()
     diff_names = [name for name, _ in diffs]
     yield "api/index.json", dumps(index_json(result, counts, diff_names, analyses))
-    data = script_json(search_data(result, analyses))
+    data = script_json(
+        search_data(
+            result,
+            analyses,
+            [(e, labels[e.error_id]) for e, _, _ in older],
+            {e.error_id: a.audience for e, _, a in older},
+        )
+    )
     yield "search-data.js", f"window.RAISE_MINER_SEARCH = {data};\n"
-    errors = sorted_errors(result)
-    audience = {e.error_id: audience_of(analyses, e.error_id) or "" for e in errors}
-    refs = {e.error_id: card_path(e.error_id, e.module, audience[e.error_id]) for e in errors}
-    titles = {e.error_id: e.title for e in errors}
-    commit = result.commit
-    counts_by_audience = audience_counts(audience.values())
+    audience = {p.error.error_id: p.audience or "" for p in placed}
+    refs = {p.error.error_id: p.ref(".html") for p in placed}
+    titles = {p.error.error_id: p.error.title for p in placed}
+    counts_by_audience = audience_counts(audience[e.error_id] for e in errors)
     rank = {name: i for i, (name, _) in enumerate(counts_by_audience)}
     full = sorted(
         (e for e in errors if not grouped(audience[e.error_id])),
         key=lambda e: (rank[audience[e.error_id]], *index_order(e)),
     )
-    pages = group_pages(
-        Placed(e, commit, analyses[e.error_id]) for e in errors if grouped(audience[e.error_id])
-    )
+    pages = group_pages(placed)
     by_audience = [
         (name, count, [p for p in pages if p.audience == name])
         for name, count in counts_by_audience
         if grouped(name)
     ]
+    modules = module_pages(placed)
+    old_full = [p for p in placed[len(errors) :] if not grouped(p.audience)]
+    context = {
+        "commit": commit,
+        "counts": counts,
+        "audience": audience,
+        "audiences": counts_by_audience,
+        "audience_titles": AUDIENCE_TITLES,
+        "audience_summaries": AUDIENCE_SUMMARIES,
+        "diffs": diff_names,
+        "releases": list(release.releases) if release else [],
+        "labels": labels,
+    }
     yield (
         "index.html",
         env.get_template("site/index.html.j2").render(
             root="",
-            commit=commit,
-            counts=counts,
-            errors=full,
-            audience=audience,
-            audiences=counts_by_audience,
+            **context,
+            full_count=len(full),
+            modules=modules,
             grouped_pages=by_audience,
             grouped_names={name for name, _, _ in by_audience},
-            audience_titles=AUDIENCE_TITLES,
-            audience_summaries=AUDIENCE_SUMMARIES,
-            exceptions=sorted(Counter(e.exception or "" for e in full).items()),
-            modules=sorted({e.module for e in full}),
-            diffs=diff_names,
+            older=Counter(
+                {"retired": 0, "superseded": 0}
+                | Counter(label.split(" ")[0] for label in labels.values() if label)
+            ),
         ),
     )
+    yield (
+        "all.html",
+        env.get_template("site/all.html.j2").render(
+            root="",
+            **context,
+            errors=full,
+            retired=old_full,
+            grouped_names={name for name, _, _ in by_audience},
+            exceptions=sorted(Counter(e.exception or "" for e in full).items()),
+            module_names=sorted({e.module for e in full}),
+        ),
+    )
+    for module in modules:
+        yield (
+            f"modules/{module['name']}.html",
+            env.get_template("site/module.html.j2").render(root="../", **context, page=module),
+        )
+    link = linker(refs, ".html", card=False)
     for name, data_ in diffs:
         yield f"api/diffs/{name}.json", dumps(data_)
-        scalars, tables = diff_tables(data_)
         yield (
             f"diffs/{name}.html",
             env.get_template("site/diff.html.j2").render(
                 root="../",
                 commit=commit,
                 name=name,
-                scalars=scalars,
-                tables=tables,
+                view=diff_view(data_),
                 titles=titles,
-                link=linker(refs, ".html", card=False),
+                link=lambda error_id: link(error_id) if error_id in refs else None,
             ),
         )
-    yield from grouped_files(commit, by_audience, refs)
-    context = CardContext(result, analyses, titles, full, refs)
-    yield from card_files(context, errors, jobs)
+    yield from grouped_files(commit, by_audience, refs, labels)
+    cards = [p.error for p in placed if not grouped(p.audience)]
+    card_context = CardContext(
+        result,
+        all_analyses,
+        titles,
+        cards,
+        refs,
+        histories={i: h for i, h in histories.items() if i in all_analyses},
+        commits={e.error_id: c for e, c, _ in older},
+    )
+    yield from card_files(card_context, [p.error for p in placed], jobs)
 
 
 def grouped_files(
     commit: CommitInfo,
     by_audience: Sequence[tuple[str, int, list[GroupPage]]],
     refs: Mapping[str, str],
+    labels: Mapping[str, str] | None = None,
 ) -> Iterator[tuple[str, str]]:
     """The pages of the internal, abstract, test and script errors: one per
-    audience and module (an entry per error, anchored by its id) and the
-    audience's ``index.html`` (what it means and what to do, its pages)."""
+    audience and module (an entry per error, anchored by its id, with its
+    history in a release site; ``labels`` marks the retired and superseded
+    ones, :func:`retirement_label`) and the audience's ``index.html`` (what
+    it means and what to do, its pages)."""
     env = site_environment()
     link = linker(refs, ".html")
     for name, count, pages in by_audience:
@@ -542,6 +847,9 @@ def grouped_files(
                     link=link,
                     assert_test=assert_test,
                     shown_guards=shown_guards,
+                    labels=labels or {},
+                    history_view=history_view,
+                    card_link=linker(refs, ".html", card=False),
                 ),
             )
 
@@ -557,6 +865,15 @@ class CardContext:
     """The errors that get a page, in index order; rendered by position."""
     refs: dict[str, str]
     """Error id -> site-relative page (:func:`card_path`), for links."""
+    histories: dict[str, History] = dataclasses.field(default_factory=dict)
+    """Error id -> its history (a release site), for the History section."""
+    commits: dict[str, CommitInfo] = dataclasses.field(default_factory=dict)
+    """Error id -> the commit an error of an older release is rendered from
+    (the last that raised it); the others are of ``result.commit``."""
+
+    def commit_of(self, error_id: str) -> CommitInfo:
+        """The commit the error's page and record are rendered from."""
+        return self.commits.get(error_id, self.result.commit)
 
 
 _CONTEXT: CardContext | None = None
@@ -574,12 +891,15 @@ def render_card(context: CardContext, error: Error) -> str:
     """One error's HTML page."""
     analysis = context.analyses.get(error.error_id) or Analysis(error_id=error.error_id, trigger="")
     fix = analysis.example_fix
+    history = context.histories.get(error.error_id)
     return (
         site_environment()
         .get_template("site/error.html.j2")
         .render(
             root="../",
-            commit=context.result.commit,
+            commit=context.commit_of(error.error_id),
+            history=None if history is None else history_view(error.error_id, history),
+            card_link=linker(context.refs, ".html"),
             error=error,
             site=error.primary,
             analysis=analysis,
@@ -613,10 +933,15 @@ def card_files(
     worker processes (Pygments' lexer is most of the time); the order, and so
     the output, is the same.
     """
-    commit = context.result.commit
     for error in context.errors if records is None else records:
         analysis = context.analyses.get(error.error_id) or Analysis(error.error_id, trigger="")
-        yield f"api/errors/{error.error_id}.json", dumps(error_json(error, commit, analysis))
+        record = error_json(
+            error,
+            context.commit_of(error.error_id),
+            analysis,
+            context.histories.get(error.error_id),
+        )
+        yield f"api/errors/{error.error_id}.json", dumps(record)
     count = len(context.errors)
     if jobs <= 1 or count < PARALLEL_MIN:
         pages: Iterator[str] = (render_card(context, e) for e in context.errors)
@@ -652,11 +977,14 @@ def write_site_into(
     *,
     diffs: Sequence[tuple[str, dict[str, Any]]] = (),
     jobs: int | None = None,
+    release: ReleaseView | None = None,
 ) -> dict[str, int]:
     """Write the site of ``result`` into ``folder`` (inside a staging folder),
     then its ``manifest.json`` listing every file, and delete the files a
-    previous run wrote there that this one did not (see :func:`write_site`)."""
-    for rel, text in site_files(result, analyses, counts, diffs, jobs or os.cpu_count() or 1):
+    previous run wrote there that this one did not (see :func:`write_site`;
+    ``release``: the pages of every release, :func:`site_files`)."""
+    files = site_files(result, analyses, counts, diffs, jobs or os.cpu_count() or 1, release)
+    for rel, text in files:
         folder.write(rel, text)
     commit = result.commit.to_json()
     return folder.finish(lambda written: dumps(output.site_manifest(commit, written)))
@@ -670,13 +998,15 @@ def write_site(
     *,
     diffs: Sequence[tuple[str, dict[str, Any]]] = (),
     jobs: int | None = None,
+    release: ReleaseView | None = None,
 ) -> dict[str, int]:
     """Write the site of ``result`` into ``dest``, published as a whole
     (:func:`miner.publish.output.publication`).
 
     ``analyses`` maps every error id to its analysis; ``counts`` are the
     manifest's counts shown on the index; ``jobs`` is the number of processes
-    rendering cards (default: one per CPU). Returns counts of files
+    rendering cards (default: one per CPU); ``release`` adds every older
+    release's errors and every history (:class:`ReleaseView`). Returns counts of files
     ``written``, ``unchanged`` and ``removed`` (pages and JSON of errors that
     are gone), and the site's total ``bytes``.
 
@@ -685,4 +1015,6 @@ def write_site(
             raise-miner did not write.
     """
     with output.publication(dest, output.SITE) as pub:
-        return write_site_into(pub.folder, result, analyses, counts, diffs=diffs, jobs=jobs)
+        return write_site_into(
+            pub.folder, result, analyses, counts, diffs=diffs, jobs=jobs, release=release
+        )

@@ -299,3 +299,61 @@ def read_mined(out: Path) -> Published:
         )
     result = MineResult(commit=commit, files=(), sites=sites, errors=errors)
     return Published(result=result, manifest=manifest, analyses=analyses, histories=histories)
+
+
+@dataclass(frozen=True)
+class ReleaseRecords:
+    """A release site's own records read back (``miner history``): what the
+    HTML writer needs beyond the newest release's records."""
+
+    histories: dict[str, History]
+    """Every error id ever seen -> its lineage's history (``history.json``)."""
+    retired: list[tuple[Error, CommitInfo, Analysis]]
+    """Each id of an older release the newest does not raise, read from its
+    ``api/errors/<id>.json``, with the commit of the release that last raised
+    it (its tag from ``releases.json``) and its analysis."""
+    releases: list[dict[str, Any]]
+    """``releases.json``'s rows, oldest first."""
+
+
+def read_release(out: Path, newest: MineResult) -> ReleaseRecords | None:
+    """The release records of the folder ``out`` (``history.json``,
+    ``releases.json`` and the JSON records of the ids ``newest`` does not
+    raise), or None when ``out`` is not a release site.
+
+    Raises:
+        RecordsError: a record is missing or cannot be read.
+    """
+    if not (out / "history.json").is_file() or not (out / "releases.json").is_file():
+        return None
+    releases = list(read_json(out / "releases.json").get("releases", []))
+    tags = {row["sha"]: row["tag"] for row in releases}
+    histories: dict[str, History] = {}
+    try:
+        for row in read_json(out / "history.json")["errors"]:
+            history = History.from_json(row)
+            for error_id in history.ids:
+                histories[error_id] = history
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RecordsError(f"{out / 'history.json'}: not a history ({exc}); run again") from None
+    current = {e.error_id for e in newest.errors}
+    retired: list[tuple[Error, CommitInfo, Analysis]] = []
+    for error_id in sorted(set(histories) - current):
+        path = out / "api" / "errors" / f"{error_id}.json"
+        record = read_json(path)
+        try:
+            tag = tags[record["commit"]]
+            commit = CommitInfo(
+                repo=newest.commit.repo,
+                slug=record["repo"],
+                rev=tag,
+                sha=record["commit"],
+                date=record["commit_date"],
+                link_ref=tag,
+            )
+            errors = group_errors([Site.from_json(site) for site in record["sites"]])
+            analysis = Analysis.from_json(error_id, record["analysis"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordsError(f"{path}: not an error record ({exc}); run again") from None
+        retired.extend((e, commit, analysis) for e in errors if e.error_id == error_id)
+    return ReleaseRecords(histories=histories, retired=retired, releases=releases)

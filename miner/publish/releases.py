@@ -16,6 +16,9 @@ A release site (``miner history`` / ``miner release``) is one folder::
                           ``miner release`` reads)
     releases.md           the same, with links to the diffs
     diffs/<old>..<new>.md / .json   the diff of each consecutive pair
+    index.html            a link (and redirect) to the HTML site
+    site/                 the HTML site of every release
+                          (:mod:`miner.publish.html`, :class:`~miner.publish.html.ReleaseView`)
 
 The folder is published as a whole (:mod:`miner.publish.output`): a run that
 stops early leaves the previous release site as it was.
@@ -141,6 +144,34 @@ def read_releases(out: Path) -> list[dict[str, Any]]:
         return []
 
 
+def release_rows(commits: Sequence[CommitInfo], stems: Sequence[str]) -> list[dict[str, Any]]:
+    """``releases.json``'s rows: each release's ``tag``, ``sha``, ``date`` and
+    ``diff`` (the stem of the diff from the previous release; None for the
+    first), from the releases' commits and the diff stems, oldest first."""
+    return [
+        {"tag": c.rev, "sha": c.sha, "date": c.date, "diff": stem}
+        for c, stem in zip(commits, [None, *stems], strict=True)
+    ]
+
+
+#: ``index.html`` at the root of a release site: GitHub Pages (and a reader
+#: opening the folder) lands on the HTML site in ``site/``.
+ROOT_INDEX = """\
+<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="refresh" content="0; url=site/index.html">
+<title>Error cards</title>
+</head>
+<body>
+<p>The error cards are at <a href="site/index.html">site/index.html</a>;
+the Markdown and JSON at <a href="index.md">index.md</a>, <a href="releases.md">releases.md</a>.</p>
+</body>
+</html>
+"""
+
+
 def write_release_site(
     folder: Folder,
     book: HistoryBook,
@@ -169,11 +200,7 @@ def write_release_site(
     Raises:
         OutputError: the folder cannot be written.
     """
-    stems = list(diffs)
-    releases = [
-        {"tag": c.rev, "sha": c.sha, "date": c.date, "diff": stem}
-        for c, stem in zip(commits, [None, *stems], strict=True)
-    ]
+    releases = release_rows(commits, list(diffs))
     history = {
         "schema_version": SCHEMA_VERSION,
         "releases": list(book.releases),
@@ -188,6 +215,7 @@ def write_release_site(
         "history.json": dumps(history),
         "releases.md": text,
         "releases.json": dumps({"schema_version": SCHEMA_VERSION, "releases": releases}),
+        "index.html": ROOT_INDEX,
     }
     if release_index is not None:
         extra[RELEASE_INDEX] = index_text(release_index)

@@ -1,4 +1,4 @@
-/* raise-miner: offline search and the index table's filters, no server needed.
+/* raise-miner: offline search, no server needed (the table of all.html: table.js).
  *
  * The matcher is a line-for-line port of `miner lookup`'s (miner/lookup.py:
  * parse_paste, LookupIndex.score / _combine / search, compile_template,
@@ -626,7 +626,7 @@
   search.codeSimilarity = codeSimilarity;
   if (typeof document === "undefined") return;  // run outside a page (node): the matcher only
 
-  /* ---- The page: search box, results, table filters and sorting. ---- */
+  /* ---- The page: search box and results. ---- */
   var box = document.getElementById("q");
   var results = document.getElementById("results");
   var status = document.getElementById("search-status");
@@ -653,7 +653,7 @@
       a.href = cardOf(doc);
       li.appendChild(a);
       if (doc[8]) li.appendChild(el("span", "audience", doc[8]));
-      if (doc[9]) li.appendChild(el("span", "release", "last raised in " + doc[9]));
+      if (doc[9]) li.appendChild(el("span", "release", doc[9]));
       li.appendChild(el("span", "where", paths[r.site[0]] + ":" + r.site[1] + " in " + doc[4]));
       li.appendChild(el("span", "why", r.reasons.join("; ")));
       results.appendChild(li);
@@ -678,58 +678,4 @@
       (location.hash.indexOf("#q=") === 0 ? decodeURIComponent(location.hash.slice(3)) : "");
     if (initial) { box.value = initial; show(initial); }
   }
-
-  var table = document.getElementById("errors");
-  if (!table) return;
-  var body = table.tBodies[0];
-  var rows = Array.prototype.slice.call(body.rows);
-  var aud = document.getElementById("filter-audience");
-  var exc = document.getElementById("filter-exception");
-  var mod = document.getElementById("filter-module");
-  var shownCount = document.getElementById("shown");
-  var groups = Array.prototype.slice.call(document.querySelectorAll("section.grouped"));
-  /* The table lists the user-facing errors; an audience without cards of its
-     own (internal, abstract, test, script) is a section of module pages. */
-  function filter() {
-    var a = aud ? aud.value : "", any = !aud || !aud.selectedIndex;
-    var onPages = !any && aud.options[aud.selectedIndex].hasAttribute("data-grouped");
-    var e = exc.value, m = mod.value.trim(), n = 0;
-    rows.forEach(function (row) {
-      var ok = !onPages && (any || row.dataset.audience === a) &&
-        (!exc.selectedIndex || row.dataset.exception === e) &&
-        (!m || row.dataset.module.indexOf(m) >= 0);
-      row.hidden = !ok;
-      if (ok) n++;
-    });
-    groups.forEach(function (section) {
-      section.hidden = !(any || section.dataset.audience === a);
-      section.querySelectorAll("li[data-module]").forEach(function (li) {
-        li.hidden = !!m && li.dataset.module.indexOf(m) < 0;
-      });
-    });
-    shownCount.textContent = n + " of " + rows.length + " shown";
-  }
-  if (aud) aud.addEventListener("change", filter);
-  exc.addEventListener("change", filter);
-  mod.addEventListener("input", filter);
-  table.querySelectorAll("th button").forEach(function (button) {
-    button.addEventListener("click", function () {
-      var key = button.dataset.sort;
-      var asc = button.getAttribute("aria-sort") !== "ascending";
-      table.querySelectorAll("th button").forEach(function (b) { b.removeAttribute("aria-sort"); });
-      button.setAttribute("aria-sort", asc ? "ascending" : "descending");
-      var numeric = key === "line" || key === "sites";
-      function value(row) { return key === "title" ? row.cells[1].textContent : row.dataset[key] || ""; }
-      rows.sort(function (a, b) {
-        var x = value(a), y = value(b);
-        var c = numeric ? x - y : x.localeCompare(y);
-        if (!c) c = a.dataset.module.localeCompare(b.dataset.module) || a.dataset.line - b.dataset.line;
-        return asc ? c : -c;
-      });
-      var frag = document.createDocumentFragment();
-      rows.forEach(function (row) { frag.appendChild(row); });
-      body.appendChild(frag);
-    });
-  });
-  filter();
 })();

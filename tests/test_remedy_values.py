@@ -1,0 +1,322 @@
+"""The values a message gives its flags, switches of ``Optional[bool]`` fields,
+``default=Cls.field`` defaults, and ``startswith`` in words.
+
+Each case is a defect the golden set found on SGLang v0.5.19 cards
+(``--disable-radix-cache because``, ``--speculative-eagle-topk 1.``,
+``--enable-lora VALUE``, a default printed as ``ServerArgs.nnodes``,
+"startss with"), rebuilt on a small fixture.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from miner.analysis.code import SourceIndex
+from miner.analysis.config import Option, mine_config
+from miner.analysis.remedy import Remedies, flag_value
+from miner.analysis.wording import atom_words
+from miner.model import Condition
+
+ARGS = """\
+import argparse
+import dataclasses
+from typing import Annotated, Optional
+
+A = Annotated
+
+
+def add_cli_args_from_dataclass(parser, cls):
+    pass
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    enable_lora: A[Optional[bool], "Enable LoRA."] = None
+    disable_radix_cache: A[bool, "Disable the radix cache."] = False
+    eagle_topk: A[int, "Top-k of EAGLE."] = 4
+    nnodes: int = 1
+
+    @staticmethod
+    def add_cli_args(parser):
+        add_cli_args_from_dataclass(parser, ServerArgs)
+        parser.add_argument("--nnodes", type=int, default=ServerArgs.nnodes, help="Nodes.")
+"""
+
+
+def config():
+    index = SourceIndex({"pkg/__init__.py": b"", "pkg/server_args.py": ARGS.encode()})
+    return mine_config(index)
+
+
+def test_optional_bool_field_is_a_switch() -> None:
+    lora = config().option("enable_lora")
+    assert lora is not None and lora.flags == ("--enable-lora",)
+    assert lora.is_bool and lora.action == "store_true"
+
+
+def test_default_naming_a_class_field_is_that_fields_default() -> None:
+    nnodes = next(o for o in config().options if o.flags == ("--nnodes",))
+    assert nnodes.source == "argparse"
+    assert nnodes.default == "1"
+
+
+def test_word_after_a_switch_is_not_its_value() -> None:
+    remedies = Remedies(config(), "python -m pkg.launch_server")
+    out = remedies.remedies(
+        "--prefill-only requires --disable-radix-cache because the cache indexes freed slots."
+    )
+    texts = [r.text for r in out]
+    assert "Pass `--disable-radix-cache`: the message says it is required." in texts
+    assert not any("because`" in t for t in texts)
+    fix = out[0].example
+    assert fix is not None and fix.after == "python -m pkg.launch_server ... --disable-radix-cache"
+
+
+def test_sentence_end_is_not_part_of_a_value() -> None:
+    remedies = Remedies(config(), "python -m pkg.launch_server")
+    texts = [r.text for r in remedies.remedies("EAGLE with a tree requires --eagle-topk 1.")]
+    assert "Pass `--eagle-topk 1`: the message says it is required." in texts
+
+
+@pytest.mark.parametrize(
+    ("sep", "token", "value"),
+    [
+        (" ", "because", None),
+        (" ", "so", None),
+        (" ", "1.", "1"),
+        (" ", "-1", "-1"),
+        (" ", "/tmp/x", "/tmp/x"),
+        ("=", "fast", "fast"),
+        ("=", "fast.", "fast"),
+        (" ", "to", None),
+    ],
+)
+def test_flag_value(sep: str, token: str, value: str | None) -> None:
+    opt = Option(name="x", flags=("--x",), owner="A", path="a.py", line=1, source="argparse")
+    assert flag_value(opt, sep, token) == value
+
+
+def test_flag_value_of_a_switch_and_of_choices() -> None:
+    switch = Option(
+        name="x",
+        flags=("--x",),
+        owner="A",
+        path="a.py",
+        line=1,
+        source="argparse",
+        action="store_true",
+    )
+    assert flag_value(switch, "=", "1") is None
+    mode = Option(
+        name="m",
+        flags=("--m",),
+        owner="A",
+        path="a.py",
+        line=1,
+        source="argparse",
+        choices=("fast", "safe"),
+    )
+    assert flag_value(mode, " ", "safe") == "safe"
+    assert flag_value(mode, " ", "when") is None
+
+
+def test_startswith_in_words() -> None:
+    test = 'cfg.device.startswith("cuda")'
+    assert ast.parse(test, mode="eval")
+    starts = Condition("atom", atom=test, negated=False, shown=test)
+    assert atom_words(starts) == '`cfg.device` starts with `"cuda"`'
+    not_starts = Condition("atom", atom=test, negated=True, shown="not " + test)
+    assert atom_words(not_starts) == '`cfg.device` does not start with `"cuda"`'
+
+
+def test_decimal_point_does_not_end_the_requirement() -> None:
+    remedies = Remedies(config(), "python -m pkg.launch_server")
+    texts = [r.text for r in remedies.remedies("--eagle-topk should be in range (0, 1.0].")]
+    assert texts == ["Give `--eagle-topk` a value that is in range (0, 1.0], as the message asks."]
+
+
+GEN_ARGS = """\
+import argparse
+import dataclasses
+
+
+@dataclasses.dataclass
+class ServerArgs:
+    num_gpus: int = 1
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--num-gpus", type=int, default=ServerArgs.num_gpus)
+
+
+def prepare_server_args(argv) -> ServerArgs:
+    parser = argparse.ArgumentParser()
+    ServerArgs.add_cli_args(parser)
+    return ServerArgs(**vars(parser.parse_args(argv)))
+"""
+
+LAUNCH = """\
+import sys
+
+from pkg.server_args import ServerArgs
+
+if __name__ == "__main__":
+    ServerArgs()
+"""
+
+GEN_LAUNCH = """\
+import sys
+
+from pkg.gen.server_args import ServerArgs, prepare_server_args
+
+if __name__ == "__main__":
+    prepare_server_args(sys.argv[1:])
+"""
+
+
+def test_second_class_of_the_same_name_has_its_own_command() -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/server_args.py": ARGS,
+        "pkg/launch_server.py": LAUNCH,
+        "pkg/gen/__init__.py": "",
+        "pkg/gen/server_args/__init__.py": "from .server_args import ServerArgs\n",
+        "pkg/gen/server_args/server_args.py": GEN_ARGS,
+        "pkg/gen/launch_server.py": GEN_LAUNCH,
+    }
+    model = mine_config(SourceIndex({p: t.encode() for p, t in files.items()}))
+    assert model.entry_point == "pkg.launch_server"
+    gpus = next(o for o in model.options if o.flags == ("--num-gpus",))
+    assert gpus.path == "pkg/gen/server_args/server_args.py" and gpus.default == "1"
+    assert model.command_of(gpus) == "pkg.gen.launch_server"
+    lora = model.option("enable_lora")
+    assert lora is not None and model.command_of(lora) == "pkg.launch_server"
+    assert model.to_json()["entry_points"] == [
+        {
+            "class": "ServerArgs",
+            "path": "pkg/gen/server_args/server_args.py",
+            "module": "pkg.gen.launch_server",
+        }
+    ]
+
+
+OPS = """
+from pkg.context import get_server_args
+
+
+def check_strategy():
+    if get_server_args().cache_strategy == "legacy":
+        raise ValueError("--cache-strategy=legacy is deprecated. Use --cache-strategy=extra.")
+    if get_server_args().cache_strategy == "none":
+        raise ValueError("--cache-strategy=none is gone. Use --cache-strategy=extra_lazy.")
+"""
+
+
+def test_message_advice_with_a_value_leads_and_gives_the_example() -> None:
+    from test_analysis_config import DATACLASS_REPO
+    from test_analysis_prose import analyses
+
+    cards = analyses({**DATACLASS_REPO, "pkg/ops.py": OPS})
+    gone = cards["--cache-strategy=none is gone. Use --cache-strategy=extra_lazy."]
+    assert gone.solutions[0] == (
+        'Do what the message advises: "Use `--cache-strategy=extra_lazy`".'
+    )
+    assert gone.example_fix is not None
+    assert gone.example_fix.before.endswith("--cache-strategy none")
+    assert gone.example_fix.after.endswith("--cache-strategy extra_lazy")
+    # ``legacy`` is not among the flag's choices: no command line can pass it
+    legacy = cards["--cache-strategy=legacy is deprecated. Use --cache-strategy=extra."]
+    assert any(
+        "The command line does not accept `legacy` for `--cache-strategy`" in s
+        for s in legacy.solutions
+    )
+    assert legacy.example_fix is not None
+    assert "legacy" not in legacy.example_fix.before
+
+
+ROLES = """
+from pkg.context import get_server_args
+
+
+def handle():
+    if get_server_args().dtype == "half":
+        return
+    if get_server_args().dtype == "auto":
+        if get_server_args().cache_strategy == "none":
+            raise ValueError("An auto dtype does not support no cache")
+"""
+
+
+def test_implied_exit_is_dropped_and_the_innermost_check_is_fixed_first() -> None:
+    from test_analysis_config import DATACLASS_REPO
+    from test_analysis_prose import analyses
+
+    card = analyses({**DATACLASS_REPO, "pkg/ops.py": ROLES})[
+        "An auto dtype does not support no cache"
+    ]
+    assert "`--dtype` is not `half`" not in card.trigger
+    assert "- `--dtype` is `auto` (line 7)" in card.trigger
+    assert "- `--cache-strategy` is `none` (line 8)" in card.trigger
+    assert card.solutions[0].startswith("Set `--cache-strategy` to ")
+    assert card.example_fix is not None
+    assert card.example_fix.before.endswith("--cache-strategy none")
+
+
+HOOK = """
+from pkg.context import get_server_args
+
+
+def declare_late_resolution(args, source, **fields):
+    pass
+
+
+def check_args(server_args):
+    if server_args.model_path:
+        if server_args.disable_radix_cache is None:
+            declare_late_resolution(server_args, "check_args", disable_radix_cache=True)
+
+
+def build():
+    if get_server_args().disable_radix_cache:
+        raise ValueError("radix cache needed for this build")
+"""
+
+
+def test_switch_turned_on_by_the_argument_handling_is_said() -> None:
+    from test_analysis_config import DATACLASS_REPO
+    from test_analysis_prose import analyses
+
+    files = {**DATACLASS_REPO, "pkg/args_hook.py": HOOK}
+    card = analyses(files)["radix cache needed for this build"]
+    assert any(
+        s.startswith("Drop `--disable-radix-cache`: it is off by default.")
+        and s.endswith(
+            "Leaving it out may not help: the argument handling sets it to `True` itself "
+            "at start-up in some cases (`pkg/args_hook.py:11`)."
+        )
+        for s in card.solutions
+    ), card.solutions
+
+
+NEEDS = """
+from pkg.context import get_server_args
+
+
+def prefill_only():
+    if not get_server_args().disable_radix_cache:
+        raise ValueError("prefill-only mode requires --disable-radix-cache because slots are freed")
+"""
+
+
+def test_advice_and_guard_fix_of_the_same_flag_are_said_once() -> None:
+    from test_analysis_config import DATACLASS_REPO
+    from test_analysis_prose import analyses
+
+    card = analyses({**DATACLASS_REPO, "pkg/ops.py": NEEDS})[
+        "prefill-only mode requires --disable-radix-cache because slots are freed"
+    ]
+    passing = [s for s in card.solutions if s.startswith("Pass `--disable-radix-cache`")]
+    assert passing == ['Pass `--disable-radix-cache`. Its help says: "Disable the radix cache."']
+    assert card.solutions[0] == passing[0]
