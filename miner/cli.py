@@ -332,6 +332,14 @@ def cmd_lookup(args: argparse.Namespace) -> int:
     text = sys.stdin.read() if args.text == "-" else args.text
     if not text.strip():
         raise UsageError("nothing to look up: pass the message or pipe it on standard input")
+    if args.history is not None:
+        book = lookup.ReleaseBook.load(args.history)
+        found = lookup.search_releases(book, text, limit=args.limit)
+        if args.json:
+            print(lookup.report_releases_json(book, text, found, args.history, args.base_url))
+        else:
+            print(lookup.report_releases_text(book, found, args.history, args.base_url))
+        return 0 if found and found[0].good else 1
     index = lookup.LookupIndex.load(args.out)
     matches = index.search(text, limit=args.limit)
     report = lookup.report_json if args.json else lookup.report_text
@@ -485,6 +493,13 @@ def _add_output_commands(sub: argparse._SubParsersAction) -> None:
     lookup.add_argument("text", nargs="?", default="-", help="the paste (default: standard input)")
     lookup.add_argument(
         "--out", "--data", dest="out", type=Path, default=Path("output"), help="mined folder"
+    )
+    lookup.add_argument(
+        "--history",
+        type=Path,
+        metavar="SITE",
+        help="search every release of a release site (`miner history` / `miner release` "
+        "output) instead of one mined folder",
     )
     lookup.add_argument("--limit", type=int, default=5, help="results shown (default: 5)")
     lookup.add_argument("--base-url", help="print card URLs under this site URL")

@@ -22,8 +22,17 @@ characters that are the template's literal text), a traceback frame that pins
 the site's ``path:line`` scores 0.9 and more, a fragment found inside a literal
 part 0.5 to 0.8, and a mere word overlap stays below 0.45.
 
-The prefix patterns are plain regular expressions that mean the same in Python
-and JavaScript; the HTML site ships them to its search (:mod:`miner.publish.html`).
+Across releases, :class:`ReleaseBook` reads a release site's
+``release-index.json`` and ``history.json`` and :func:`search_releases`
+matches a paste against every error id any release raised, one answer per
+error lineage: the releases raising it with the line in each, the releases
+the paste fits (frames, then wording), and how it changed
+(:func:`life_sentences`).
+
+The prefix patterns, line patterns and numbers are defined once in
+:mod:`miner.publish.patterns`, in regular expressions that mean the same in
+Python and JavaScript; the HTML site ships them to its search
+(:mod:`miner.publish.html`), a port of this module's matcher.
 """
 
 from __future__ import annotations
@@ -43,27 +52,28 @@ from pathlib import Path
 from typing import Any, Literal
 
 from miner.errors import RecordsError
-from miner.model import Error, MessagePart, Site, group_errors
+from miner.model import Error, History, MessagePart, Site, group_errors
 from miner.publish.cards import card_ref
-from miner.publish.patterns import PREFIX_PATTERNS
+from miner.publish.patterns import LINE_PATTERNS, PREFIX_PATTERNS, RULES
 from miner.publish.records import MANIFEST, SITES, read_json, read_sites
+from miner.publish.release_index import RELEASE_INDEX, first_source_line
 
 #: Scores at or above this are matches; below it, only the closest candidates.
-GOOD = 0.5
+GOOD = float(RULES["GOOD"])
 #: A template needs this many non-blank literal characters to match a message.
-MIN_LITERAL = 6
+MIN_LITERAL = int(RULES["MIN_LITERAL"])
 #: ... and must explain at least this share of the message's non-blank characters.
-MIN_COVERAGE = 0.25
+MIN_COVERAGE = float(RULES["MIN_COVERAGE"])
 #: ... unless its literal text is this long (non-blank characters): a long
 #: placeholder value (``pool memory leak detected! {messages}``).
-MIN_SPECIFIC = 20
+MIN_SPECIFIC = int(RULES["MIN_SPECIFIC"])
 #: A template explaining less of a message than this is a weak match: an
 #: exception type other than the one shown makes it weaker still.
-WEAK_COVERAGE = 0.4
+WEAK_COVERAGE = float(RULES["WEAK_COVERAGE"])
 #: A fragment must be this long (non-blank characters) to count as a match.
-MIN_FRAGMENT = 12
+MIN_FRAGMENT = int(RULES["MIN_FRAGMENT"])
 #: Longest message tried against the templates (characters).
-MAX_MESSAGE = 4000
+MAX_MESSAGE = int(RULES["MAX_MESSAGE"])
 
 _PREFIXES = tuple(re.compile(p) for p in PREFIX_PATTERNS)
 
@@ -71,23 +81,23 @@ TRACEBACK_HEAD = "Traceback (most recent call last):"
 CAUSE_SEPARATOR = "The above exception was the direct cause of the following exception:"
 CONTEXT_SEPARATOR = "During handling of the above exception, another exception occurred:"
 
-_FRAME = re.compile(r'^\s*File "(?P<path>[^"\n]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?\s*$')
-_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::(?: (?P<message>.*))?)?$")
+_FRAME = re.compile(LINE_PATTERNS["FRAME"])  # path, line, function
+_EXCEPTION_LINE = re.compile(LINE_PATTERNS["EXCEPTION_LINE"])  # type, message
 #: A dotted name in lower case (``sglang.srt.managers.scheduler``): a logger or
 #: module name before ``: ``, never an exception class.
-_LOGGER_NAME = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$")
+_LOGGER_NAME = re.compile(LINE_PATTERNS["LOGGER_NAME"])
 #: ``path.py:123`` (or ``path.py", line 123``) pasted alone: the site's search box
 #: reads it too. Linear: the path holds no ``:`` and the line only digits.
-_PATH_LINE = re.compile(r'^"?(?P<path>[^\s":,]+\.py)"?(?::|,? line )(?P<line>\d+)$')
+_PATH_LINE = re.compile(LINE_PATTERNS["PATH_LINE"])  # path, line
 #: How many ``": "`` of a line are tried as the start of the message
 #: (``Scheduler hit an exception: ValueError: ...``).
-MAX_HEADS = 3
+MAX_HEADS = int(RULES["MAX_HEADS"])
 #: A first word of a line that a log collector, not a message, put there.
-_COLLECTOR_MARK = re.compile(r"[-_|\[\]:/0-9]")
+_COLLECTOR_MARK = re.compile(LINE_PATTERNS["COLLECTOR_MARK"])
 #: End punctuation a paste may lack or add (``... config`` for ``... config.``).
-END_PUNCTUATION = ".!?,;:\u2026"
-_CARETS = re.compile(r"^\s*[~^]+\s*$")
-_WORD = re.compile(r"[a-z_][a-z0-9_]+|[0-9]+")
+END_PUNCTUATION = str(RULES["END_PUNCTUATION"])
+_CARETS = re.compile(LINE_PATTERNS["CARETS"])
+_WORD = re.compile(LINE_PATTERNS["WORD"])
 _SPACE = re.compile(r"\s+")
 #: What separates two chunks of a template (:func:`compile_template`).
 _NONE, _BLANK, _ANY = 0, 1, 2
@@ -210,7 +220,7 @@ def _frames(lines: Sequence[str]) -> tuple[list[Frame], set[int]]:
         if following < len(lines) and _is_code(lines, following):
             code = lines[following].strip()
             taken.add(following)
-        frames.append(Frame(match["path"], int(match["line"]), match["func"], code))
+        frames.append(Frame(match[1], int(match[2]), match[3], code))
     return frames, taken
 
 
@@ -247,10 +257,10 @@ def _heads(line: str) -> list[tuple[str | None, str]]:
     for _ in range(MAX_HEADS + 1):
         rest = line[start:]
         head = _EXCEPTION_LINE.match(rest)
-        if head and head["message"] is not None and head["message"] not in seen:
-            exception = head["type"] if _is_exception(head["type"]) else None
-            out.append((exception, head["message"]))
-            seen.add(head["message"])
+        if head and head[2] is not None and head[2] not in seen:
+            exception = head[1] if _is_exception(head[1]) else None
+            out.append((exception, head[2]))
+            seen.add(head[2])
         elif start and rest.strip() and rest not in seen:
             out.append((None, rest))
             seen.add(rest)
@@ -275,10 +285,10 @@ def _parse_block(lines: Sequence[str], role: Role) -> Raised:
     head = _EXCEPTION_LINE.match(lines[start])
     if head is None:
         return Raised(None, _message_readings(lines[start:]), tuple(frames), role)
-    first = head["message"] or ""
-    exception: str | None = head["type"]
-    if head["message"] is not None and not _is_exception(head["type"]):
-        exception, first = None, head["message"]
+    first = head[2] or ""
+    exception: str | None = head[1]
+    if head[2] is not None and not _is_exception(head[1]):
+        exception, first = None, head[2]
     return Raised(exception, _message_readings([first, *lines[start + 1 :]]), tuple(frames), role)
 
 
@@ -318,7 +328,7 @@ def _path_query(text: str) -> Raised | None:
     match = _PATH_LINE.match(text)
     if match is None:
         return None
-    return Raised(None, (), (Frame(match["path"], int(match["line"])),), "path")
+    return Raised(None, (), (Frame(match[1], int(match[2])),), "path")
 
 
 def parse_paste(text: str) -> list[Raised]:
@@ -569,9 +579,7 @@ class SiteRef:
 
 def site_code(site: Site) -> str:
     """The first source line of a site's statement, stripped."""
-    lines = site.excerpt.text.split("\n")
-    index = site.line - site.excerpt.start_line
-    return lines[index].strip() if 0 <= index < len(lines) else ""
+    return first_source_line(site)
 
 
 def site_ref(site: Site) -> SiteRef:
@@ -679,6 +687,7 @@ class LookupIndex:
         self._by_word: dict[str, list[int]] = defaultdict(list)
         self._by_suffix: dict[tuple[str, ...], set[str]] = defaultdict(set)
         self._sites_by_path: dict[str, list[tuple[int, SiteRef]]] = defaultdict(list)
+        self._by_name: dict[str, set[str]] = defaultdict(set)
         self._details_source = details
         self._details: Mapping[tuple[str, int], tuple[str, str]] | None = None
         for card in cards:
@@ -697,6 +706,7 @@ class LookupIndex:
             components = tuple(path.split("/"))
             for size in range(min(2, len(components)), len(components) + 1):
                 self._by_suffix[components[-size:]].add(path)
+            self._by_name[components[-1]].add(path)
         total = max(len(self.entries), 1)
         self._idf = {w: math.log(1 + total / len(ids)) for w, ids in self._by_word.items()}
 
@@ -794,6 +804,20 @@ class LookupIndex:
             ):
                 scores[index] = (coverage, True)
         return scores
+
+    def message_matches(self, index: int, text: str) -> bool:
+        """Whether ``text`` is a rendering of the template of error ``index``,
+        end punctuation aside (as :meth:`_message_scores` matches)."""
+        if self.entries[index].literal_size < MIN_LITERAL:
+            return False  # too little literal text to tell a wording by
+        text = text[:MAX_MESSAGE]
+        trimmed = Solid.of(text.rstrip().rstrip(END_PUNCTUATION))
+        loose = self._loose_pattern(index)
+        return (
+            self._pattern(index).match_solid(Solid.of(text))
+            or (loose is not None and loose.match_solid(trimmed))
+            or (loose is None and self._pattern(index).match_solid(trimmed))
+        )
 
     def _fragment_scores(self, text: str) -> dict[int, float]:
         """Share of a template's literal text that ``text`` (a fragment of one
@@ -930,11 +954,25 @@ class LookupIndex:
                     reasons.append(f"exception type differs ({shown} shown, {own} raised here)")
             out[index] = (min(value, 1.0), site, tuple(reasons))
         if raised.role == "path":
-            # As the site's search box: every error raised in the file is a candidate.
-            for path in {self.repo_path(f.path) for f in raised.frames} - {None}:
-                for index, site in self._sites_by_path[str(path)]:
-                    if index not in out:
-                        out[index] = (0.6, site, (f"raised in {site.path}",))
+            # As the site's search box: every error raised in the file is a
+            # candidate; a file name alone (``registry.py:154``) names every
+            # file so called, and its line pins a site in each.
+            for frame in raised.frames:
+                named = self.repo_path(frame.path)
+                files = [named] if named is not None else sorted(self._by_name.get(frame.path, ()))
+                for path in files:
+                    for index, site in self._sites_by_path[path]:
+                        if site.line <= frame.line <= site.end_line:
+                            pin = (
+                                0.9,
+                                site,
+                                (f"the path and line point at {site.path}:{site.line}",),
+                            )
+                            if index not in out or out[index][0] < 0.9:
+                                out[index] = pin
+                        elif index not in out:
+                            share = 0.6 if len(files) == 1 else 0.5
+                            out[index] = (share, site, (f"raised in {site.path}",))
         return out
 
     @staticmethod
@@ -1024,10 +1062,10 @@ class Evidence:
 
 #: Source lines this alike (:func:`code_similarity`) are the same statement,
 #: perhaps reworded between releases.
-SIMILAR_CODE = 0.75
+SIMILAR_CODE = float(RULES["SIMILAR_CODE"])
 #: Longest frame source line compared (characters).
-MAX_CODE = 300
-_CODE_HEAD = re.compile(r"^(?:raise\s+[\w.]+|assert\b|[\w.]+\()")
+MAX_CODE = int(RULES["MAX_CODE"])
+_CODE_HEAD = re.compile(LINE_PATTERNS["CODE_HEAD"])
 
 
 def code_similarity(shown: str, own: str) -> float:
@@ -1200,4 +1238,423 @@ def report_text(text: str, matches: Sequence[Match], data: Path, base_url: str |
             f"   card: {card_location(data, card.error_id, base_url)}",
             f"   why: {'; '.join(match.reasons)}",
         ]
+    return "\n".join(visible(line) for line in lines)
+
+
+# ---- Lookup across releases: ``miner lookup --history SITE``. ----
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseBook:
+    """Every error of every release a release site documents, as lookup needs
+    them: read from its ``release-index.json`` (:mod:`miner.publish.release_index`)
+    and ``history.json``.
+
+    ``cards`` holds each error id once; its sites are the distinct sites of
+    every release that raised it, the newest release's first (a line that
+    moved between releases is one more site). ``raised`` maps an error id to
+    the releases raising it and its sites (with their lines) in each;
+    ``histories`` every id to the history of its lineage.
+    """
+
+    releases: tuple[str, ...]
+    cards: tuple[Card, ...]
+    raised: Mapping[str, Mapping[str, tuple[SiteRef, ...]]]
+    histories: Mapping[str, History]
+
+    @classmethod
+    def from_json(cls, index: Mapping[str, Any], history: Mapping[str, Any]) -> ReleaseBook:
+        """From the parsed ``release-index.json`` and ``history.json``.
+
+        Raises:
+            KeyError, TypeError, ValueError, IndexError: not that shape.
+        """
+        releases = tuple(str(r) for r in index["releases"])
+        paths = list(index["paths"])
+        sites = [(paths[p], scope, kind, code) for p, scope, kind, code in index["sites"]]
+        raised: dict[str, dict[str, tuple[SiteRef, ...]]] = defaultdict(dict)
+        ordered: dict[str, dict[SiteRef, None]] = defaultdict(dict)
+        rows = index["errors"]
+        for tag in reversed(releases):  # the newest release's sites first
+            by_error: dict[int, list[SiteRef]] = defaultdict(list)
+            for error, site, line, end_line in index["raised"][tag]:
+                path, scope, kind, code = sites[site]
+                by_error[error].append(SiteRef(path, int(line), int(end_line), scope, kind, code))
+            for error, refs in by_error.items():
+                error_id = rows[error][0]
+                raised[error_id][tag] = tuple(refs)
+                ordered[error_id].update(dict.fromkeys(refs))
+        cards = []
+        for error_id, exception, message, title, parts in rows:
+            if error_id not in ordered:
+                continue
+            shown = tuple(
+                MessagePart(expr="") if p == 0 else MessagePart(text=str(p)) for p in parts or ()
+            )
+            cards.append(Card(error_id, exception, message, shown, title, tuple(ordered[error_id])))
+        histories: dict[str, History] = {}
+        for record in history.get("errors", ()):
+            lineage = History.from_json(record)
+            for error_id in lineage.ids:
+                histories[error_id] = lineage
+        return cls(releases, tuple(cards), dict(raised), histories)
+
+    @classmethod
+    def load(cls, site: Path) -> ReleaseBook:
+        """The book of the release site at ``site`` (``miner history`` /
+        ``miner release`` output).
+
+        Raises:
+            RecordsError: ``site`` is no release site, or one written before
+                the release index existed (run ``miner history`` again).
+        """
+        if not (site / RELEASE_INDEX).is_file():
+            raise RecordsError(
+                f"{site}: no release index here ({RELEASE_INDEX} missing); "
+                "point --history at a folder `miner history` or `miner release` wrote "
+                "(a site written by an older version: run it again)"
+            )
+        index = read_json(site / RELEASE_INDEX)
+        history = read_json(site / "history.json")
+        try:
+            return cls.from_json(index, history)
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            raise RecordsError(f"{site}: unreadable release index ({exc!r})") from None
+
+    def lineage(self, error_id: str) -> History:
+        """The history of an error id (one made from ``raised`` when
+        ``history.json`` has none: the releases raising that id)."""
+        found = self.histories.get(error_id)
+        if found is not None:
+            return found
+        seen = tuple(r for r in self.releases if r in self.raised.get(error_id, {}))
+        last = seen[-1] if seen else self.releases[-1]
+        return History(
+            error_id,
+            (error_id,),
+            seen[0] if seen else last,
+            last,
+            self.releases[-1],
+            self.releases[0],
+            seen,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseMatch:
+    """One error (a lineage, across rewordings) matched against a paste, over
+    every release documented.
+
+    ``match`` is the best-scoring id of the lineage; ``card`` the id of the
+    release the paste fits (its card is the one to read), ``fits`` those
+    releases and ``fit_by`` why (``frames``: traceback lines and source lines
+    pin the sites there; ``message``: the wording is theirs; empty: nothing
+    tells releases apart). ``raised`` lists every release raising the error
+    with its id and sites there, oldest first.
+    """
+
+    match: Match
+    history: History
+    card: Card
+    fits: tuple[str, ...]
+    fit_by: tuple[str, ...]
+    raised: tuple[tuple[str, str, tuple[SiteRef, ...]], ...]
+
+    @property
+    def score(self) -> float:
+        return self.match.score
+
+    @property
+    def good(self) -> bool:
+        return self.match.good
+
+    @property
+    def newest(self) -> str | None:
+        """The id of the error in the newest release, or None when it no longer raises it."""
+        return self.history.error_id if self.history.present else None
+
+
+def _runs(seen: Sequence[str], releases: Sequence[str]) -> list[tuple[str, str]]:
+    """``seen`` as runs of consecutive documented releases: ``(first, last)``."""
+    order = {tag: i for i, tag in enumerate(releases)}
+    runs: list[tuple[str, str]] = []
+    previous = -2
+    for tag in sorted(seen, key=lambda t: order.get(t, -1)):
+        position = order.get(tag, -1)
+        if runs and position == previous + 1:
+            runs[-1] = (runs[-1][0], tag)
+        else:
+            runs.append((tag, tag))
+        previous = position
+    return runs
+
+
+def _span(first: str, last: str) -> str:
+    return first if first == last else f"{first} to {last}"
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def life_sentences(book: ReleaseBook, history: History) -> list[str]:
+    """How an error lived over the releases documented: where it is raised
+    (``raised in v0.5.16 only``, ``raised in every release documented (v0.5.16
+    to v0.5.19)``), then each change in release order (``added in``,
+    ``reworded in v0.5.19: the current text is ...``, ``changed in``,
+    ``moved in``, ``removed in``). Facts from ``history.json``; texts from the
+    release index."""
+    texts = {card.error_id: card.message or card.title for card in book.cards}
+    runs = _runs(history.seen, book.releases)
+    if len(history.seen) == 1:
+        where = f"raised in {history.seen[0]} only"
+    elif list(history.seen) == list(book.releases):
+        where = f"raised in every release documented ({_span(book.releases[0], book.releases[-1])})"
+    else:
+        where = "raised in " + ", ".join(_span(a, b) for a, b in runs)
+    out = [where]
+    for event in history.events:
+        if event.kind == "added":
+            if event.release != book.releases[0]:
+                out.append(f"added in {event.release}")
+        elif event.kind == "removed":
+            out.append(f"removed in {event.release}")
+        elif event.kind == "moved":
+            moved = ", ".join(event.aspects) or "place"
+            out.append(f"moved in {event.release} ({moved})")
+        elif "message" in event.aspects:
+            current = history.present and event.error_id == history.error_id
+            lead = "the current text is" if current else "the text became"
+            others = [a for a in event.aspects if a != "message"]
+            also = f" (also {', '.join(others)})" if others else ""
+            out.append(
+                f"reworded in {event.release}{also}: {lead} {_one_line(texts.get(event.error_id))}"
+            )
+        else:
+            out.append(f"changed in {event.release} ({', '.join(event.aspects)})")
+    return out
+
+
+def _release_fit(
+    index: LookupIndex,
+    raised: Raised | None,
+    worded: set[str],
+    sites: Sequence[SiteRef],
+    error_id: str,
+) -> tuple[int, list[str]]:
+    """How well a paste fits one release's version of an error: points and
+    what gave them (a frame's line inside one of its sites, showing a source
+    line like the site's or none: 2 each; a frame's source line equal to the
+    site's: 1 each; the wording, when the paste's
+    message matches the template of ``error_id`` (in ``worded``): 1)."""
+    points, why = 0, []
+    if error_id in worded:
+        points, why = 1, ["message"]
+    frames = raised.frames if raised is not None else ()
+    lines = code = 0
+    for frame in frames:
+        path = index.repo_path(frame.path)
+        shown = normalize(frame.code) if frame.code else None
+        for site in sites:
+            if site.path != path:
+                continue
+            same = bool(shown and site.code and shown == normalize(site.code))
+            alike = same or not shown or not site.code
+            if not alike:
+                alike = code_similarity(shown or "", site.code or "") >= SIMILAR_CODE
+            # a line counts when the source line shown there is the site's (as
+            # a frame pins a site: :meth:`LookupIndex._frame_evidence`)
+            if site.line <= frame.line <= site.end_line and alike:
+                lines += 1
+            code += same
+    if lines or code:
+        points += 2 * lines + code
+        why.insert(0, "frames")
+    return points, why
+
+
+def search_releases(book: ReleaseBook, text: str, limit: int = 5) -> list[ReleaseMatch]:
+    """Errors of every release of ``book`` matching a paste, best first, one
+    per lineage (an error reworded between releases is one answer).
+
+    The paste is matched against every error id any release raised (every
+    wording, every line); the lineage's best-scoring id decides the score.
+    Among the releases raising the error, the paste *fits* those whose version
+    its frames pin (a frame's line inside a site of that release, its source
+    line equal to the site's), else those whose wording it shows; the card
+    to read is the id of the newest release it fits.
+    """
+    index = LookupIndex(book.cards)
+    by_id = {card.error_id: card for card in book.cards}
+    positions = {entry.card.error_id: i for i, entry in enumerate(index.entries)}
+    parsed = parse_paste(text)
+    ranked: dict[str, Match] = {}
+    for match in index.search(text, limit=max(limit * 8, 40)):
+        lineage = book.lineage(match.card.error_id)
+        current = ranked.get(lineage.error_id)
+        if current is None or match.score > current.score:
+            ranked[lineage.error_id] = match
+    out: list[ReleaseMatch] = []
+    for _, match in sorted(ranked.items(), key=lambda kv: (-kv[1].score, kv[0]))[:limit]:
+        history = book.lineage(match.card.error_id)
+        raised_in: list[tuple[str, str, tuple[SiteRef, ...]]] = []
+        for tag in book.releases:
+            for error_id in reversed(history.ids):
+                sites = book.raised.get(error_id, {}).get(tag)
+                if sites:
+                    raised_in.append((tag, error_id, sites))
+                    break
+        source = parsed[match.raised] if match.raised < len(parsed) else None
+        worded = {
+            error_id
+            for error_id in history.ids
+            if source is not None
+            and error_id in positions
+            and any(index.message_matches(positions[error_id], m) for m in source.messages)
+        }
+        scored = [
+            (*_release_fit(index, source, worded, sites, error_id), tag, error_id)
+            for tag, error_id, sites in raised_in
+        ]
+        best = max((points for points, _, _, _ in scored), default=0)
+        fits = tuple(tag for points, _, tag, _ in scored if points == best and best > 0)
+        fit_by = next((tuple(why) for points, why, _, _ in scored if points == best), ())
+        if not fits:
+            fits = tuple(tag for tag, _, _ in raised_in)
+            fit_by = ()
+        card_id = next(
+            (error_id for points, _, tag, error_id in reversed(scored) if tag in fits),
+            match.card.error_id,
+        )
+        out.append(
+            ReleaseMatch(
+                match, history, by_id.get(card_id, match.card), fits, fit_by, tuple(raised_in)
+            )
+        )
+    return out
+
+
+def _site_runs(
+    raised: Sequence[tuple[str, str, tuple[SiteRef, ...]]], releases: Sequence[str]
+) -> list[tuple[str, str, SiteRef]]:
+    """The primary site of each release raising an error, consecutive
+    releases with the same place merged: ``(first, last, site)``."""
+    out: list[tuple[str, str, SiteRef]] = []
+    order = {tag: i for i, tag in enumerate(releases)}
+    last_position = -2
+    for tag, _, sites in raised:
+        site = sites[0]
+        place = (site.path, site.line, site.scope)
+        if (
+            out
+            and order[tag] == last_position + 1
+            and (out[-1][2].path, out[-1][2].line, out[-1][2].scope) == place
+        ):
+            out[-1] = (out[-1][0], tag, out[-1][2])
+        else:
+            out.append((tag, tag, site))
+        last_position = order[tag]
+    return out
+
+
+def _fit_sentence(found: ReleaseMatch) -> str:
+    releases = ", ".join(found.fits)
+    if not found.fit_by:
+        return f"nothing in the paste tells these releases apart: {releases}"
+    why = {"frames": "its frames' lines and source lines", "message": "its wording"}
+    return f"the paste fits {releases} ({' and '.join(why[w] for w in found.fit_by)})"
+
+
+def release_match_json(
+    book: ReleaseBook, found: ReleaseMatch, site: Path, base_url: str | None
+) -> dict[str, object]:
+    """One answer of ``miner lookup --history --json``."""
+    card = found.card
+    newest = found.newest
+    newest_site = None
+    if newest is not None:
+        sites = book.raised.get(newest, {}).get(book.releases[-1], ())
+        newest_site = sites[0] if sites else None
+    return {
+        "error_id": card.error_id,
+        "lineage": found.history.error_id,
+        "ids": list(found.history.ids),
+        "score": found.match.score,
+        "good": found.good,
+        "exception": card.exception,
+        "message": card.message,
+        "card": card_location(site, card.error_id, base_url),
+        "fits": list(found.fits),
+        "fit_by": list(found.fit_by),
+        "raised": [
+            {"release": tag, "error_id": error_id, "path": s.path, "line": s.line, "scope": s.scope}
+            for tag, error_id, sites in found.raised
+            for s in sites[:1]
+        ],
+        "present": found.history.present,
+        "life": life_sentences(book, found.history),
+        "events": [e.to_json() for e in found.history.events],
+        "newest": None
+        if newest is None
+        else {
+            "release": book.releases[-1],
+            "error_id": newest,
+            "card": card_location(site, newest, base_url),
+            "path": newest_site.path if newest_site else None,
+            "line": newest_site.line if newest_site else None,
+        },
+        "reasons": list(found.match.reasons),
+    }
+
+
+def report_releases_json(
+    book: ReleaseBook, text: str, found: Sequence[ReleaseMatch], site: Path, base_url: str | None
+) -> str:
+    """``miner lookup --history --json``: the releases searched, how the paste
+    was read, and every answer (:func:`release_match_json`)."""
+    payload = {
+        "matched": bool(found) and found[0].good,
+        "releases": list(book.releases),
+        "pasted": [raised_json(r) for r in parse_paste(text)],
+        "results": [release_match_json(book, f, site, base_url) for f in found],
+    }
+    return visible_json(json.dumps(payload, indent=2, ensure_ascii=False))
+
+
+def report_releases_text(
+    book: ReleaseBook, found: Sequence[ReleaseMatch], site: Path, base_url: str | None
+) -> str:
+    """``miner lookup --history``: each matching error with its life over the
+    releases, the line in each, the releases the paste fits, the card of the
+    release it came from and the newest release's card. Mined text is shown
+    as :func:`report_text` shows it (control characters as escapes)."""
+    span = _span(book.releases[0], book.releases[-1])
+    if not found:
+        return f"no card of any release ({span}) matches this text, and none is close to it"
+    good = found[0].good
+    lines = [] if good else [f"no card of any release ({span}) matches this well; the closest:"]
+    for rank, item in enumerate(found, 1):
+        if good and not item.good:
+            break
+        card = item.card
+        message = _one_line(card.message if card.message is not None else card.title)
+        lines.append(f"{rank}. {item.match.score:.2f}  {card.exception or 're-raise'}: {message}")
+        lines.append(f"   {'; '.join(life_sentences(book, item.history))}")
+        for first, last, s in _site_runs(item.raised, book.releases):
+            lines.append(f"   {_span(first, last)}: {s.path}:{s.line} in {s.scope}")
+        lines.append(f"   {_fit_sentence(item)}")
+        release = next(
+            (
+                tag
+                for tag, error_id, _ in reversed(item.raised)
+                if error_id == card.error_id and tag in item.fits
+            ),
+            item.fits[-1] if item.fits else "",
+        )
+        lines.append(f"   card ({release}): {card_location(site, card.error_id, base_url)}")
+        newest = item.newest
+        if newest is not None and newest != card.error_id:
+            where = card_location(site, newest, base_url)
+            lines.append(f"   newest release's card ({book.releases[-1]}): {where}")
+        lines.append(f"   why: {'; '.join(item.match.reasons)}")
     return "\n".join(visible(line) for line in lines)

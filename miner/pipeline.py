@@ -44,6 +44,7 @@ from miner.model import (
 )
 from miner.publish import cards, html, output, records
 from miner.publish import releases as release_pages
+from miner.publish.release_index import ReleaseIndexBuilder
 from miner.releases.diff import Diff, diff
 from miner.releases.history import HistoryBook, HistoryBuilder
 
@@ -443,6 +444,7 @@ def _document(
 ) -> ReleaseRun:
     """:func:`document_releases` with the lock of ``out`` held."""
     builder = HistoryBuilder()
+    index = ReleaseIndexBuilder()
     commits: list[CommitInfo] = []
     diffs: dict[str, Diff] = {}
     newest: Mined | None = None
@@ -459,6 +461,7 @@ def _document(
         if on_release is not None:
             on_release(tag, mined.result)
         changes = builder.add(tag, mined.result)
+        index.add(tag, mined.result)
         if changes is not None:
             diffs[release_pages.diff_stem(changes)] = changes
         commits.append(mined.result.commit)
@@ -476,6 +479,7 @@ def _document(
             commits,
             diffs,
             config=newest.facts.to_json(),
+            release_index=index.to_json(),
         )
         site_counts = html.write_site_into(
             pub.subfolder("site"),

@@ -228,7 +228,7 @@ def test_browser_and_lookup_agree(page, built, paste: str) -> None:
 
     python = LookupIndex.from_errors(built[0].errors).search(paste, limit=3)
     browser = page.page.evaluate(
-        "text => window.raiseMinerSearch(text).slice(0, 3).map("
+        "text => window.raiseMinerSearch(text).filter(r => r.score >= 0.5).slice(0, 3).map("
         "r => [window.RAISE_MINER_SEARCH.docs[r.index][0], Math.round(r.score * 100) / 100])",
         paste,
     )

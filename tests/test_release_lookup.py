@@ -19,9 +19,9 @@ from browser import Watched, artifacts, chromium
 from sample_repo import documented_at
 
 from miner import cli
-from miner.lookup import GOOD, LookupIndex
+from miner.lookup import GOOD, LookupIndex, ReleaseBook, life_sentences, search_releases
 from miner.model import MineResult
-from miner.pipeline import mine_and_analyze, publish
+from miner.pipeline import document_releases, mine_and_analyze, publish
 
 pytestmark = pytest.mark.integration
 
@@ -517,6 +517,113 @@ torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.
 ]
 
 
+#: The releases of the release site searched by ``miner lookup --history``.
+HISTORY_TAGS = ["v0.5.16", "v0.5.17", "v0.5.18", TAG]
+THINK_END = (
+    "ValueError: think_end_token '</think>' must encode to exactly one token for "
+    "constrained reasoning."
+)
+THINK_END_SITE = ("python/sglang/srt/constrained/reasoner_grammar_backend.py", 246)
+THINK_END_TRACEBACK = f"""\
+[2026-11-30 10:12:44 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "{SP}/srt/managers/scheduler.py", line 402, in __init__
+    self.init_grammar_backend()
+  File "{SP}/srt/constrained/reasoner_grammar_backend.py", line 246, in __init__
+    raise ValueError(
+{THINK_END}
+"""
+DSPARK = "ValueError: DSpark speculative decoding only supports CUDA device."
+
+
+def dspark_traceback(line: int) -> str:
+    return f"""\
+Traceback (most recent call last):
+  File "{SP}/srt/server_args.py", line 812, in __post_init__
+    self._handle_speculative_decoding()
+  File "{SP}/srt/arg_groups/speculative_hook.py", line {line}, in _handle_dspark
+    raise ValueError("DSpark speculative decoding only supports CUDA device.")
+{DSPARK}
+"""
+
+
+ZMQ = f"""\
+Traceback (most recent call last):
+  File "{SP}/srt/disaggregation/encode_receiver.py", line 776, in __init__
+    raise ValueError("zmq_context is required for a per-request socket")
+ValueError: zmq_context is required for a per-request socket
+"""
+MXFP8 = f"""\
+Traceback (most recent call last):
+  File "{SP}/srt/mem_cache/memory_pool.py", line 3546, in get_cpu_copy
+    raise NotImplementedError("CPU offloading is unsupported for MXFP8 KV cache.")
+NotImplementedError: CPU offloading is unsupported for MXFP8 KV cache.
+"""
+
+#: Pastes of errors as older releases raised them, for ``--history``: (paste,
+#: path, line, release whose site must be the card: the paste fits it).
+HISTORY: list[tuple[str, str, int, str]] = [
+    # 5. An error only an older release raises, in every form.
+    (THINK_END, *THINK_END_SITE, "v0.5.16"),
+    (THINK_END.rstrip("."), *THINK_END_SITE, "v0.5.16"),
+    (f"[2026-11-30 10:12:44 TP0] {THINK_END}", *THINK_END_SITE, "v0.5.16"),
+    (THINK_END_TRACEBACK, *THINK_END_SITE, "v0.5.16"),
+    (
+        "\n".join(
+            f"sglang_service-1  | {line}"
+            for line in THINK_END.replace(" must", "\nmust").split("\n")
+        ),
+        *THINK_END_SITE,
+        "v0.5.16",
+    ),
+    (
+        "NotImplementedError: Interleave KV gather will land in a follow-up PR.",
+        "python/sglang/srt/layers/cp/interleave.py",
+        88,
+        "v0.5.16",
+    ),
+    (
+        "python/sglang/srt/layers/cp/interleave.py:88",
+        "python/sglang/srt/layers/cp/interleave.py",
+        88,
+        "v0.5.16",
+    ),
+    (
+        "sglang_service-1  | ValueError: DFLASH speculative decoding only supports CUDA device",
+        "python/sglang/srt/arg_groups/speculative_hook.py",
+        151,
+        "v0.5.16",
+    ),
+    (
+        "Nov 30 10:12:44 gpu-node-7 python[1234]: ValueError: Only one of regex, json_schema, "
+        "or ebnf can be set.",
+        "python/sglang/srt/sampling/sampling_params.py",
+        231,
+        "v0.5.16",
+    ),
+    (
+        "[2026-11-30 10:12:44 TP0] Scheduler hit an exception: Cannot create tensor from null "
+        "pointer",
+        "python/sglang/srt/layers/moe/dwdp/vmm.py",
+        208,
+        "v0.5.17",
+    ),
+    (
+        "2026-11-30 10:12:44,123 ERROR sglang.srt.layers.quantization.unquant: "
+        "--bf16-gemm-backend cutedsl requires an SM10x GPU",
+        "python/sglang/srt/layers/quantization/unquant.py",
+        109,
+        "v0.5.18",
+    ),
+    # The same message in several releases: the frame's line tells which.
+    (dspark_traceback(278), "python/sglang/srt/arg_groups/speculative_hook.py", 278, "v0.5.16"),
+    (dspark_traceback(280), "python/sglang/srt/arg_groups/speculative_hook.py", 280, "v0.5.17"),
+    (ZMQ, "python/sglang/srt/disaggregation/encode_receiver.py", 776, "v0.5.17"),
+    (MXFP8, "python/sglang/srt/mem_cache/memory_pool.py", 3546, "v0.5.18"),
+    # 4. Reworded or moved since: the older release's own site.
+    (MXFP4_V0516, "python/sglang/srt/layers/quantization/mxfp4.py", 521, "v0.5.16"),
+]
+
+
 @pytest.fixture(scope="module")
 def release(tmp_path_factory) -> tuple[MineResult, Path]:
     corpus = os.environ.get("RAISE_MINER_CORPUS")
@@ -640,3 +747,96 @@ def test_release_site_in_browser(release, tmp_path: Path) -> None:
         watched.page.wait_for_url(f"**/{expected}")
         watched.page.screenshot(path=str(artifacts(tmp_path) / "release-card.png"), full_page=True)
         assert watched.errors == [] and watched.dialogs == []
+
+
+@pytest.fixture(scope="module")
+def release_site(tmp_path_factory) -> Path:
+    """The release site of v0.5.16 to v0.5.19 (``miner history``'s output)."""
+    corpus = os.environ.get("RAISE_MINER_CORPUS")
+    if not corpus or not Path(corpus).is_dir():
+        pytest.skip("RAISE_MINER_CORPUS is unset or missing: `make corpus` builds it")
+    out = tmp_path_factory.mktemp("history") / "site"
+    document_releases(corpus, HISTORY_TAGS, out, slug="sgl-project/sglang")
+    return out
+
+
+@pytest.fixture(scope="module")
+def book(release_site: Path) -> ReleaseBook:
+    return ReleaseBook.load(release_site)
+
+
+def id_in(book: ReleaseBook, release: str, path: str, line: int) -> str:
+    """The id of the error raised at ``path:line`` in ``release``."""
+    (found,) = [
+        error_id
+        for error_id, releases in book.raised.items()
+        for site in releases.get(release, ())
+        if (site.path, site.line) == (path, line)
+    ]
+    return found
+
+
+def test_think_end_token_is_raised_by_v0516_only(book: ReleaseBook) -> None:
+    """Checked against the corpus: `git grep` finds the message in v0.5.16 only."""
+    error_id = id_in(book, "v0.5.16", *THINK_END_SITE)
+    assert sorted(book.raised[error_id]) == ["v0.5.16"]
+    (top, *_) = search_releases(book, THINK_END)
+    assert top.card.error_id == error_id and top.good
+    assert life_sentences(book, top.history) == ["raised in v0.5.16 only", "removed in v0.5.17"]
+    assert top.newest is None and top.fits == ("v0.5.16",)
+
+
+@pytest.mark.parametrize(
+    ("paste", "path", "line", "release"),
+    HISTORY,
+    ids=[f"{c[3]}:{c[1][-28:]}:{c[2]}" for c in HISTORY],
+)
+def test_history_lookup_finds_the_release(
+    book: ReleaseBook, paste: str, path: str, line: int, release: str
+) -> None:
+    found = search_releases(book, paste)
+    expected = id_in(book, release, path, line)
+    shown = [(f.score, f.card.error_id, f.fits, f.match.reasons) for f in found]
+    assert found and found[0].card.error_id == expected, shown
+    assert found[0].good and release in found[0].fits, shown
+    assert len(found) == 1 or found[1].score < found[0].score, shown
+
+
+@pytest.mark.parametrize(
+    ("paste", "path", "line", "wording"),
+    [f for f in FORMS if f[3] == TAG],
+    ids=[f"{c[1][-30:]}:{c[2]}" for c in FORMS if c[3] == TAG],
+)
+def test_history_lookup_finds_current_errors(
+    book: ReleaseBook, paste: str, path: str, line: int, wording: str
+) -> None:
+    """Every form of the v0.5.19 table, searched over four releases: the
+    error's lineage first, fitting v0.5.19."""
+    found = search_releases(book, paste)
+    expected = id_in(book, wording, path, line)
+    shown = [(f.score, f.card.error_id, f.fits, f.match.reasons) for f in found]
+    assert found and expected in found[0].history.ids and found[0].good, shown
+    assert wording in found[0].fits, shown
+
+
+@pytest.mark.parametrize("paste", NOTHING)
+def test_history_lookup_matches_nothing(book: ReleaseBook, paste: str) -> None:
+    assert all(not f.good for f in search_releases(book, paste))
+
+
+def test_history_cli_names_both_cards(release_site: Path, book: ReleaseBook, capsys) -> None:
+    """A reworded error: the card of the paste's release and the newest one."""
+    code = cli.main(["lookup", "--history", str(release_site), "--json", MXFP4_V0516])
+    payload = json.loads(capsys.readouterr().out)
+    assert code == 0 and payload["releases"] == HISTORY_TAGS
+    top = payload["results"][0]
+    old = id_in(book, "v0.5.16", "python/sglang/srt/layers/quantization/mxfp4.py", 521)
+    assert top["error_id"] == old and top["fits"] == ["v0.5.16"]
+    assert top["fit_by"] == ["frames", "message"]
+    assert top["raised"][0] == {
+        "release": "v0.5.16",
+        "error_id": old,
+        "path": "python/sglang/srt/layers/quantization/mxfp4.py",
+        "line": 521,
+        "scope": top["raised"][0]["scope"],
+    }

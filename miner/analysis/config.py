@@ -310,9 +310,7 @@ class ConfigModel:
         return {
             "classes": list(self.classes),
             "entry_point": self.entry_point,
-            "entry_points": [
-                {"class": c, "path": p, "module": m} for c, p, m in self.entry_points
-            ],
+            "entry_points": [{"class": c, "path": p, "module": m} for c, p, m in self.entry_points],
             "accessors": [{"call": c, "namespace": ns} for c, ns in self.accessors],
             "options": [o.to_json() for o in self.options],
             "derived": [d.to_json() for d in self.derived],
@@ -1135,8 +1133,11 @@ def _imports_module(data: bytes, module: str) -> bool:
     if "." in module:
         names.append(module.rsplit(".", 1)[0])
     alternatives = b"|".join(re.escape(n.encode()) for n in names)
-    pattern = rb"(?m)^\s*(?:from\s+(?:" + alternatives + rb")\s+import\b|import\s+" + (
-        re.escape(module.encode()) + rb"\b)"
+    pattern = (
+        rb"(?m)^\s*(?:from\s+(?:"
+        + alternatives
+        + rb")\s+import\b|import\s+"
+        + (re.escape(module.encode()) + rb"\b)")
     )
     return re.search(pattern, data) is not None
 

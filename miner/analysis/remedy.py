@@ -158,9 +158,7 @@ class Remedies:
             parts.append("off by default")
         return "; ".join(parts)
 
-    def _set(
-        self, flag: str, value: str | None, sep: str = "="
-    ) -> tuple[str, ExampleFix] | None:
+    def _set(self, flag: str, value: str | None, sep: str = "=") -> tuple[str, ExampleFix] | None:
         """``Pass `--flag value``` and its example fix, or None when unsure.
 
         ``value`` is the token the message writes after the flag and ``sep`` what

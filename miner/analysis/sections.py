@@ -1260,9 +1260,7 @@ class Writer:
         fixed: set[Term] = set()
         # The innermost check first: it is the one that tells this error apart
         # (an outer ``if mode == "prefill"`` only places it).
-        innermost = sorted(
-            r.terms, key=lambda t: -(t.origin.line if t.origin is not None else 0)
-        )
+        innermost = sorted(r.terms, key=lambda t: -(t.origin.line if t.origin is not None else 0))
         for term in innermost:
             if not term.linked or self.raises(r, term.origin):
                 continue  # the other way out of that exit is another error

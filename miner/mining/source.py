@@ -269,4 +269,3 @@ def open_with_tags(repo_arg: str, cache_dir: Path | None = None) -> git.Repo:
                 f"{repo_arg}: cannot fetch tags ({detail}); check the URL and network access"
             ) from None
     return repo
-

@@ -34,6 +34,7 @@ from miner.model import SCHEMA_VERSION, FileResult
 
 log = logging.getLogger("miner")
 
+
 def entry_path(cache_dir: Path, sha: str, *, partial: bool = True) -> Path:
     """Where the results of commit ``sha`` are kept."""
     mode = "" if partial else "-full"

@@ -631,9 +631,7 @@ def write_records(
     files.update(extra or {})
     for rel, text in files.items():
         folder.write(rel, text)
-    counts = folder.finish(
-        lambda written: dumps(manifest_json(result, analyses, written=written))
-    )
+    counts = folder.finish(lambda written: dumps(manifest_json(result, analyses, written=written)))
     return {k: counts[k] for k in ("written", "unchanged", "removed")}
 
 

@@ -102,8 +102,10 @@ from miner.publish.cards import (
     shown_guards,
     visible,
 )
-from miner.publish.patterns import PREFIX_PATTERNS
+from miner.publish.patterns import LINE_PATTERNS, PREFIX_PATTERNS, RULES
 from miner.publish.records import dumps, error_json, escape_surrogates
+from miner.publish.release_index import error_parts
+from miner.publish.release_index import first_source_line as site_code
 from miner.publish.schemas import schemas
 
 if TYPE_CHECKING:  # importlib.resources.abc is Python 3.11+; annotations only
@@ -436,8 +438,9 @@ def search_data(
     ``docs[i]`` is ``[error_id, exception, title, module, scope, parts,
     sites, page, audience, release]``: ``parts`` lists literal strings and
     ``0`` for each placeholder, or is null when the message is not a
-    template; ``sites`` lists ``[path index, line, end_line]`` into
-    ``paths``; ``audience`` is the error's audience ("" without an analysis);
+    template; ``sites`` lists ``[path index, line, end_line, scope, kind,
+    first source line]`` (``paths[path index]``; what a traceback frame is
+    compared with); ``audience`` is the error's audience ("" without an analysis);
     ``release`` is "" for an error of the newest release, else what became of
     it (``retired in v0.5.17``, ``superseded in v0.5.17``: the errors of a
     release site's older releases, ``retired`` pairs of the error and that
@@ -459,9 +462,6 @@ def search_data(
         audience = audiences.get(error.error_id)
         card, _, anchor = card_path(error.error_id, error.module, audience).partition("#")
         page = pages.setdefault(card, len(pages)) if anchor else -1
-        parts: list[str | int] | None = None
-        if error.message_kind in ("literal", "template"):
-            parts = [0 if p.expr is not None else (p.text or "") for p in error.message_parts]
         docs.append(
             [
                 error.error_id,
@@ -469,8 +469,11 @@ def search_data(
                 headline(error, 200),
                 error.module,
                 error.primary.scope,
-                parts,
-                [[path_index[visible(s.path)], s.line, s.end_line] for s in error.sites],
+                error_parts(error),
+                [
+                    [path_index[visible(s.path)], s.line, s.end_line, s.scope, s.kind, site_code(s)]
+                    for s in error.sites
+                ],
                 page,
                 audience or "",
                 label,
@@ -480,6 +483,8 @@ def search_data(
         "version": SCHEMA_VERSION,
         "commit": result.commit.to_json(),
         "prefixes": list(PREFIX_PATTERNS),
+        "patterns": dict(LINE_PATTERNS),
+        "rules": dict(RULES),
         "paths": paths,
         "pages": list(pages),
         "docs": docs,

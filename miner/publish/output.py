@@ -176,11 +176,7 @@ def check_writable(out: Path) -> None:
         problem = "permission denied" if probe == real else f"{probe} is not writable"
     elif probe == real and not os.access(real.parent, os.W_OK | os.X_OK):
         problem = f"{real.parent} is not writable: the new output is prepared beside it"
-    elif (
-        probe == real
-        and real.parent.exists()
-        and real.stat().st_dev != real.parent.stat().st_dev
-    ):
+    elif probe == real and real.parent.exists() and real.stat().st_dev != real.parent.stat().st_dev:
         problem = "a mount point: the new output is prepared beside it; pass a folder inside it"
     if problem is not None:
         raise OutputError(

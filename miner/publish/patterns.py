@@ -34,3 +34,40 @@ PREFIX_PATTERNS: tuple[str, ...] = (
     # (dotted and lower case: never an exception class)
     r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+: ",
 )
+
+#: The numbers both readers score with (:mod:`miner.lookup` documents each);
+#: shipped to the site's search in ``search-data.js`` as ``rules``.
+RULES: dict[str, float | int | str] = {
+    "GOOD": 0.5,
+    "MIN_LITERAL": 6,
+    "MIN_COVERAGE": 0.25,
+    "MIN_SPECIFIC": 20,
+    "WEAK_COVERAGE": 0.4,
+    "MIN_FRAGMENT": 12,
+    "MAX_MESSAGE": 4000,
+    "MAX_HEADS": 3,
+    "SIMILAR_CODE": 0.75,
+    "MAX_CODE": 300,
+    "END_PUNCTUATION": ".!?,;:\u2026",
+}
+
+#: The lines of a paste both readers recognise (JavaScript-compatible syntax,
+#: no named groups: group 1, 2, 3 are the ones :mod:`miner.lookup` names).
+LINE_PATTERNS: dict[str, str] = {
+    # File "path", line N, in func: path, line, function
+    "FRAME": r'^\s*File "([^"\n]+)", line (\d+)(?:, in (.+))?\s*$',
+    # Type: message (type, message)
+    "EXCEPTION_LINE": r"^([A-Za-z_][\w.]*)(?::(?: (.*))?)?$",
+    # a dotted name in lower case: a logger or module, never an exception class
+    "LOGGER_NAME": r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$",
+    # path.py:123 or path.py", line 123 pasted alone: path, line
+    "PATH_LINE": r'^"?([^\s":,]+\.py)"?(?::|,? line )(\d+)$',
+    # a first word of a line that a log collector put there
+    "COLLECTOR_MARK": r"[-_|\[\]:/0-9]",
+    # a caret line under a source line
+    "CARETS": r"^\s*[~^]+\s*$",
+    # the start of a statement a frame's source line is compared by
+    "CODE_HEAD": r"^(?:raise\s+[\w.]+|assert\b|[\w.]+\()",
+    # a word for the word-overlap score (the text lower-cased first)
+    "WORD": r"[a-z_][a-z0-9_]+|[0-9]+",
+}

@@ -10,6 +10,8 @@ A release site (``miner history`` / ``miner release``) is one folder::
                           card for every error id an older release raised
                           (retired or superseded), all with their history
     history.json          every error's history (one record per lineage)
+    release-index.json    every release's errors and the line of each site
+                          (:mod:`miner.publish.release_index`: lookup --history)
     releases.json         the releases documented, oldest first (the state
                           ``miner release`` reads)
     releases.md           the same, with links to the diffs
@@ -36,6 +38,7 @@ from miner.model import SCHEMA_VERSION, Analysis, CommitInfo, Error, MineResult
 from miner.publish.cards import environment, write_records
 from miner.publish.output import Folder
 from miner.publish.records import dumps
+from miner.publish.release_index import RELEASE_INDEX, index_text
 from miner.releases.diff import KIND_ORDER, MIN_TEXT, THRESHOLD, ChangeKind, Diff
 from miner.releases.history import HistoryBook
 
@@ -179,6 +182,7 @@ def write_release_site(
     diffs: Mapping[str, Diff],
     *,
     config: Mapping[str, Any] | None = None,
+    release_index: Mapping[str, Any] | None = None,
 ) -> dict[str, int]:
     """Write the release site (see the module doc) for the newest release into
     ``folder`` (a publication's staging: :mod:`miner.publish.output`).
@@ -186,7 +190,9 @@ def write_release_site(
     ``analyses`` are the newest release's; ``retired`` the errors it no longer
     raises, each with the last commit that raised it and its analysis;
     ``commits`` the releases' commits, oldest first (their ``rev`` is the
-    tag); ``diffs`` each consecutive pair's diff by stem, oldest first.
+    tag); ``diffs`` each consecutive pair's diff by stem, oldest first;
+    ``release_index`` the lookup index of every release
+    (:mod:`miner.publish.release_index`), written as ``release-index.json``.
     Diffs of an earlier run that are not among them are removed with every
     other file it wrote. Returns the counts of
     :func:`miner.publish.cards.write_records`.
@@ -211,6 +217,8 @@ def write_release_site(
         "releases.json": dumps({"schema_version": SCHEMA_VERSION, "releases": releases}),
         "index.html": ROOT_INDEX,
     }
+    if release_index is not None:
+        extra[RELEASE_INDEX] = index_text(release_index)
     for stem, change in diffs.items():
         extra.update(diff_files(change, stem, old_cards="../errors/", new_cards="../errors/"))
     return write_records(

@@ -1,34 +1,44 @@
 /* raise-miner: offline search, no server needed (the table of all.html: table.js).
  *
- * A paste is read the way `miner lookup` reads it (miner/lookup.py): log prefixes
- * stripped (the same patterns, shipped in search-data.js), the final
- * `Type: message` line and the `File "...", line N` frames of a traceback. The
- * message is matched against every template (literal parts exact, placeholders
- * any text), frames and pasted paths pin sites, and MiniSearch (full text with
- * prefix and fuzzy terms) ranks the rest below the matches. Results are built
- * with textContent only: messages come from source code and are never HTML.
+ * The matcher is a line-for-line port of `miner lookup`'s (miner/lookup.py:
+ * parse_paste, LookupIndex.score / _combine / search, compile_template,
+ * code_similarity), and every number and line pattern it uses comes from the
+ * same Python definitions (miner/publish/patterns.py: PREFIX_PATTERNS, RULES,
+ * LINE_PATTERNS), shipped in search-data.js: one set of rules, and one test
+ * table runs both readers on the same pastes (tests/test_search_parity.py).
+ * A paste is read as the CLI reads it: collectors' shared line prefixes and
+ * log prefixes stripped, messages after ": " in a line, logger names that are
+ * no exception types, `path.py:123` alone; the message is matched against
+ * every template (literal parts exact, placeholders any text, end
+ * punctuation aside), frames pin sites by line, file, function and source
+ * line, and MiniSearch (full text with prefix and fuzzy terms) ranks the
+ * rest below the matches when nothing matches. Results are built with
+ * textContent only: messages come from source code and are never HTML.
  * Each result links to its card: `errors/<id>.html` for an error users can
  * cause, `<audience>/<module>.html#<id>` for the others (search-data.js).
  */
 (function () {
   "use strict";
-  var DATA = window.RAISE_MINER_SEARCH;
+  var DATA = (typeof window !== "undefined" ? window : globalThis).RAISE_MINER_SEARCH;
   if (!DATA) return;
-  var GOOD = 0.5, MIN_LITERAL = 6, MIN_COVERAGE = 0.25, MIN_FRAGMENT = 12, MAX_MESSAGE = 4000;
+  var R = DATA.rules, P = DATA.patterns;
+  var GOOD = R.GOOD, MIN_LITERAL = R.MIN_LITERAL, MIN_COVERAGE = R.MIN_COVERAGE,
+    MIN_SPECIFIC = R.MIN_SPECIFIC, WEAK_COVERAGE = R.WEAK_COVERAGE, MIN_FRAGMENT = R.MIN_FRAGMENT,
+    MAX_MESSAGE = R.MAX_MESSAGE, MAX_HEADS = R.MAX_HEADS, SIMILAR_CODE = R.SIMILAR_CODE,
+    MAX_CODE = R.MAX_CODE, END_PUNCTUATION = R.END_PUNCTUATION;
   var HEAD = "Traceback (most recent call last):";
   var CAUSE = "The above exception was the direct cause of the following exception:";
   var CONTEXT = "During handling of the above exception, another exception occurred:";
-  var FRAME = /^\s*File "([^"\n]+)", line (\d+)(?:, in (.+))?\s*$/;
-  var EXC_LINE = /^([A-Za-z_][\w.]*)(?::(?: (.*))?)?$/;
-  var CARETS = /^\s*[~^]+\s*$/;
-  var LOGGER = /^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$/;
-  var COLLECTOR_MARK = /[-_|\[\]:\/0-9]/;
-  var MAX_HEADS = 3;
+  var FRAME = new RegExp(P.FRAME), EXC_LINE = new RegExp(P.EXCEPTION_LINE);
+  var CARETS = new RegExp(P.CARETS), LOGGER = new RegExp(P.LOGGER_NAME);
+  var COLLECTOR_MARK = new RegExp(P.COLLECTOR_MARK), PATH_LINE = new RegExp(P.PATH_LINE);
+  var CODE_HEAD = new RegExp(P.CODE_HEAD), WORD = new RegExp(P.WORD, "g");
   var PREFIXES = DATA.prefixes.map(function (p) { return new RegExp(p); });
   var docs = DATA.docs, paths = DATA.paths, pages = DATA.pages || [];
   /* The page of a result: its card, or its entry on a grouped page. */
   function cardOf(doc) { return doc[7] < 0 ? "errors/" + doc[0] + ".html" : pages[doc[7]] + "#" + doc[0]; }
-  window.raiseMinerCard = function (index) { return cardOf(docs[index]); };
+  var root = typeof window !== "undefined" ? window : globalThis;
+  root.raiseMinerCard = function (index) { return cardOf(docs[index]); };
 
   function stripPrefixes(line) {
     for (var round = 0; round < 8; round++) {
@@ -41,10 +51,11 @@
     }
     return line;
   }
-  /* The prefix every line carries, put there by a log collector (miner/lookup.py's
-     strip_common_prefix): only when its first word holds a digit, -, _, |, [, : or /. */
+  function isBlank(text) { return !text.trim(); }
+  /* strip_common_prefix: the prefix every line carries, put there by a log
+     collector: only when its first word holds a digit, -, _, |, [, : or /. */
   function stripCommonPrefix(lines) {
-    var shown = lines.filter(function (l) { return l.trim(); });
+    var shown = lines.filter(function (l) { return !isBlank(l); });
     if (shown.length < 2) return lines;
     var prefix = shown[0];
     shown.forEach(function (l) {
@@ -64,15 +75,15 @@
     var last = name.split(".").pop();
     return /^[A-Z]/.test(last) && !LOGGER.test(name);
   }
-  /* Where a line's message may start: `Type: message`, then after each of the first ": ". */
+  /* _heads: where a line's message may start: `Type: message`, then after each of the first ": ". */
   function heads(line) {
-    var out = [], seen = {}, start = 0;
+    var out = [], seen = new Set(), start = 0;
     for (var round = 0; round <= MAX_HEADS; round++) {
       var rest = line.slice(start), head = EXC_LINE.exec(rest);
-      if (head && head[2] !== undefined && !seen[head[2]]) {
-        out.push([isException(head[1]) ? head[1] : null, head[2]]); seen[head[2]] = true;
-      } else if (start && rest.trim() && !seen[rest]) {
-        out.push([null, rest]); seen[rest] = true;
+      if (head && head[2] !== undefined && !seen.has(head[2])) {
+        out.push([isException(head[1]) ? head[1] : null, head[2]]); seen.add(head[2]);
+      } else if (start && rest.trim() && !seen.has(rest)) {
+        out.push([null, rest]); seen.add(rest);
       }
       var found = line.indexOf(": ", start);
       if (found < 0) break;
@@ -82,10 +93,17 @@
   }
   function normalize(text) { return text.replace(/\s+/g, " ").trim(); }
   function solid(text) { return text.replace(/\s+/g, "").length; }
+  function rstripChars(text, chars) {
+    var end = text.length;
+    while (end > 0 && chars.indexOf(text.charAt(end - 1)) >= 0) end--;
+    return text.slice(0, end);
+  }
+  function rstrip(text) { return text.replace(/\s+$/, ""); }
 
+  /* _message_readings: the message from its first line, then with each following line. */
   function readings(lines) {
     lines = lines.slice();
-    while (lines.length && !lines[lines.length - 1].trim()) lines.pop();
+    while (lines.length && isBlank(lines[lines.length - 1])) lines.pop();
     var out = [];
     for (var end = Math.min(lines.length, 40); end > 0; end--) {
       var text = lines.slice(0, end).join("\n").trim();
@@ -95,51 +113,72 @@
       var q = text.charAt(0);
       if (text.length >= 2 && (q === "'" || q === '"') && text.charAt(text.length - 1) === q) {
         var inner = text.slice(1, -1);
-        if (out.indexOf(inner) < 0) out.push(inner);
+        if (inner.indexOf("\\") < 0 && inner.indexOf(q) < 0 && out.indexOf(inner) < 0) out.push(inner);
       }
     });
     return out;
   }
-
-  function parseBlock(lines, role) {
-    var frames = [], last = -1;
-    lines.forEach(function (line, i) {
+  /* _is_code: whether the line after a frame is its source line. */
+  function isCode(lines, index) {
+    var line = lines[index];
+    if (isBlank(line) || FRAME.test(line) || CARETS.test(line) || line.indexOf(HEAD) >= 0) return false;
+    if (line.charAt(0) === " " || line.charAt(0) === "\t") return true;
+    var after = index + 1 < lines.length ? lines[index + 1] : "";
+    return !EXC_LINE.test(line) && (EXC_LINE.test(after) || FRAME.test(after));
+  }
+  function framesOf(lines) {
+    var frames = [], taken = new Set();
+    lines.forEach(function (line, index) {
       var m = FRAME.exec(line);
-      if (m) { frames.push({ path: m[1], line: +m[2] }); last = i; }
+      if (!m) return;
+      taken.add(index);
+      var code = null, next = index + 1;
+      if (next < lines.length && isCode(lines, next)) { code = lines[next].trim(); taken.add(next); }
+      frames.push({ path: m[1], line: +m[2], func: m[3] === undefined ? null : m[3], code: code });
     });
-    var start = last + 1;
-    while (start < lines.length && (!lines[start].trim() || /^[ \t]/.test(lines[start]) || CARETS.test(lines[start]))) start++;
-    if (last >= 0 && start + 1 < lines.length && !EXC_LINE.test(lines[start]) && EXC_LINE.test(lines[start + 1])) start++;
+    return { frames: frames, taken: taken };
+  }
+  function parseBlock(lines, role) {
+    var got = framesOf(lines), frames = got.frames;
+    var start = got.taken.size ? Math.max.apply(null, Array.from(got.taken)) + 1 : 0;
+    while (start < lines.length && (isBlank(lines[start]) || /^[ \t]/.test(lines[start]) || CARETS.test(lines[start]))) start++;
     if (start >= lines.length) return { exception: null, messages: [], frames: frames, role: role };
     var head = EXC_LINE.exec(lines[start]);
     if (!head) return { exception: null, messages: readings(lines.slice(start)), frames: frames, role: role };
-    var type = head[2] !== undefined && !isException(head[1]) ? null : head[1];
-    return { exception: type, messages: readings([head[2] || ""].concat(lines.slice(start + 1))), frames: frames, role: role };
+    var first = head[2] || "", exception = head[1];
+    if (head[2] !== undefined && !isException(head[1])) { exception = null; first = head[2]; }
+    return { exception: exception, messages: readings([first].concat(lines.slice(start + 1))), frames: frames, role: role };
   }
-
   function parsePlain(lines) {
-    var frames = [], body = [];
-    lines.forEach(function (line) {
-      var m = FRAME.exec(line);
-      if (m) frames.push({ path: m[1], line: +m[2] }); else body.push(line);
-    });
+    var got = framesOf(lines), frames = got.frames;
+    var body = lines.filter(function (_, i) { return !got.taken.has(i); });
+    var out = [], seen = new Set();
+    function add(exception, texts) {
+      var fresh = readings(texts).filter(function (t) { return !seen.has(exception + "\u0000" + t); });
+      fresh.forEach(function (t) { seen.add(exception + "\u0000" + t); });
+      if (fresh.length) out.push({ exception: exception, messages: fresh, frames: frames, role: "message" });
+    }
     var groups = [body];
     if (body.length > 1) body.slice(0, 30).forEach(function (line) { groups.push([line]); });
-    var out = [];
     groups.forEach(function (group) {
       if (!group.length) return;
-      var whole = readings([group.join("\n")]);
-      if (whole.length) out.push({ exception: null, messages: whole, frames: frames, role: "message" });
-      heads(group[0]).forEach(function (h) {
-        var split = readings([h[1]].concat(group.slice(1)));
-        if (split.length) out.push({ exception: h[0], messages: split, frames: frames, role: "message" });
-      });
+      add(null, [group.join("\n")]);
+      heads(group[0]).forEach(function (h) { add(h[0], [h[1]].concat(group.slice(1))); });
     });
     if (!out.length && frames.length) out.push({ exception: null, messages: [], frames: frames, role: "message" });
     return out;
   }
-
+  /* _path_query: `path.py:123` pasted alone. */
+  function pathQuery(text) {
+    text = text.trim();
+    if (text.length > 1000) return null;
+    var m = PATH_LINE.exec(text);
+    if (!m) return null;
+    return { exception: null, messages: [], frames: [{ path: m[1], line: +m[2], func: null, code: null }], role: "path" };
+  }
   function parsePaste(text) {
+    var query = pathQuery(text);
+    if (query) return [query];
     var lines = stripCommonPrefix(stripCommonPrefix(text.split(/\r\n|\r|\n/)).map(stripPrefixes));
     if (!lines.some(function (l) { return l.indexOf(HEAD) >= 0; })) return parsePlain(lines);
     var blocks = [], links = [], current = null, pending = "context";
@@ -154,30 +193,6 @@
     return blocks.map(function (b, i) { return parseBlock(b, roles[i]); }).reverse();
   }
 
-  /* Per-document matchers, made on first use. */
-  var prepared = null, suffixes = null, basenames = null;
-  function prepare() {
-    if (prepared) return;
-    prepared = docs.map(function (doc) {
-      var parts = doc[5];
-      if (!parts) return null;
-      var literal = normalize(parts.filter(function (p) { return p !== 0; }).join(" "));
-      var chunks = literal ? literal.split(" ") : [];
-      var anchor = chunks.reduce(function (a, b) { return b.length > a.length ? b : a; }, "");
-      return { parts: parts, literal: literal, size: solid(literal), anchor: anchor, template: null };
-    });
-    suffixes = new Map(); basenames = new Map();
-    paths.forEach(function (path, index) {
-      var comps = path.split("/");
-      for (var n = Math.min(2, comps.length); n <= comps.length; n++) {
-        var key = comps.slice(-n).join("/");
-        if (!suffixes.has(key)) suffixes.set(key, index);
-      }
-      var base = comps[comps.length - 1];
-      if (!basenames.has(base)) basenames.set(base, []);
-      basenames.get(base).push(index);
-    });
-  }
   /* The template matcher of miner/lookup.py (compile_template, Solid,
    * Template.match_solid): no RegExp built from a template, no backtracking.
    * White space is removed from the message and from the literal text,
@@ -255,11 +270,62 @@
     if (!entry.template) entry.template = compileTemplate(entry.parts);
     return entry.template;
   }
+  /* _loose_pattern: the template without the end punctuation of its last literal part. */
+  function looseOf(entry) {
+    if (entry.loose === undefined) {
+      var parts = entry.parts.slice(), loose = null;
+      if (parts.length && parts[parts.length - 1] !== 0) {
+        var text = rstrip(parts[parts.length - 1] || "");
+        var trimmed = rstrip(rstripChars(text, END_PUNCTUATION));
+        if (trimmed !== text) { parts[parts.length - 1] = trimmed; loose = compileTemplate(parts); }
+      }
+      entry.loose = loose;
+    }
+    return entry.loose;
+  }
+
+  /* LookupIndex.__init__: per-document entries, sites by path, path suffixes, word weights. */
+  var prepared = null, suffixes = null, byName = null, sitesByPath = null, byWord = null, idf = null;
+  function prepare() {
+    if (prepared) return;
+    byWord = new Map(); sitesByPath = new Map();
+    prepared = docs.map(function (doc, index) {
+      var parts = doc[5] || [];
+      var literal = normalize(parts.map(function (p) { return p === 0 ? "" : p; }).join(" "));
+      var chunks = literal ? literal.split(" ").map(function (c) { return rstripChars(c, END_PUNCTUATION); }) : [];
+      var anchor = chunks.reduce(function (a, b) { return b.length > a.length ? b : a; }, "");
+      var words = new Set(literal.toLowerCase().match(WORD) || []);
+      words.forEach(function (w) { if (!byWord.has(w)) byWord.set(w, []); byWord.get(w).push(index); });
+      doc[6].forEach(function (s) {
+        var path = paths[s[0]];
+        if (!sitesByPath.has(path)) sitesByPath.set(path, []);
+        sitesByPath.get(path).push([index, s]);
+      });
+      return { parts: parts, literal: literal, size: solid(literal), anchor: anchor, words: words, template: null };
+    });
+    suffixes = new Map(); byName = new Map();
+    sitesByPath.forEach(function (_, path) {
+      var comps = path.split("/");
+      for (var n = Math.min(2, comps.length); n <= comps.length; n++) {
+        var key = comps.slice(-n).join("/");
+        if (!suffixes.has(key)) suffixes.set(key, new Set());
+        suffixes.get(key).add(path);
+      }
+      var base = comps[comps.length - 1];
+      if (!byName.has(base)) byName.set(base, new Set());
+      byName.get(base).add(path);
+    });
+    var total = Math.max(prepared.length, 1);
+    idf = new Map();
+    byWord.forEach(function (ids, w) { idf.set(w, Math.log(1 + total / ids.length)); });
+  }
+  function smallest(set) { return Array.from(set).sort()[0]; }
+  /* repo_path: the repository path a traceback path ends in, or null. */
   function repoPath(path) {
     var comps = path.replace(/\\/g, "/").split("/").filter(Boolean);
-    for (var n = comps.length; n >= 2; n--) {
+    for (var n = comps.length; n >= 1; n--) {
       var hit = suffixes.get(comps.slice(-n).join("/"));
-      if (hit !== undefined) return hit;
+      if (hit) return smallest(hit);
     }
     return null;
   }
@@ -268,81 +334,238 @@
     var name = dotted.split(".").pop();
     return /^[A-Za-z_]\w*$/.test(name) ? name : null;
   }
+  function scopeName(scope) { return scope.split(".").pop(); }
 
-  function add(best, index, score, reason, site) {
-    var cur = best.get(index);
-    if (!cur || score > cur.score) best.set(index, { index: index, score: score, reasons: [reason], site: site });
+  /* difflib.SequenceMatcher(None, a, b, autojunk=False).ratio(): no junk, so
+     the longest matching block of each range is the plain longest common
+     substring (earliest in a, then in b), and the ratio 2 * matches / total. */
+  function ratio(a, b) {
+    var b2j = new Map();
+    for (var j = 0; j < b.length; j++) {
+      var c = b.charAt(j);
+      if (!b2j.has(c)) b2j.set(c, []);
+      b2j.get(c).push(j);
+    }
+    function longest(alo, ahi, blo, bhi) {
+      var besti = alo, bestj = blo, bestsize = 0, j2len = new Map();
+      for (var i = alo; i < ahi; i++) {
+        var next = new Map(), js = b2j.get(a.charAt(i)) || [];
+        for (var x = 0; x < js.length; x++) {
+          var jj = js[x];
+          if (jj < blo) continue;
+          if (jj >= bhi) break;
+          var k = (j2len.get(jj - 1) || 0) + 1;
+          next.set(jj, k);
+          if (k > bestsize) { besti = i - k + 1; bestj = jj - k + 1; bestsize = k; }
+        }
+        j2len = next;
+      }
+      return [besti, bestj, bestsize];
+    }
+    var matches = 0, queue = [[0, a.length, 0, b.length]];
+    while (queue.length) {
+      var q = queue.pop(), m = longest(q[0], q[1], q[2], q[3]);
+      if (!m[2]) continue;
+      matches += m[2];
+      if (q[0] < m[0] && q[2] < m[1]) queue.push([q[0], m[0], q[2], m[1]]);
+      if (m[0] + m[2] < q[1] && m[1] + m[2] < q[3]) queue.push([m[0] + m[2], q[1], m[1] + m[2], q[3]]);
+    }
+    var total = a.length + b.length;
+    return total ? 2 * matches / total : 1;
+  }
+  /* code_similarity */
+  function codeSimilarity(shown, own) {
+    var a = normalize(shown).slice(0, MAX_CODE), b = normalize(own).slice(0, MAX_CODE);
+    if (a === b) return 1;
+    var head = CODE_HEAD.exec(a);
+    if (!head || b.indexOf(head[0]) !== 0) return 0;
+    return ratio(a, b);
   }
 
-  function matchRaised(raised, weight, best) {
-    var pinned = new Map(), sameFile = new Set();
-    raised.frames.slice().reverse().forEach(function (frame) {
-      var p = repoPath(frame.path);
-      if (p === null) return;
-      docs.forEach(function (doc, i) {
-        doc[6].forEach(function (s) {
-          if (s[0] !== p) return;
-          sameFile.add(i);
-          if (s[1] <= frame.line && frame.line <= s[2] && !pinned.has(i)) pinned.set(i, s);
+  /* _message_scores: coverage of a message by every template that matches it,
+     and whether only with the end punctuation aside: index -> [coverage, loose]. */
+  function messageScores(text) {
+    text = text.slice(0, MAX_MESSAGE);
+    var read = solidOf(text), trimmed = rstripChars(rstrip(text), END_PUNCTUATION);
+    var loose = solidOf(trimmed), size = read.text.length, out = new Map();
+    if (!size) return out;
+    prepared.forEach(function (entry, i) {
+      if (!docs[i][5] || entry.size < MIN_LITERAL || entry.size > size) return;
+      if (text.indexOf(entry.anchor) < 0) return;
+      var coverage = Math.min(entry.size / size, 1);
+      if (coverage < MIN_COVERAGE && entry.size < MIN_SPECIFIC) return;
+      if (matchSolid(templateOf(entry), read)) { out.set(i, [coverage, false]); return; }
+      var pattern = looseOf(entry);
+      if (pattern && loose.text && matchSolid(pattern, loose)) {
+        out.set(i, [Math.min(entry.size / Math.max(loose.text.length, 1), 1), true]);
+      } else if (!pattern && trimmed !== rstrip(text) && loose.text && matchSolid(templateOf(entry), loose)) {
+        out.set(i, [coverage, true]);
+      }
+    });
+    return out;
+  }
+  function fragmentScores(text) {
+    var needle = normalize(text), out = new Map();
+    var truncated = /(\.\.\.|\u2026)$/.test(needle);
+    needle = rstrip(rstripChars(needle, END_PUNCTUATION));
+    if (solid(needle) < MIN_FRAGMENT) return out;
+    prepared.forEach(function (entry, i) {
+      if (!docs[i][5] || entry.literal.indexOf(needle) < 0) return;
+      if (!entry.parts.some(function (p) { return p !== 0 && normalize(p).indexOf(needle) >= 0; })) return;
+      var share = Math.min(solid(needle) / Math.max(entry.size, 1), 1);
+      if (truncated && entry.literal.indexOf(needle) === 0) share = Math.min(share + 0.3, 1);
+      out.set(i, share);
+    });
+    return out;
+  }
+  function wordScores(text) {
+    var words = new Set((text.toLowerCase().match(WORD) || []).filter(function (w) { return idf.has(w); }));
+    var out = new Map();
+    if (!words.size) return out;
+    var hits = new Map(), query = 0;
+    words.forEach(function (w) {
+      query += idf.get(w);
+      byWord.get(w).forEach(function (i) { hits.set(i, (hits.get(i) || 0) + idf.get(w)); });
+    });
+    hits.forEach(function (shared, i) {
+      var own = 0;
+      prepared[i].words.forEach(function (w) { own += idf.get(w); });
+      out.set(i, shared / (query + own - shared));
+    });
+    return out;
+  }
+
+  /* _frame_evidence: what the frames of one exception say about each error. */
+  function frameEvidence(frames) {
+    var ev = { pinned: new Map(), sameScope: new Set(), sameFile: new Set(), raisedHere: false };
+    function pin(i, site, strength, reason) {
+      var cur = ev.pinned.get(i);
+      if (!cur || strength > cur[1]) ev.pinned.set(i, [site, strength, reason]);
+    }
+    var last = frames.length - 1;
+    for (var position = last; position >= 0; position--) {
+      var frame = frames[position], path = repoPath(frame.path);
+      if (path === null) continue;
+      ev.raisedHere = ev.raisedHere || position === last;
+      var code = frame.code ? normalize(frame.code).slice(0, MAX_CODE) : null;
+      var alike = [];
+      (sitesByPath.get(path) || []).forEach(function (pair) {
+        var i = pair[0], site = pair[1];
+        ev.sameFile.add(i);
+        var scoped = frame.func === null || scopeName(site[3]) === frame.func;
+        if (scoped && frame.func !== null) ev.sameScope.add(i);
+        if (position !== last && site[4] !== "call") return;
+        var similar = code !== null && site[5] ? codeSimilarity(code, site[5]) : 0;
+        var inside = site[1] <= frame.line && frame.line <= site[2];
+        if (inside && (similar >= SIMILAR_CODE || (code === null && scoped))) {
+          pin(i, site, 0.9, "a traceback frame points at " + path + ":" + site[1]);
+        } else if (similar >= SIMILAR_CODE && scoped && frame.func !== null) {
+          alike.push([similar, i, site]);
+        }
+      });
+      if (!alike.length) continue;
+      var top = Math.max.apply(null, alike.map(function (x) { return x[0]; }));
+      var leaders = new Set(alike.filter(function (x) { return x[0] === top; }).map(function (x) { return x[1]; }));
+      alike.forEach(function (x) {
+        var where = paths[x[2][0]] + " in " + x[2][3];
+        if (x[0] === top && leaders.size === 1) {
+          var strength = x[0] === 1 ? 0.85 : 0.8 + 0.16 * (x[0] - SIMILAR_CODE);
+          pin(x[1], x[2], strength, "a traceback frame shows " + (x[0] === 1 ? "its line" : "a line like its own") + " (" + where + ")");
+        } else {
+          pin(x[1], x[2], 0.6, "a traceback frame shows a line like its own (" + where + ")");
+        }
+      });
+    }
+    return ev;
+  }
+
+  /* _combine: one error's score from the evidence: [score, site or null, reasons]. */
+  function combine(i, ev, message, fragment, words) {
+    var reasons = [], pinned = ev.pinned.get(i), strength = pinned ? pinned[1] : 0, coverage = 0, value;
+    if (message) {
+      coverage = message[0];
+      reasons.push("message matches the template (" + Math.round(100 * coverage) + "% literal" + (message[1] ? ", end punctuation aside" : "") + ")");
+      if (message[1]) coverage *= 0.98;
+    }
+    if (pinned) reasons.push(pinned[2]);
+    if (pinned && strength >= 0.8) return [message ? 0.95 + 0.05 * message[0] : strength, pinned[0], reasons];
+    if (message) {
+      value = 0.55 + 0.35 * coverage;
+      if (pinned || ev.sameScope.has(i)) {
+        value += 0.07;
+        if (!pinned) reasons.push("a traceback frame runs in its function");
+      } else if (ev.sameFile.has(i)) {
+        value += 0.05; reasons.push("a traceback frame runs in its file");
+      } else if (ev.raisedHere) {
+        value *= 0.8; reasons.push("the traceback runs in none of its files");
+      }
+    } else if (pinned) {
+      value = 0.5 + 0.1 * Math.max(fragment || 0, words || 0);
+    } else if (fragment !== undefined) {
+      value = 0.5 + 0.3 * fragment; reasons.push("the text is part of the message");
+    } else {
+      value = 0.45 * (words || 0);
+      reasons.push("shares words with the message (" + Math.round(100 * (words || 0)) + "%)");
+    }
+    return [value, pinned ? pinned[0] : null, reasons];
+  }
+  function better(a, b) { return !b || a[0] > b[0] || (a[0] === b[0] && a[1] && !b[1]); }
+
+  /* LookupIndex.score: index -> [score, site or null, reasons] for one parsed exception. */
+  function scoreRaised(raised) {
+    var ev = frameEvidence(raised.frames), message = new Map();
+    raised.messages.forEach(function (text) {
+      messageScores(text).forEach(function (found, i) { if (better(found, message.get(i))) message.set(i, found); });
+    });
+    var fragment = new Map(), words = new Map();
+    if (!message.size && raised.messages.length) {
+      fragment = fragmentScores(raised.messages[0]);
+      words = wordScores(raised.messages[0]);
+    }
+    var shown = lastName(raised.exception), out = new Map();
+    var candidates = new Set([].concat(Array.from(ev.pinned.keys()), Array.from(message.keys()),
+      Array.from(fragment.keys()), Array.from(words.keys())));
+    candidates.forEach(function (i) {
+      var got = combine(i, ev, message.get(i), fragment.get(i), words.get(i));
+      var value = got[0], own = lastName(docs[i][1]);
+      if (shown && own && got[1] === null) {
+        if (shown === own) { value += 0.02; got[2].push("same exception type " + shown); }
+        else {
+          var weak = !message.has(i) || message.get(i)[0] < WEAK_COVERAGE;
+          value *= weak ? 0.75 : 0.85;
+          got[2].push("exception type differs (" + shown + " shown, " + own + " raised here)");
+        }
+      }
+      out.set(i, [Math.min(value, 1), got[1], got[2]]);
+    });
+    if (raised.role === "path") {
+      raised.frames.forEach(function (frame) {
+        var found = repoPath(frame.path);
+        var files = found !== null ? [found] : Array.from(byName.get(frame.path) || []).sort();
+        files.forEach(function (path) {
+          (sitesByPath.get(path) || []).forEach(function (pair) {
+            var i = pair[0], site = pair[1];
+            if (site[1] <= frame.line && frame.line <= site[2]) {
+              if (!out.has(i) || out.get(i)[0] < 0.9) out.set(i, [0.9, site, ["the path and line point at " + path + ":" + site[1]]]);
+            } else if (!out.has(i)) {
+              out.set(i, [files.length === 1 ? 0.6 : 0.5, site, ["raised in " + path]]);
+            }
+          });
         });
       });
-    });
-    var message = new Map();
-    raised.messages.forEach(function (text) {
-      text = text.slice(0, MAX_MESSAGE);
-      var read = solidOf(text), size = read.text.length;
-      if (!size) return;
-      prepared.forEach(function (entry, i) {
-        if (!entry || entry.size < MIN_LITERAL || entry.size > size || text.indexOf(entry.anchor) < 0) return;
-        var coverage = Math.min(entry.size / size, 1);
-        if (coverage < MIN_COVERAGE || !matchSolid(templateOf(entry), read)) return;
-        if (!message.has(i) || message.get(i) < coverage) message.set(i, coverage);
-      });
-    });
-    var shown = lastName(raised.exception);
-    var candidates = new Set(Array.from(pinned.keys()).concat(Array.from(message.keys())));
-    candidates.forEach(function (i) {
-      var score, reason, site = pinned.get(i) || docs[i][6][0];
-      if (pinned.has(i)) {
-        score = message.has(i) ? 0.95 + 0.05 * message.get(i) : 0.9;
-        reason = "a traceback frame points at " + paths[site[0]] + ":" + site[1];
-      } else {
-        score = 0.55 + 0.35 * message.get(i) + (sameFile.has(i) ? 0.05 : 0);
-        reason = "message matches the template (" + Math.round(100 * message.get(i)) + "% literal)";
-        var own = lastName(docs[i][1]);
-        if (shown && own) score = shown === own ? score + 0.02 : score * 0.85;
-      }
-      add(best, i, Math.min(score, 1) * weight, reason, site);
-    });
-    return message.size + pinned.size;
+    }
+    return out;
   }
 
-  function matchFragment(text, best) {
-    var needle = normalize(text);
-    if (solid(needle) < MIN_FRAGMENT) return;
-    prepared.forEach(function (entry, i) {
-      if (!entry || entry.literal.indexOf(needle) < 0) return;
-      var inPart = entry.parts.some(function (p) { return p !== 0 && normalize(p).indexOf(needle) >= 0; });
-      if (inPart) add(best, i, 0.5 + 0.3 * Math.min(solid(needle) / Math.max(entry.size, 1), 1), "the text is part of the message", docs[i][6][0]);
-    });
-  }
-
-  /* A pasted path: `sglang/srt/x.py`, `x.py:154`, `.../x.py", line 154`. */
-  function matchPath(text, best) {
-    var m = /^\s*"?([^\s":,]+\.py|[^\s":,]*\/[^\s":,]*)"?(?:(?::|,? line )(\d+))?\s*$/.exec(text);
+  /* A path or folder typed in the box (`sglang/srt/mem_cache/`): the errors raised under it. */
+  function matchFolder(text, best) {
+    var m = /^\s*([^\s":,]*\/[^\s":,]*)\s*$/.exec(text);
     if (!m) return;
-    var query = m[1].replace(/\\/g, "/"), line = m[2] ? +m[2] : null;
-    var files = [];
-    var exact = repoPath(query);
-    if (exact !== null) files = [exact];
-    else if (basenames.has(query)) files = basenames.get(query);
-    else paths.forEach(function (p, i) { if (p.indexOf(query) >= 0) files.push(i); });
-    var wanted = new Set(files);
-    docs.forEach(function (doc, i) {
-      doc[6].forEach(function (s) {
-        if (!wanted.has(s[0])) return;
-        if (line !== null && s[1] <= line && line <= s[2]) add(best, i, 0.9, "the path and line point at this site", s);
-        else add(best, i, files.length === 1 ? 0.6 : 0.5, "raised in " + paths[s[0]], s);
+    var query = m[1].replace(/\\/g, "/");
+    sitesByPath.forEach(function (pairs, path) {
+      if (path.indexOf(query) < 0) return;
+      pairs.forEach(function (pair) {
+        if (!best.has(pair[0])) best.set(pair[0], { index: pair[0], score: 0.5, reasons: ["raised in " + path], site: pair[1] });
       });
     });
   }
@@ -366,39 +589,42 @@
     return mini;
   }
 
-  /* Ranked results: [{index, score, reasons, site}], best first. */
+  /* LookupIndex.search: ranked results [{index, score, reasons, site}], best first. */
   function search(text) {
     prepare();
-    var best = new Map(), strong = 0;
+    var best = new Map();
     var raised = parsePaste(text);
     raised.forEach(function (r) {
-      strong += matchRaised(r, r.role === "final" || r.role === "message" ? 1 : 0.97, best);
+      var weight = r.role === "final" || r.role === "message" || r.role === "path" ? 1 : 0.97;
+      scoreRaised(r).forEach(function (got, i) {
+        var value = Math.round(got[0] * weight * 1e4) / 1e4, cur = best.get(i);
+        if (!cur || value > cur.score) best.set(i, { index: i, score: value, reasons: got[2], site: got[1] || docs[i][6][0] });
+      });
     });
-    if (!strong) {
-      var first = raised.length && raised[0].messages.length ? raised[0].messages[0] : text;
-      matchFragment(first, best);
-      matchPath(text.trim(), best);
-    }
+    if (!raised.length) matchFolder(text, best);
     var ranked = Array.from(best.values());
     if (!ranked.some(function (r) { return r.score >= GOOD; }) && typeof MiniSearch !== "undefined") {
       var query = raised.length && raised[0].messages.length ? raised[0].messages[0] : text;
       var hits = fullText().search(query.slice(0, 500)).slice(0, 20);
       var top = hits.length ? hits[0].score : 1;
       hits.forEach(function (h) {
-        if (!best.has(h.id)) best.set(h.id, { index: h.id, score: 0.45 * h.score / top, reasons: ["shares words with the text"], site: docs[h.id][6][0] });
+        var score = 0.45 * h.score / top, cur = best.get(h.id);
+        if (!cur || cur.score < score) best.set(h.id, { index: h.id, score: score, reasons: ["shares words with the text"], site: docs[h.id][6][0] });
       });
       ranked = Array.from(best.values());
     }
-    ranked.sort(function (a, b) { return b.score - a.score || (docs[a.index][0] < docs[b.index][0] ? -1 : 1); });
+    ranked.sort(function (a, b) { return b.score - a.score || (docs[a.index][0] < docs[b.index][0] ? -1 : docs[a.index][0] > docs[b.index][0] ? 1 : 0); });
     return ranked;
   }
-  window.raiseMinerSearch = search;
+  root.raiseMinerSearch = search;
   /* The matcher alone, for tests: parts as in search-data.js (0 a placeholder). */
   search.matchesTemplate = function (parts, message) {
     return matchSolid(compileTemplate(parts), solidOf(message));
   };
-  /* The paste parser alone, for tests. */
+  /* The paste parser and the source line similarity alone, for tests. */
   search.parsePaste = parsePaste;
+  search.codeSimilarity = codeSimilarity;
+  if (typeof document === "undefined") return;  // run outside a page (node): the matcher only
 
   /* ---- The page: search box and results. ---- */
   var box = document.getElementById("q");

@@ -1,0 +1,209 @@
+"""One set of rules, two readers: the site's search (``static/search.js``, run
+in Node) and ``miner lookup`` (:class:`miner.lookup.LookupIndex`) give the same
+results, scores and sites for the same pastes, in every form a paste comes in.
+
+The rules are defined once in :mod:`miner.publish.patterns` (prefix patterns,
+line patterns, numbers) and shipped to the page in ``search-data.js``; this
+table checks that the port scores with them as the CLI does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import git
+import pytest
+from conftest import commit_all, write_files
+from sample_repo import publish_site
+from searchjs import node_search
+
+from miner.lookup import LookupIndex
+from miner.model import MineResult
+from miner.pipeline import mine_and_analyze
+from miner.publish.patterns import LINE_PATTERNS, RULES
+
+CACHE = """\
+class HiCache:
+    def __init__(self, kind, pages):
+        if kind not in ("mha", "mla", "msa"):
+            raise ValueError("HiCache only supports MHA, MLA, and MSA models")
+        assert pages % 16 == 0, "pages must be a multiple of 16"
+        self.pages = pages
+
+    def check(self, quant):
+        if "quant_method" not in quant:
+            raise ValueError(f"Cannot find any of {['quant_method']} in the model's quantization config.")
+        if len(quant) > 8:
+            raise RuntimeError("Context parallel only supports single machine (tp_size <= 8). Cross-machine CP has precision issues.")
+"""  # noqa: E501
+MULTI = """\
+def embed(n_ids, n_embed):
+    if n_ids != n_embed:
+        raise RuntimeError(
+            f"Insufficient multimodal embedding length:\\n"
+            f"num_mm_tokens_in_input_ids={n_ids}\\n"
+            f"vs num_mm_tokens_in_embedding={n_embed}.\\n"
+            "This is an internal error"
+        )
+"""
+REGISTRY = """\
+def create(kind):
+    if kind == "mamba":
+        raise ValueError("Host-pool retraction does not support Mamba models.")
+    if kind == "":
+        raise ValueError("Unknown tree cache kind")
+"""
+OTHER_REGISTRY = """\
+def lookup(name):
+    raise KeyError(f"no model registered as {name!r}")
+"""
+SP = "/usr/lib/python3.11/site-packages/pkg"
+
+PASTES = [
+    # exact, with and without type
+    "ValueError: Host-pool retraction does not support Mamba models.",
+    "Host-pool retraction does not support Mamba models.",
+    # 2. end punctuation missing, added
+    "ValueError: Cannot find any of ['quant_method'] in the model's quantization config",
+    "ValueError: Unknown tree cache kind.",
+    "ValueError: Host-pool retraction does not support Mamba models",
+    # 3. collectors' prefixes on every line
+    "\n".join(
+        f"sglang_service-1  | {line}"
+        for line in (
+            "RuntimeError: Insufficient multimodal embedding length:",
+            "num_mm_tokens_in_input_ids=16325",
+            "vs num_mm_tokens_in_embedding=5391.",
+            "This is an internal error",
+        )
+    ),
+    "Nov 30 10:12:44 gpu-node-7 python[1234]: ValueError: Unknown tree cache kind",
+    # 4. reworded since the user's release: the frame's file, function and line
+    "Traceback (most recent call last):\n"
+    f'  File "{SP}/srt/cache.py", line 3, in __init__\n'
+    '    raise ValueError("HiCache only supports MHA, MLA, and NSA (DSA) models")\n'
+    "ValueError: HiCache only supports MHA, MLA, and NSA (DSA) models\n",
+    # a bare assert, its line moved
+    "Traceback (most recent call last):\n"
+    f'  File "{SP}/srt/cache.py", line 9, in __init__\n'
+    '    assert pages % 16 == 0, "pages must be a multiple of 16"\n'
+    "AssertionError: pages must be a multiple of 16\n",
+    # the frame pins the line
+    "Traceback (most recent call last):\n"
+    f'  File "{SP}/srt/registry.py", line 3, in create\n'
+    "ValueError: Host-pool retraction does not support Mamba models.\n",
+    # 7. words between a log prefix and the message; a logger's name
+    "[2026-11-30 10:12:44 TP0] Scheduler hit an exception: Context parallel only supports "
+    "single machine (tp_size <= 8)...",
+    "[2026-11-30 10:12:44 TP0] Scheduler hit an exception: ValueError: Unknown tree cache kind",
+    "2026-11-30 10:12:44,123 ERROR pkg.srt.registry: Host-pool retraction does not support "
+    "Mamba models.",
+    # path:line, a file name alone, a path without line
+    "pkg/srt/registry.py:3",
+    "registry.py:5",
+    "srt/cache.py:4",
+    # fragments, words, another type
+    "does not support Mamba",
+    "TypeError: Host-pool retraction does not support Mamba models.",
+    "KeyError: \"no model registered as 'llama'\"",
+    # nothing
+    "ZeroDivisionError: division by zero",
+    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+]
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[MineResult, Path]:
+    root = tmp_path_factory.mktemp("parity")
+    repo_root = root / "repo"
+    repo_root.mkdir()
+    repo = git.Repo.init(repo_root, initial_branch="main")
+    with repo.config_writer() as cfg:
+        cfg.set_value("commit", "gpgsign", "false")
+    write_files(
+        repo_root,
+        {
+            "pkg/srt/cache.py": CACHE,
+            "pkg/srt/multi.py": MULTI,
+            "pkg/srt/registry.py": REGISTRY,
+            "pkg/models/registry.py": OTHER_REGISTRY,
+        },
+    )
+    commit_all(repo, "fixture", "v1")
+    mined = mine_and_analyze(str(repo_root), "v1", slug="o/pkg", link_ref="v1")
+    publish_site(mined, root / "site", jobs=1)
+    return mined.result, root / "site"
+
+
+def python_results(index: LookupIndex, paste: str) -> list[list[object]]:
+    return [
+        [m.card.error_id, round(m.score, 3), m.site.path, m.site.line]
+        for m in index.search(paste, limit=5)
+    ]
+
+
+def test_the_site_ships_the_rules(built) -> None:
+    text = (built[1] / "search-data.js").read_text()
+    import json
+
+    data = json.loads(text[text.index("=") + 1 : text.rindex(";")])
+    assert data["rules"] == RULES and data["patterns"] == LINE_PATTERNS
+
+
+def test_site_search_and_lookup_agree_on_every_paste(built) -> None:
+    result, site = built
+    index = LookupIndex.from_errors(result.errors)
+    page = node_search(site, PASTES)
+    for paste, shown in zip(PASTES, page, strict=True):
+        expected = python_results(index, paste)
+        got = [[r[0], round(r[1], 3), r[2], r[3]] for r in shown]
+        assert got == expected, paste
+
+
+def test_the_table_covers_every_kind(built) -> None:
+    """The table is no table of misses: most pastes find a good card, the
+    last two none, and the reworded and punctuation forms are among the good."""
+    result, _ = built
+    index = LookupIndex.from_errors(result.errors)
+    good = [bool(index.search(p)) and index.search(p)[0].good for p in PASTES]
+    assert good[-2:] == [False, False]
+    assert sum(good) >= len(PASTES) - 4
+    by_message = {e.message: e.error_id for e in result.errors}
+    assert (
+        index.search(PASTES[2])[0].card.error_id
+        == by_message["Cannot find any of {['quant_method']} in the model's quantization config."]
+    )
+    assert (
+        index.search(PASTES[7])[0].card.error_id
+        == by_message["HiCache only supports MHA, MLA, and MSA models"]
+    )
+
+
+def test_errors_of_other_releases_are_searched(built, tmp_path: Path) -> None:
+    """A retired error handed to :func:`search_data` is found by the page
+    with the same rules, labelled."""
+    import dataclasses
+    import json
+
+    from miner.model import MessagePart
+    from miner.publish.html import search_data
+
+    result, site = built
+    (host,) = [e for e in result.errors if e.message and e.message.startswith("Host-pool")]
+    retired = dataclasses.replace(
+        host,
+        error_id="0123456789abcdef",
+        message="Host-pool retraction does not support Jamba models.",
+        message_parts=(MessagePart(text="Host-pool retraction does not support Jamba models."),),
+    )
+    data = search_data(result, retired=[(retired, "retired in v0")])
+    assert data["docs"][-1][0] == "0123456789abcdef" and data["docs"][-1][9] == "retired in v0"
+    assert {d[9] for d in data["docs"][:-1]} == {""}
+    copy = tmp_path / "site"
+    (copy / "static").mkdir(parents=True)
+    (copy / "static" / "search.js").write_text((site / "static" / "search.js").read_text())
+    (copy / "search-data.js").write_text(f"window.RAISE_MINER_SEARCH = {json.dumps(data)};\n")
+    (top, *_), *_ = node_search(
+        copy, ["ValueError: Host-pool retraction does not support Jamba models."]
+    )
+    assert top[0] == "0123456789abcdef" and top[1] >= 0.9
