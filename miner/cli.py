@@ -59,9 +59,11 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
         limits=Limits(file_timeout=args.file_timeout, memory_mb=args.memory_limit or None),
         progress_bar=not args.quiet and sys.stderr.isatty(),
     )
-    mined = pipeline.mine_and_analyze(
+    run = pipeline.mine_into(
         args.repo,
         args.commit,
+        args.out,
+        site=args.site,
         slug=args.slug,
         link_ref=args.link_ref or "",
         cache_dir=args.cache_dir,
@@ -69,8 +71,7 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
         options=options,
         llm=llm,
     )
-    result = mined.result
-    counts = pipeline.publish(mined, args.out, site=args.site)
+    result, counts = run.result, run.counts
     output = counts["output"]
     manifest = manifest_json(result)["counts"]
     print(
@@ -80,6 +81,9 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
         f"{output['written']} files written, {output['unchanged']} unchanged, "
         f"{output['removed']} removed"
     )
+    if run.skipped:
+        print("output unchanged: published from the same inputs (manifest.json); nothing redone")
+    print(describe_stages(run.seconds, reused=run.reused, skipped=run.skipped))
     print(f"cards: {args.out / 'errors'}  index: {args.out / 'index.md'}")
     if result.stats is not None:
         print(describe_stats(result.stats))
@@ -116,6 +120,22 @@ def _llm_settings(args: argparse.Namespace) -> LLMSettings | None:
         concurrency=args.llm_concurrency,
         timeout=args.llm_timeout,
     )
+
+
+def describe_stages(seconds: dict[str, float], *, reused: bool, skipped: bool) -> str:
+    """One line on where the time went: each stage's wall time, and which
+    stages were skipped (same output) or served from the analysis cache."""
+
+    def part(name: str) -> str:
+        note = ""
+        if skipped and name != "extraction":
+            note = " (skipped)"
+        elif reused and name in ("facts", "analysis"):
+            note = " (cached)"
+        return f"{name} {seconds.get(name, 0.0):.1f} s{note}"
+
+    names = ("extraction", "facts", "analysis", "rendering", "writing")
+    return "stages: " + ", ".join(part(name) for name in names)
 
 
 def describe_stats(stats: RunStats) -> str:
