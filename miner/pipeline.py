@@ -462,6 +462,10 @@ def mine_into(
 ) -> MineRun:
     """Mine, analyse and publish ``rev`` into ``out`` (``miner mine``).
 
+    With the cache on (``options.cache``), the per-file records of a commit
+    mined before come from the commit store (:mod:`miner.mining.store`: no
+    git reads, no call linking) and a new commit's are kept there.
+
     When ``out``'s manifest was written from the same inputs
     (:func:`publish_inputs`, in the manifest as ``inputs``) and every file it
     lists is there, the facts, the analysis and the rendering are skipped and
@@ -480,6 +484,7 @@ def mine_into(
         partial=partial,
         progress=progress,
         options=options,
+        reuse=options.cache if options is not None else True,
         llm=llm,
     )
     inputs = publish_inputs(mining.inputs, out, site=site)

@@ -68,6 +68,14 @@ def test_cached_and_skipped_runs_give_the_serial_bytes(make_repo, tmp_path: Path
     assert replayed.seconds["facts"] == replayed.seconds["analysis"] == 0.0
     assert tree(tmp_path / "replayed") == expected
 
+    # records from the commit store alone: facts, analyses and files made again
+    shutil.rmtree(cache / "rendered")
+    shutil.rmtree(cache / "analyses")
+    stored = run(repo, "v1", tmp_path / "stored", MineOptions(jobs=2, cache_dir=cache))
+    assert not (stored.reused or stored.replayed or stored.skipped)
+    assert stored.result.stats is None  # not extracted: read back from the store
+    assert tree(tmp_path / "stored") == expected
+
     # without the kept files: facts and analyses from the analysis cache, rendered
     shutil.rmtree(cache / "rendered")
     warm = run(repo, "v1", tmp_path / "warm", MineOptions(jobs=2, cache_dir=cache))
