@@ -296,7 +296,9 @@ def miner_runs(
         cmd += ["--out", str(out), "--cache-dir", str(cache)]
         if args.jobs is not None:
             cmd += ["--jobs", str(args.jobs)]
-        return measure(label, cmd)
+        run = measure(label, cmd)
+        print(f"    {_stages(run)}", flush=True)
+        return run
 
     cache, out = work / "cache", work / "out"
     cold = miner(f"miner cold {args.tag}", args.tag, cache, out)
