@@ -83,7 +83,9 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
     )
     if run.skipped:
         print("output unchanged: published from the same inputs (manifest.json); nothing redone")
-    print(describe_stages(run.seconds, reused=run.reused, skipped=run.skipped))
+    print(
+        describe_stages(run.seconds, reused=run.reused, skipped=run.skipped, replayed=run.replayed)
+    )
     print(f"cards: {args.out / 'errors'}  index: {args.out / 'index.md'}")
     if result.stats is not None:
         print(describe_stats(result.stats))
@@ -122,14 +124,20 @@ def _llm_settings(args: argparse.Namespace) -> LLMSettings | None:
     )
 
 
-def describe_stages(seconds: dict[str, float], *, reused: bool, skipped: bool) -> str:
+def describe_stages(
+    seconds: dict[str, float], *, reused: bool, skipped: bool, replayed: bool = False
+) -> str:
     """One line on where the time went: each stage's wall time, and which
-    stages were skipped (same output) or served from the analysis cache."""
+    stages were skipped (same output), served from the analysis cache, or
+    replaced by the files kept from a run with the same inputs (rendering:
+    reading them)."""
 
     def part(name: str) -> str:
         note = ""
         if skipped and name != "extraction":
             note = " (skipped)"
+        elif replayed and name in ("facts", "analysis", "rendering"):
+            note = " (kept files)"
         elif reused and name in ("facts", "analysis"):
             note = " (cached)"
         return f"{name} {seconds.get(name, 0.0):.1f} s{note}"

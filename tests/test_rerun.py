@@ -221,3 +221,18 @@ def test_dumps_of_what_json_refuses_raises_as_json_does() -> None:
     assert dumps({"a": "caf\udce9", "b": "\x00\n"}) == (
         '{\n  "a": "caf\\udce9",\n  "b": "\\u0000\\n"\n}\n'
     )
+
+
+def test_mine_prints_what_it_skipped(make_repo, tmp_path: Path, capsys) -> None:
+    from miner.cli import main
+
+    repo = make_repo(FILES)
+    args = ["mine", "--repo", str(repo), "--commit", "v1", "--cache-dir", str(tmp_path / "c")]
+    assert main([*args, "--out", str(tmp_path / "out"), "--jobs", "0"]) == 0
+    assert "stages: extraction" in capsys.readouterr().out
+    assert main([*args, "--out", str(tmp_path / "out"), "--jobs", "0"]) == 0
+    again = capsys.readouterr().out
+    assert "output unchanged" in again and "0 files written" in again
+    assert "writing 0.0 s (skipped)" in again
+    assert main([*args, "--out", str(tmp_path / "new"), "--jobs", "0"]) == 0
+    assert "analysis 0.0 s (kept files)" in capsys.readouterr().out
