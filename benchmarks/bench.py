@@ -7,9 +7,16 @@ N   ``libcst.parse_module`` + ``PositionProvider`` + a visitor that records
     the lines of ``raise`` and ``assert`` (one process); by default on every
     5th file, extrapolated to the release by bytes (``--libcst-sample 1``: all);
 S   semgrep with a ``raise $X(...)`` rule over a checkout, when installed;
-then ``miner mine`` cold (empty cache), warm (same commit and output again),
-the next release cold, and the next releases incremental (after the previous
-ones are cached), with the share of blobs (and bytes) that were new.
+then ``miner mine`` cold (empty cache), warm into the same folder (same
+commit and output again: the manifest's digest of the inputs lets it skip the
+analysis and the rendering), warm into a new folder (facts and analyses from
+the analysis cache), the next release cold, the next releases incremental
+(after the previous ones are cached), with the share of blobs (and bytes)
+that were new, and ``miner history`` of the eight oldest releases from an
+empty cache against one cold mine (``--skip-history`` leaves it out: it is the
+most expensive run). Each miner run's notes give its own split of the wall
+time per stage (extraction, facts, analysis, rendering, writing: the
+``stages:`` line ``miner mine`` prints).
 
 Wall time is the whole process (start-up included). Peak memory is the
 highest sum of proportional set sizes (PSS, ``/proc/PID/smaps_rollup``) over
@@ -231,6 +238,29 @@ def _extraction(run: Run) -> str:
     return f"extraction {match.group(1)} s" if match else "extraction ?"
 
 
+def _stages(run: Run) -> str:
+    """The miner's own split of its wall time (its ``stages:`` line)."""
+    match = re.search(r"^stages: (.*)$", run.out, re.M)
+    return match.group(1) if match else _extraction(run)
+
+
+def _history_tags(corpus: str, count: int) -> list[str]:
+    """The ``count`` oldest release tags of ``corpus`` (version order)."""
+    from packaging.version import InvalidVersion, Version
+
+    names = subprocess.run(
+        ["git", "-C", corpus, "tag", "--list", "v*"], capture_output=True, text=True, check=True
+    ).stdout.split()
+
+    def key(name: str) -> tuple[int, Version | str]:
+        try:
+            return (0, Version(name))
+        except InvalidVersion:
+            return (1, name)
+
+    return sorted(names, key=key)[:count]
+
+
 def _blob_line(run: Run) -> tuple[int, int, int]:
     match = re.search(r"blobs: (\d+) distinct, (\d+) from cache .*?, (\d+) parsed", run.out)
     if not match:
@@ -253,6 +283,66 @@ def new_blobs(corpus: str, tag: str, before: list[str]) -> tuple[int, int, int, 
     return len(new), len(entries), sum(new.values()), sum(entries.values())
 
 
+def miner_runs(
+    args: argparse.Namespace, corpus: str, work: Path, nexts: list[str]
+) -> tuple[list[tuple[Run, str]], dict[str, Run]]:
+    """The miner's rows (cold, warm, new folder, next releases, history) and
+    the cold runs of the next releases by tag."""
+    py = sys.executable
+    rows: list[tuple[Run, str]] = []
+
+    def miner(label: str, tag: str, cache: Path, out: Path) -> Run:
+        cmd = [py, "-m", "miner", "mine", "--repo", corpus, "--commit", tag, "--quiet"]
+        cmd += ["--out", str(out), "--cache-dir", str(cache)]
+        if args.jobs is not None:
+            cmd += ["--jobs", str(args.jobs)]
+        run = measure(label, cmd)
+        print(f"    {_stages(run)}", flush=True)
+        return run
+
+    cache, out = work / "cache", work / "out"
+    cold = miner(f"miner cold {args.tag}", args.tag, cache, out)
+    rows.append((cold, f"empty cache, empty output; {_stages(cold)}"))
+    warm = miner(f"miner warm {args.tag}", args.tag, cache, out)
+    rows.append((warm, f"same commit, cache and output folder; {_stages(warm)}"))
+    fresh = miner(f"miner warm {args.tag} new folder", args.tag, cache, work / "out-new")
+    rows.append((fresh, f"same commit and cache, new output folder; {_stages(fresh)}"))
+    mined = [args.tag]
+    colds: dict[str, Run] = {}
+    if nexts and not args.skip_next_cold:
+        c2 = miner(f"miner cold {nexts[0]}", nexts[0], work / "cache-2", work / "out-2")
+        colds[nexts[0]] = c2
+        rows.append((c2, f"empty cache, empty output; {_stages(c2)}"))
+    for tag in nexts:
+        _new, _total, new_bytes, all_bytes = new_blobs(corpus, tag, mined)
+        run = miner(f"miner incremental {tag}", tag, cache, work / f"out-{tag}")
+        distinct, _hits, parsed = _blob_line(run)
+        share = parsed / max(1, distinct)
+        note = (
+            f"cache of {', '.join(mined)}, empty output: {parsed}/{distinct} blobs new "
+            f"({share:.0%}), {new_bytes / 1e6:.1f} of {all_bytes / 1e6:.1f} MB; "
+            f"{_stages(run)}"
+        )
+        if tag in colds:
+            note += f"; {run.wall / colds[tag].wall:.2f} x its cold"
+        rows.append((run, note))
+        mined.append(tag)
+    if not args.skip_history:
+        history = _history_tags(corpus, args.history)
+        cmd = [py, "-m", "miner", "history", "--repo", corpus, "--tags", "v*"]
+        cmd += ["--from", history[0], "--to", history[-1]]
+        cmd += ["--out", str(work / "history"), "--cache-dir", str(work / "cache-history")]
+        hist = measure(f"miner history of {len(history)}", cmd)
+        note = (
+            f"{history[0]}..{history[-1]}, empty cache: "
+            f"{hist.wall / cold.wall:.2f} x one cold mine, "
+            f"{hist.wall / (len(history) * cold.wall):.2f} x {len(history)} cold mines "
+            f"({len(history)} x the cold {args.tag})"
+        )
+        rows.append((hist, note))
+    return rows, colds
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default=str(ROOT / ".corpus" / "sglang"))
@@ -261,6 +351,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--libcst-sample", type=int, default=5, metavar="K")
     parser.add_argument("--skip-libcst-baseline", action="store_true")
     parser.add_argument("--skip-next-cold", action="store_true")
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=8,
+        metavar="N",
+        help="time `miner history` of the N oldest release tags (default 8)",
+    )
+    parser.add_argument(
+        "--skip-history",
+        action="store_true",
+        help="skip the history run (the most expensive: N releases from an empty cache)",
+    )
     parser.add_argument("--jobs", type=int, help="passed to miner mine (default: all CPUs)")
     parser.add_argument("--readme", type=Path, help="replace the table between the bench marks")
     sub = parser.add_subparsers(dest="baseline")
@@ -322,45 +424,15 @@ def main(argv: list[str] | None = None) -> int:
             )
             rows.append((s, f"semgrep {cores} jobs"))
 
-        def miner(label: str, tag: str, cache: Path, out: Path) -> Run:
-            cmd = [py, "-m", "miner", "mine", "--repo", corpus, "--commit", tag, "--quiet"]
-            cmd += ["--out", str(out), "--cache-dir", str(cache)]
-            if args.jobs is not None:
-                cmd += ["--jobs", str(args.jobs)]
-            return measure(label, cmd)
-
-        cache, out = work / "cache", work / "out"
-        cold = miner(f"miner cold {args.tag}", args.tag, cache, out)
-        rows.append((cold, f"empty cache, empty output; {_extraction(cold)}"))
-        warm = miner(f"miner warm {args.tag}", args.tag, cache, out)
-        rows.append((warm, f"same commit, cache and output; {_extraction(warm)}"))
-        mined = [args.tag]
-        colds: dict[str, Run] = {}
-        if nexts and not args.skip_next_cold:
-            c2 = miner(f"miner cold {nexts[0]}", nexts[0], work / "cache-2", work / "out-2")
-            colds[nexts[0]] = c2
-            rows.append((c2, f"empty cache, empty output; {_extraction(c2)}"))
-        for tag in nexts:
-            _new, _total, new_bytes, all_bytes = new_blobs(corpus, tag, mined)
-            run = miner(f"miner incremental {tag}", tag, cache, work / f"out-{tag}")
-            distinct, _hits, parsed = _blob_line(run)
-            share = parsed / max(1, distinct)
-            note = (
-                f"cache of {', '.join(mined)}, empty output: {parsed}/{distinct} blobs new "
-                f"({share:.0%}), {new_bytes / 1e6:.1f} of {all_bytes / 1e6:.1f} MB; "
-                f"{_extraction(run)}"
-            )
-            if tag in colds:
-                note += f"; {run.wall / colds[tag].wall:.2f} x its cold"
-            rows.append((run, note))
-            mined.append(tag)
+        more, colds = miner_runs(args, corpus, work, nexts)
+        rows += more
 
     table = render_table(rows, a, cores, args)
     if not semgrep:
         table += "\n\nS (semgrep) not run: not installed (`pip install -e '.[bench]'` adds it)."
     print()
     print(table)
-    verdicts = check_targets(rows, a, colds, nexts)
+    verdicts = check_targets(rows, a, colds, nexts, args.tag)
     print("\n".join(verdicts))
     if args.readme:
         update_readme(args.readme, table + "\n\n" + "\n".join(f"- {v}" for v in verdicts))
@@ -389,7 +461,7 @@ def render_table(rows: list[tuple[Run, str]], a: Run, cores: int, args: argparse
 
 
 def check_targets(
-    rows: list[tuple[Run, str]], a: Run, colds: dict[str, Run], nexts: list[str]
+    rows: list[tuple[Run, str]], a: Run, colds: dict[str, Run], nexts: list[str], tag: str
 ) -> list[str]:
     by_label = {run.label: run for run, _ in rows}
     out = []
@@ -399,13 +471,22 @@ def check_targets(
         out.append(f"{name}: {value:.2f} {unit} (target <= {limit:g}): {state}")
 
     cold = next(r for label, r in by_label.items() if label.startswith("miner cold"))
-    warm = next(r for label, r in by_label.items() if label.startswith("miner warm"))
-    verdict("cold mine", cold.wall / a.wall, 4.0)
-    verdict("warm mine", warm.wall / a.wall, 0.5)
-    for tag in nexts:
+    warm = by_label.get(f"miner warm {tag}")
+    fresh = next((r for label, r in by_label.items() if label.endswith("new folder")), None)
+    verdict("cold mine", cold.wall / a.wall, 2.5)
+    if warm is not None:
+        verdict("warm mine into the same folder", warm.wall / a.wall, 0.3)
+    if fresh is not None:
+        verdict("warm mine into a new folder", fresh.wall / a.wall, 1.0)
+    for tag in nexts[:1]:
         inc = by_label.get(f"miner incremental {tag}")
         if inc is not None and tag in colds:
-            verdict(f"incremental {tag}", inc.wall / colds[tag].wall, 0.5, "x its cold")
+            verdict(
+                f"{tag} after the previous release", inc.wall / colds[tag].wall, 0.5, "x its cold"
+            )
+    hist = next((r for label, r in by_label.items() if label.startswith("miner history")), None)
+    if hist is not None:
+        verdict("history of the releases", hist.wall / cold.wall, 3.0, "x one cold mine")
     peak = max(run.peak_mib for run, _ in rows if run.label.startswith("miner"))
     verdict("peak memory of a miner run", peak / 1024, 2.0, "GiB")
     return out

@@ -59,9 +59,11 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
         limits=Limits(file_timeout=args.file_timeout, memory_mb=args.memory_limit or None),
         progress_bar=not args.quiet and sys.stderr.isatty(),
     )
-    mined = pipeline.mine_and_analyze(
+    run = pipeline.mine_into(
         args.repo,
         args.commit,
+        args.out,
+        site=args.site,
         slug=args.slug,
         link_ref=args.link_ref or "",
         cache_dir=args.cache_dir,
@@ -69,8 +71,7 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
         options=options,
         llm=llm,
     )
-    result = mined.result
-    counts = pipeline.publish(mined, args.out, site=args.site)
+    result, counts = run.result, run.counts
     output = counts["output"]
     manifest = manifest_json(result)["counts"]
     print(
@@ -79,6 +80,11 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
         f"{manifest['assert_sites']} assert sites, {manifest['errors']} errors; "
         f"{output['written']} files written, {output['unchanged']} unchanged, "
         f"{output['removed']} removed"
+    )
+    if run.skipped:
+        print("output unchanged: published from the same inputs (manifest.json); nothing redone")
+    print(
+        describe_stages(run.seconds, reused=run.reused, skipped=run.skipped, replayed=run.replayed)
     )
     print(f"cards: {args.out / 'errors'}  index: {args.out / 'index.md'}")
     if result.stats is not None:
@@ -116,6 +122,28 @@ def _llm_settings(args: argparse.Namespace) -> LLMSettings | None:
         concurrency=args.llm_concurrency,
         timeout=args.llm_timeout,
     )
+
+
+def describe_stages(
+    seconds: dict[str, float], *, reused: bool, skipped: bool, replayed: bool = False
+) -> str:
+    """One line on where the time went: each stage's wall time, and which
+    stages were skipped (same output), served from the analysis cache, or
+    replaced by the files kept from a run with the same inputs (rendering:
+    reading them)."""
+
+    def part(name: str) -> str:
+        note = ""
+        if skipped and name != "extraction":
+            note = " (skipped)"
+        elif replayed and name in ("facts", "analysis", "rendering"):
+            note = " (kept files)"
+        elif reused and name in ("facts", "analysis"):
+            note = " (cached)"
+        return f"{name} {seconds.get(name, 0.0):.1f} s{note}"
+
+    names = ("extraction", "facts", "analysis", "rendering", "writing")
+    return "stages: " + ", ".join(part(name) for name in names)
 
 
 def describe_stats(stats: RunStats) -> str:

@@ -73,6 +73,8 @@ TEMP_FILE = re.compile(
 )
 #: Leftovers of a staging of a folder inside this one (``.site.staging-x``).
 _STAGING_DIR = re.compile(r"^\..+\.(?:staging|old)-[A-Za-z0-9_]+$")
+#: A staging or old folder of an interrupted publication (public name).
+STAGING_DIR = _STAGING_DIR
 #: Lock files of folders inside this one (``.site.lock``): not carried over.
 _LOCK_FILE = re.compile(r"^\.[^/]+\.lock$")
 

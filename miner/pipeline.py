@@ -16,7 +16,9 @@ data to data; reading git and writing files happen only at the two ends.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,8 +30,8 @@ from miner.analysis import analyze
 from miner.analysis.facts import RepoFacts, collect
 from miner.errors import OutputError, ReleaseError
 from miner.extract.limits import MAX_FILE_BYTES
-from miner.files import locked
-from miner.mining import source, store
+from miner.files import Staging, locked
+from miner.mining import digest, source, store
 from miner.mining.calls import link_calls
 from miner.mining.extraction import Extraction, MineOptions, extract_blobs
 from miner.mining.ids import assign_ids
@@ -62,6 +64,14 @@ class Mined:
     facts: RepoFacts
     analyses: dict[str, Analysis] = field(repr=False)
     """Error id -> analysis, for every error of ``result``."""
+    inputs: str = ""
+    """The digest of everything the facts and analyses were made from
+    (:func:`miner.mining.digest.run_inputs`); empty when not computed (a
+    run with a language model)."""
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time of each stage: ``extraction``, ``facts``, ``analysis``."""
+    reused: bool = False
+    """The facts and analyses came from the analysis cache."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,10 +288,64 @@ def mine_and_analyze(
     """:func:`mine`, then the commit's facts and every error's analysis
     (``llm`` rewrites the prose sections: :mod:`miner.analysis.llm`).
 
+    With the blob cache on (``options.cache``, the default) and no ``llm``,
+    the facts and analyses of a commit already analysed by the same code are
+    taken from the analysis cache (:func:`~miner.mining.digest.analysis_cache`)
+    and new ones kept there: the same values as computing them.
+
     Raises:
         SourceError: the repository or revision cannot be used.
         WorkerStartError: worker processes cannot start.
     """
+    return analyze_mining(
+        start_mining(
+            repo_arg,
+            rev,
+            slug=slug,
+            link_ref=link_ref,
+            cache_dir=cache_dir,
+            partial=partial,
+            progress=progress,
+            options=options,
+            reuse=reuse,
+            llm=llm,
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Mining:
+    """One commit mined, before its facts and analyses: what decides them."""
+
+    repo: git.Repo
+    entries: list[source.BlobRef]
+    result: MineResult
+    """The records, with the notes of :func:`facts_files`."""
+    inputs: str
+    """:func:`miner.mining.digest.run_inputs` of the run ("" with ``llm``)."""
+    cache_dir: Path | None
+    """The cache folder of the facts, analyses and published files (None:
+    no cache, or no digest)."""
+    llm: LLMSettings | None
+    seconds: dict[str, float]
+
+
+def start_mining(
+    repo_arg: str,
+    rev: str,
+    *,
+    slug: str | None = None,
+    link_ref: str = "",
+    cache_dir: Path | None = None,
+    partial: bool = True,
+    progress: Callable[[FileResult], None] | None = None,
+    options: MineOptions | None = None,
+    reuse: bool = False,
+    llm: LLMSettings | None = None,
+) -> Mining:
+    """The first half of :func:`mine_and_analyze`: mine ``rev`` and compute
+    the digest of the run's inputs (nothing analysed yet)."""
+    start = time.perf_counter()
     repo, entries, result = _mine_commit(
         repo_arg,
         rev,
@@ -294,16 +358,223 @@ def mine_and_analyze(
         reuse=reuse,
     )
     _, result = facts_files(entries, result)  # notes the files the facts leave out
-    facts = gather_facts(repo, entries, result)
-    return Mined(result=result, facts=facts, analyses=analyze(result, facts, llm=llm))
+    inputs = (
+        ""
+        if llm is not None
+        else digest.run_inputs(result.commit, result.files, entries, partial=partial)
+    )
+    use_cache = options.cache if options is not None else True
+    folder = cache_dir or (options.cache_dir if options else None) or source.default_cache_dir()
+    seconds = {"extraction": time.perf_counter() - start}
+    kept = Path(folder) if use_cache and inputs else None
+    return Mining(repo, entries, result, inputs, kept, llm, seconds)
 
 
-def publish(mined: Mined, out: Path, *, site: bool = False, jobs: int | None = None) -> dict:
+def analyze_mining(mining: Mining) -> Mined:
+    """The second half of :func:`mine_and_analyze`: the facts and analyses of
+    ``mining``, from the analysis cache when it has them."""
+    result, seconds = mining.result, dict(mining.seconds)
+    cache = None if mining.cache_dir is None else digest.analysis_cache(mining.cache_dir)
+    if cache is not None:
+        start = time.perf_counter()
+        kept = cache.get(mining.inputs)
+        if isinstance(kept, tuple) and len(kept) == 2:
+            facts, analyses = kept
+            seconds["facts"] = 0.0
+            seconds["analysis"] = time.perf_counter() - start
+            return Mined(result, facts, analyses, mining.inputs, seconds, reused=True)
+    start = time.perf_counter()
+    facts = gather_facts(mining.repo, mining.entries, result)
+    seconds["facts"] = time.perf_counter() - start
+    start = time.perf_counter()
+    analyses = analyze(result, facts, llm=mining.llm)
+    if cache is not None:
+        cache.put(mining.inputs, (facts, analyses))
+    seconds["analysis"] = time.perf_counter() - start
+    return Mined(result, facts, analyses, mining.inputs, seconds)
+
+
+def publish_inputs(mining_inputs: str, out: Path, *, site: bool) -> str:
+    """The digest of everything the published folder ``out`` is made from:
+    the run's inputs, whether the site is written, and (with the site) the
+    diffs under ``out/diffs`` it shows. "" when ``mining_inputs`` is."""
+    if not mining_inputs:
+        return ""
+    diffs = html.load_diffs(out) if site else []
+    return digest.combine(run=mining_inputs, site=site, diffs=diffs)
+
+
+def unchanged_output(out: Path, inputs: str, *, site: bool) -> bool:
+    """Whether the folder ``out`` was published from ``inputs``, still holds
+    every file its manifests list (its site's too, with ``site``), and holds
+    nothing an interrupted run left (temporary files, staging folders beside
+    or inside it), which a full run would clean up."""
+    if not inputs:
+        return False
+    manifest = output.read_manifest(out)
+    if manifest is None or manifest.get("inputs") != inputs:
+        return False
+    listed = manifest.get("written")
+    if site:
+        site_manifest = output.read_manifest(out / "site")
+        if site_manifest is None or output.kind_of(site_manifest) != output.SITE:
+            return False
+        pages = site_manifest.get("written")
+        if not isinstance(listed, list) or not isinstance(pages, list):
+            return False
+        listed = listed + [f"site/{rel}" for rel in pages if isinstance(rel, str)]
+    if not isinstance(listed, list) or Staging(out).leftovers():
+        return False
+    present = output.present_files(out)
+    return present is not None and all(rel in present for rel in listed)
+
+
+@dataclass(frozen=True)
+class MineRun:
+    """What :func:`mine_into` did."""
+
+    result: MineResult
+    counts: dict[str, Any]
+    """:func:`publish`'s counts (``output``, ``site``, ``seconds``)."""
+    seconds: dict[str, float]
+    """Wall time per stage: ``extraction``, ``facts``, ``analysis``,
+    ``rendering``, ``writing``."""
+    skipped: bool
+    """The folder was published from the same inputs: nothing analysed,
+    rendered or written."""
+    reused: bool
+    """The facts and analyses came from the analysis cache."""
+    replayed: bool = False
+    """The files came from the cache of published files (same inputs, another
+    folder): nothing analysed or rendered."""
+
+
+def mine_into(
+    repo_arg: str,
+    rev: str,
+    out: Path,
+    *,
+    site: bool = False,
+    slug: str | None = None,
+    link_ref: str = "",
+    cache_dir: Path | None = None,
+    partial: bool = True,
+    progress: Callable[[FileResult], None] | None = None,
+    options: MineOptions | None = None,
+    llm: LLMSettings | None = None,
+    jobs: int | None = None,
+) -> MineRun:
+    """Mine, analyse and publish ``rev`` into ``out`` (``miner mine``).
+
+    With the cache on (``options.cache``), the per-file records of a commit
+    mined before come from the commit store (:mod:`miner.mining.store`: no
+    git reads, no call linking) and a new commit's are kept there.
+
+    When ``out``'s manifest was written from the same inputs
+    (:func:`publish_inputs`, in the manifest as ``inputs``) and every file it
+    lists is there, the facts, the analysis and the rendering are skipped and
+    nothing is written: the folder already holds these very bytes.
+
+    Raises:
+        SourceError, WorkerStartError: see :func:`mine_and_analyze`.
+        OutputError, WorseOutputError: see :func:`publish`.
+    """
+    mining = start_mining(
+        repo_arg,
+        rev,
+        slug=slug,
+        link_ref=link_ref,
+        cache_dir=cache_dir,
+        partial=partial,
+        progress=progress,
+        options=options,
+        reuse=options.cache if options is not None else True,
+        llm=llm,
+    )
+    inputs = publish_inputs(mining.inputs, out, site=site)
+    if unchanged_output(out, inputs, site=site):
+        seconds = {**mining.seconds, "facts": 0.0, "analysis": 0.0}
+        seconds.update(rendering=0.0, writing=0.0)
+        listed = len((output.read_manifest(out) or {}).get("written", []))
+        site_counts = None
+        if site:
+            pages = len((output.read_manifest(out / "site") or {}).get("written", []))
+            site_counts = {"written": 0, "unchanged": pages, "removed": 0}
+        same: dict[str, Any] = {
+            "output": {"written": 0, "unchanged": listed, "removed": 0},
+            "site": site_counts,
+            "seconds": {"rendering": 0.0, "writing": 0.0},
+        }
+        return MineRun(mining.result, same, seconds, skipped=True, reused=False)
+    kept = None
+    if mining.cache_dir is not None and inputs:
+        kept = digest.rendered_cache(mining.cache_dir)
+        start = time.perf_counter()
+        files = kept.get(inputs)
+        if isinstance(files, dict) and "" in files:
+            loaded = time.perf_counter() - start
+            again = replay(mining.result, out, files)
+            seconds = {**mining.seconds, "facts": 0.0, "analysis": 0.0, "rendering": loaded}
+            seconds["writing"] = again["seconds"]["writing"]
+            return MineRun(mining.result, again, seconds, False, False, replayed=True)
+    mined = analyze_mining(mining)
+    record: dict[str, list[tuple[str, str]]] | None = {} if kept is not None else None
+    counts = publish(mined, out, site=site, jobs=jobs, inputs=inputs, record=record)
+    if kept is not None and record is not None:
+        start = time.perf_counter()
+        kept.put(inputs, record)
+        counts["seconds"]["writing"] += time.perf_counter() - start
+    seconds = {**mined.seconds, **counts["seconds"]}
+    return MineRun(mined.result, counts, seconds, skipped=False, reused=mined.reused)
+
+
+def _failed_example(result: MineResult) -> str:
+    """`` (e.g. 'path': reason)`` of the first file that failed, or ""."""
+    failed = [f for f in result.files if f.status == "failed"]
+    reason = shorten(" ".join((failed[0].reason or "").split()), 120) if failed else ""
+    return f" (e.g. {failed[0].path!r}: {reason})" if failed else ""
+
+
+def replay(result: MineResult, out: Path, files: dict[str, list[tuple[str, str]]]) -> dict:
+    """Publish into ``out`` the files a run from the same inputs wrote
+    (``files``: folder ("" or "site") -> its recorded ``(path, text)``;
+    :func:`miner.publish.output.replay`), with the checks of :func:`publish`.
+    Returns :func:`publish`'s counts (all the time is ``writing``).
+
+    Raises:
+        OutputError, WorseOutputError: see :func:`publish`.
+    """
+    start = time.perf_counter()
+    with output.publication(out) as pub:
+        manifest = next(text for rel, text in files[""] if rel == records.MANIFEST)
+        counts = json.loads(manifest)["counts"]
+        output.check_not_worse(pub.previous, counts, out, _failed_example(result))
+        done = output.replay(pub.folder, files[""])
+        written = {k: done[k] for k in ("written", "unchanged", "removed")}
+        pages = output.replay(pub.subfolder("site"), files["site"]) if "site" in files else None
+    seconds = {"rendering": 0.0, "writing": time.perf_counter() - start}
+    return {"output": written, "site": pages, "seconds": seconds}
+
+
+def publish(
+    mined: Mined,
+    out: Path,
+    *,
+    site: bool = False,
+    jobs: int | None = None,
+    inputs: str = "",
+    record: dict[str, list[tuple[str, str]]] | None = None,
+) -> dict:
     """Write the records and cards of ``mined`` under ``out`` and, with
     ``site``, the HTML site under ``out / "site"``: published as a whole (the
     old output or the new one, never a mix: :mod:`miner.publish.output`).
+    ``inputs`` (:func:`publish_inputs`) goes into the manifest; a ``record``
+    dict receives, per folder ("" and "site"), every ``(path, text)`` written
+    (what :func:`replay` writes again).
 
-    Returns the writers' counts: ``{"output": {...}, "site": {...} | None}``.
+    Returns the writers' counts: ``{"output": {...}, "site": {...} | None,
+    "seconds": {"rendering": s, "writing": s}}`` (writing: the staging, the
+    file writes and the swap; rendering: the rest).
 
     Raises:
         OutputError: a folder cannot be written, or holds files raise-miner
@@ -311,27 +582,38 @@ def publish(mined: Mined, out: Path, *, site: bool = False, jobs: int | None = N
         WorseOutputError: most files failed, or nothing was found where the
             previous output had errors; the previous output is kept.
     """
+    start = time.perf_counter()
+    writing = 0.0
     with output.publication(out) as pub:
+        opened = time.perf_counter()
         result = mined.result
         counts = records.manifest_json(result, mined.analyses)["counts"]
-        failed = [f for f in result.files if f.status == "failed"]
-        reason = shorten(" ".join((failed[0].reason or "").split()), 120) if failed else ""
-        example = f" (e.g. {failed[0].path!r}: {reason})" if failed else ""
-        output.check_not_worse(pub.previous, counts, out, example)
+        output.check_not_worse(pub.previous, counts, out, _failed_example(result))
+        if record is not None:
+            pub.folder.record = record.setdefault("", [])
         written = cards.write_records(
-            pub.folder, result, mined.analyses, config=mined.facts.to_json()
+            pub.folder, result, mined.analyses, config=mined.facts.to_json(), inputs=inputs
         )
         pages = None
         if site:
+            folder = pub.subfolder("site")
+            if record is not None:
+                folder.record = record.setdefault("site", [])
             pages = html.write_site_into(
-                pub.subfolder("site"),
+                folder,
                 result,
                 mined.analyses,
                 counts,
                 diffs=html.load_diffs(pub.root),
                 jobs=jobs,
             )
-    return {"output": written, "site": pages}
+            writing += folder.seconds
+        writing += pub.folder.seconds + (opened - start)
+        closing = time.perf_counter()
+    writing += time.perf_counter() - closing
+    total = time.perf_counter() - start
+    seconds = {"rendering": max(0.0, total - writing), "writing": writing}
+    return {"output": written, "site": pages, "seconds": seconds}
 
 
 def republish_site(out: Path, dest: Path, *, jobs: int | None = None) -> tuple[int, dict]:
@@ -448,24 +730,37 @@ def _document(
     commits: list[CommitInfo] = []
     diffs: dict[str, Diff] = {}
     newest: Mined | None = None
-    for tag in tags:
-        mined = mine_and_analyze(
-            repo_arg,
-            tag,
-            slug=slug,
-            link_ref=tag,
-            cache_dir=cache_dir,
-            partial=partial,
-            reuse=True,
-        )
+    for position, tag in enumerate(tags):
+        # Only the newest release's facts and analyses are published; an older
+        # release gives its errors (histories, diffs, retired cards) alone.
+        if position == len(tags) - 1:
+            newest = mine_and_analyze(
+                repo_arg,
+                tag,
+                slug=slug,
+                link_ref=tag,
+                cache_dir=cache_dir,
+                partial=partial,
+                reuse=True,
+            )
+            mined_result = newest.result
+        else:
+            mined_result = mine(
+                repo_arg,
+                tag,
+                slug=slug,
+                link_ref=tag,
+                cache_dir=cache_dir,
+                partial=partial,
+                reuse=True,
+            )
         if on_release is not None:
-            on_release(tag, mined.result)
-        changes = builder.add(tag, mined.result)
-        index.add(tag, mined.result)
+            on_release(tag, mined_result)
+        changes = builder.add(tag, mined_result)
+        index.add(tag, mined_result)
         if changes is not None:
             diffs[release_pages.diff_stem(changes)] = changes
-        commits.append(mined.result.commit)
-        newest = mined
+        commits.append(mined_result.commit)
     assert newest is not None
     book = builder.finish()
     retired = retired_analyses(book)

@@ -223,3 +223,25 @@ def test_user_facing_cards_carry_history(make_repo, tmp_path):
     assert "message changed in v2; still raised in v2.\n" in cards[new_id]
     assert f"Earlier ids of this error: [{old_id}]({old_id}.md)." in cards[new_id]
     assert f"the card of the current error is [{new_id}]({new_id}.md)." in cards[old_id]
+
+
+def test_history_gathers_facts_for_the_newest_release_alone(releases, tmp_path, monkeypatch):
+    """Older releases give their errors to the histories, diffs and retired
+    cards; only the newest release's facts are published, so only its facts
+    are gathered (and the same run again takes them from the analysis cache)."""
+    root, _ = releases
+    gathered: list[int] = []
+    real = pipeline.collect
+
+    def counting(sources, sites):  # type: ignore[no-untyped-def]
+        gathered.append(len(sites := list(sites)))
+        return real(sources, sites)
+
+    monkeypatch.setattr(pipeline, "collect", counting)
+    cache = tmp_path / "cache"
+    out = tmp_path / "site"
+    run = pipeline.document_releases(str(root), list(RELEASES), out, cache_dir=cache)
+    assert run.releases == ("v1.0", "v1.1", "v1.2", "v1.10")
+    assert len(gathered) == 1
+    pipeline.document_releases(str(root), list(RELEASES), tmp_path / "again", cache_dir=cache)
+    assert len(gathered) == 1

@@ -158,7 +158,9 @@ def full_records() -> dict[str, Any]:
         "site": error.sites[0].to_json(),
         "analysis": records.analysis_row(error.error_id, analysis, history),
         "error": records.error_json(error, result.commit, analysis, history),
-        "manifest": records.manifest_json(result, written=["index.md", "manifest.json"]),
+        "manifest": records.manifest_json(
+            result, written=["index.md", "manifest.json"], inputs="0" * 64
+        ),
         "index": html.index_json(result, counts, ["v1..v2"]),
         "site-manifest": output.site_manifest(
             result.commit.to_json(), ["index.html", "manifest.json"]

@@ -623,15 +623,19 @@ def write_records(
     histories: Mapping[str, History] | None = None,
     retired: Sequence[tuple[Error, CommitInfo, Analysis]] = (),
     extra: Mapping[str, str] | None = None,
+    inputs: str = "",
 ) -> dict[str, int]:
     """Write :func:`output_files` and ``extra`` (folder-relative path -> text)
-    into ``folder``, then the manifest listing them all, and delete what a
-    previous run wrote there that this one did not. Returns the counts."""
+    into ``folder``, then the manifest listing them all (and ``inputs``, the
+    digest the folder was made from, when given), and delete what a previous
+    run wrote there that this one did not. Returns the counts."""
     files = output_files(result, analyses, config=config, histories=histories, retired=retired)
     files.update(extra or {})
     for rel, text in files.items():
         folder.write(rel, text)
-    counts = folder.finish(lambda written: dumps(manifest_json(result, analyses, written=written)))
+    counts = folder.finish(
+        lambda written: dumps(manifest_json(result, analyses, written=written, inputs=inputs))
+    )
     return {k: counts[k] for k in ("written", "unchanged", "removed")}
 
 

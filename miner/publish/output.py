@@ -29,6 +29,7 @@ import contextlib
 import json
 import os
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +37,17 @@ from typing import Any
 
 from miner import __version__
 from miner.errors import OutputError
-from miner.files import Staging, free_bytes, inside, locked, remove_listed, tree_size, write_text
+from miner.files import (
+    STAGING_DIR,
+    TEMP_FILE,
+    Staging,
+    free_bytes,
+    inside,
+    locked,
+    remove_listed,
+    tree_size,
+    write_text,
+)
 
 MANIFEST = "manifest.json"
 #: Written into every published folder: GitHub Pages then serves the files as
@@ -222,6 +233,11 @@ class Folder:
     counts: dict[str, int] = field(
         default_factory=lambda: {"written": 0, "unchanged": 0, "removed": 0, "bytes": 0}
     )
+    seconds: float = 0.0
+    """Wall time spent writing files (and comparing them with the old ones)."""
+    record: list[tuple[str, str]] | None = None
+    """When a list, every ``(path, text)`` written is appended to it, in
+    order (what :func:`replay` writes again)."""
 
     def write(self, rel: str, text: str) -> bool:
         """Write ``text`` to ``rel`` (when it changed); True when it did.
@@ -233,6 +249,7 @@ class Folder:
             path = inside(self.root, rel)
         except ValueError as exc:
             raise OutputError(f"{self.label}: refusing to write {exc}") from None
+        start = time.perf_counter()
         try:
             changed = write_text(path, text)
         except OSError as exc:
@@ -240,6 +257,9 @@ class Folder:
                 f"{self.label}: cannot write {rel} ({exc.strerror or exc}); nothing was "
                 "published, the previous output is kept; check permissions and free space"
             ) from None
+        self.seconds += time.perf_counter() - start
+        if self.record is not None:
+            self.record.append((rel, text))
         self.written.add(rel)
         self.counts["written" if changed else "unchanged"] += 1
         self.counts["bytes"] += len(text.encode("utf-8", "surrogateescape"))
@@ -331,6 +351,49 @@ def site_manifest(commit: dict[str, Any], written: list[str]) -> dict[str, Any]:
         "commit": commit,
         "written": written,
     }
+
+
+def present_files(folder: Path) -> set[str] | None:
+    """Every file under ``folder`` (folder-relative), or None when the folder
+    holds what a run interrupted there left: a temporary file of an atomic
+    write or a staging folder (a full run cleans those up), or when it cannot
+    be read."""
+    found: set[str] = set()
+    pending = [(folder, "")]
+    try:
+        while pending:
+            path, prefix = pending.pop()
+            with os.scandir(path) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        if STAGING_DIR.match(entry.name):
+                            return None
+                        pending.append((Path(entry.path), f"{prefix}{entry.name}/"))
+                    elif entry.is_file(follow_symlinks=False):
+                        if TEMP_FILE.match(entry.name):
+                            return None
+                        found.add(prefix + entry.name)
+    except OSError:
+        return None
+    return found
+
+
+def replay(folder: Folder, files: list[tuple[str, str]]) -> dict[str, int]:
+    """Write into ``folder`` the files a run recorded (:attr:`Folder.record`:
+    its pages and records, then ``.nojekyll`` and its manifest, last), and
+    delete what a previous run wrote there that this one does not: the very
+    bytes of that run, for the same inputs. Returns the counts.
+
+    Raises:
+        OutputError: a file cannot be written, or the record has no manifest.
+    """
+    manifest = next((text for rel, text in files if rel == MANIFEST), None)
+    if manifest is None:
+        raise OutputError(f"{folder.label}: the kept files have no {MANIFEST}; mine again")
+    for rel, text in files:
+        if rel not in (MANIFEST, NOJEKYLL):
+            folder.write(rel, text)
+    return folder.finish(lambda _listing: manifest)
 
 
 #: A run is refused when more than this share of the files it read failed.

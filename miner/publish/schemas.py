@@ -409,7 +409,15 @@ ROOTS: dict[str, tuple[str, str, Schema]] = {
                 "counts": ref("Counts"),
                 "files": {"type": "array", "items": ref("FileNote")},
                 "written": _written("mined folder"),
-            }
+                "inputs": {
+                    "type": "string",
+                    "pattern": "^[0-9a-f]{64}$",
+                    "description": "sha256 of everything the folder was made from: the "
+                    "commit, its tree and records, the options, and the tool's code; a run "
+                    "from the same inputs into this folder skips its work.",
+                },
+            },
+            required=("schema_version", "tool", "commit", "counts", "files", "written"),
         ),
     ),
     "site-manifest": (
