@@ -89,6 +89,8 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
     print(f"cards: {args.out / 'errors'}  index: {args.out / 'index.md'}")
     if result.stats is not None:
         print(describe_stats(result.stats))
+    else:
+        print("records: read from the commit store (this commit was mined before); no blob read")
     if counts["site"] is not None:
         written = counts["site"]["written"]
         print(f"site: {args.out / 'site' / 'index.html'} ({written} files written)")
