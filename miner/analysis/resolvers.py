@@ -478,30 +478,48 @@ def guard_names(tests: Iterable[str]) -> set[str]:
     return out
 
 
+_STRING = re.compile(r"""[rbfuRBFU]*('[^'\\]*(?:\\.[^'\\]*)*'|"[^"\\]*(?:\\.[^"\\]*)*")""")
+_KEYWORDS = frozenset(
+    {"and", "or", "not", "is", "in", "if", "else", "for", "lambda", "await", "None", "True"}
+)
+
+
+def _closing(text: str, at: int) -> int:
+    """Index just past the bracket matching the one at ``at`` (or the end)."""
+    depth = 0
+    for i in range(at, len(text)):
+        if text[i] in "([{":
+            depth += 1
+        elif text[i] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return len(text)
+
+
 @functools.lru_cache(maxsize=65536)
 def test_names(test: str) -> frozenset[str]:
     """The leaf names a guard expression checks: the last part of each
     attribute chain, bare names and called functions whose result is not read
-    further (``get_x().flag`` gives ``flag``; ``ctx.is_ssm`` gives ``is_ssm``)."""
-    try:
-        tree = ast.parse(test, mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()
-    inner = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    inner |= {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    further (``get_x().flag`` gives ``flag``; ``ctx.is_ssm`` gives ``is_ssm``).
+    Read from the text (strings blanked), not parsed: keyword argument names
+    and names followed by ``.`` are left out."""
+    text = _STRING.sub('""', test)
     out: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in inner:
+    for m in _IDENT.finditer(text):
+        name = m.group()
+        if name in _KEYWORDS or (m.start() and text[m.start() - 1].isdigit()):
             continue
-        name = None
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-        elif isinstance(node, ast.Attribute):
-            name = node.attr
-        elif isinstance(node, ast.Name):
-            name = node.id
-        if name and len(name) >= 4 and name not in _GENERIC:
+        rest = text[m.end() :].lstrip()
+        if rest.startswith("."):
+            continue
+        if rest.startswith("("):
+            after = text[_closing(text, len(text) - len(rest)) :].lstrip()
+            if after.startswith((".", "[")):
+                continue
+        elif rest.startswith("=") and not rest.startswith("=="):
+            continue
+        if len(name) >= 4 and name not in _GENERIC:
             out.add(name)
     return frozenset(out)
 

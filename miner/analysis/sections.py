@@ -37,6 +37,7 @@ from miner.analysis.audience import (
     message_text,
     named_env_vars,
     named_flags,
+    path_kind,
     reads_setting,
 )
 from miner.analysis.callers import target_name
@@ -303,8 +304,13 @@ class Writer:
         facing = audience in {a.value for a in USER_FACING}
         sources = self.sources(site, terms, lines) if facing else ()
         preds = self.predicates(site, terms)
+        sure: list[Option] = []
+        for part in parts:
+            read = part.clause.read if part.clause is not None else None
+            if read is not None and (read.exact or part.strong):
+                sure.extend(self.options_of(part.clause))
         found = sorted(
-            [*found, *self.note_quotes(site, list(dict.fromkeys(options)), preds)],
+            [*found, *self.note_quotes(site, list(dict.fromkeys(sure)), preds)],
             key=lambda q: q.rank,
         )
         return Reading(
@@ -360,14 +366,20 @@ class Writer:
         above a statement using a name the card's other conditions test (or the
         function it is assigned from), or naming one: those that resolve the
         setting first (:class:`miner.analysis.resolvers.Note`)."""
-        keys = {n for p in preds for n in p.names()}
-        if not keys:
-            return []
+        names = {n for p in preds for n in p.names()}
         own = site.scope.split(".<locals>.")[-1].rsplit(".", 1)[-1]
         found = []
         for opt in options:
+            keys = names - {opt.name}
+            if not keys:
+                continue
             for note in self.facts.notes.get(opt.name, ()):
                 if note.path == site.path and note.function == own:
+                    continue
+                if path_kind(note.path) is not None:
+                    continue  # a test or a script says nothing of the library's reasons
+                text = first_sentence(note.text)
+                if len(text.split()) < 4:
                     continue
                 used = note.uses & keys
                 if not used and not any(re.search(rf"\b{re.escape(k)}\b", note.text) for k in keys):
@@ -379,7 +391,7 @@ class Writer:
                 found.append(
                     Quote(
                         "setting-comment",
-                        first_sentence(note.text),
+                        text,
                         note.path,
                         note.line,
                         about,
@@ -967,6 +979,8 @@ class Writer:
         if name is None or doc is None:
             return ""
         text = first_sentence(doc[0]).rstrip(".")
+        if not text[:1].isupper() or len(text.split()) < 3:
+            return ""  # a fragment ("either server-based or req-based")
         return f', and {code(name + "()")} is documented as "{text}." (`{doc[1]}:{doc[2]}`)'
 
     def quote_sentence(self, q: Quote) -> str:
