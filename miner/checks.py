@@ -11,7 +11,11 @@ record and ``config.json``, else every card counts under ``all``):
 * the share of cards whose "What it means" text equals another card's once
   inline code spans are replaced by a placeholder (the same sentence with other
   names in it), and the same for "Solutions" (the whole numbered list); the
-  other card may be of any audience.
+  other card may be of any audience;
+* the share of cards whose "What it means" cites evidence: at least one
+  ```path:line``` span other than the primary site's raise line and the lines
+  of its guards and early exits (a comment, help text, docstring or assignment
+  the card quotes or points to; :func:`cites_evidence`).
 
 Defects, each counted once per card with up to :data:`MAX_EXAMPLES` example ids:
 
@@ -55,7 +59,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from miner.analysis.audience import Settings, classify, named_env_vars, named_flags
+from miner.analysis.audience import (
+    USER_FACING,
+    Settings,
+    classify,
+    named_env_vars,
+    named_flags,
+)
 from miner.analysis.config import Condition, ConfigModel, Derived, EnvVar, Option
 from miner.model import Error, MessagePart, Site
 
@@ -88,6 +98,8 @@ class AudienceFigures:
     """Cards whose "What it means" equals another card's (code spans aside)."""
     same_solutions: int
     """Cards whose "Solutions" equal another card's (code spans aside)."""
+    with_evidence: int = 0
+    """Cards whose "What it means" cites evidence (:func:`cites_evidence`)."""
 
     @property
     def meaning_share(self) -> float:
@@ -97,6 +109,10 @@ class AudienceFigures:
     def solutions_share(self) -> float:
         return self.same_solutions / self.cards if self.cards else 0.0
 
+    @property
+    def evidence_share(self) -> float:
+        return self.with_evidence / self.cards if self.cards else 0.0
+
     def to_json(self) -> dict[str, Any]:
         return {
             "audience": self.audience,
@@ -105,6 +121,8 @@ class AudienceFigures:
             "same_solutions": self.same_solutions,
             "meaning_share": round(self.meaning_share, 4),
             "solutions_share": round(self.solutions_share, 4),
+            "with_evidence": self.with_evidence,
+            "evidence_share": round(self.evidence_share, 4),
         }
 
 
@@ -150,6 +168,12 @@ class CardReport:
 
     def figures(self, audience: str) -> AudienceFigures:
         return next(a for a in self.audiences if a.audience == audience)
+
+    def evidence_share(self, audiences: Iterable[str]) -> float:
+        """Share of the cards of ``audiences`` whose "What it means" cites evidence."""
+        rows = [a for a in self.audiences if a.audience in set(audiences)]
+        cards = sum(a.cards for a in rows)
+        return sum(a.with_evidence for a in rows) / cards if cards else 0.0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -435,6 +459,25 @@ def broken_sentence(card: Card) -> bool:
     return False
 
 
+_CITATION = re.compile(r"`([^`\s]+\.pyi?):(\d+)`")
+
+
+def cites_evidence(card: Card) -> bool:
+    """Does "What it means" cite a ```path:line``` other than the primary site's
+    raise line and the lines of its guards and exits (the message and the guard
+    text, which the card states anyway)?"""
+    site = _primary(card)
+    path = site.get("path")
+    own = {site.get("line")}
+    for guard in (*site.get("guards", ()), *site.get("exits", ())):
+        if isinstance(guard, Mapping):
+            own.add(guard.get("line"))
+    for m in _CITATION.finditer(card.sections.get("What it means", "")):
+        if m.group(1) != path or int(m.group(2)) not in own:
+            return True
+    return False
+
+
 def title_variable(card: Card) -> bool:
     site = _primary_of(card.record)
     if card.record.get("message") is not None or not site.get("message_source"):
@@ -588,6 +631,7 @@ def check_cards(out_dir: Path) -> CardReport:
                 same_solutions=sum(
                     1 for c in members if solutions[normalized(c.sections.get("Solutions", ""))] > 1
                 ),
+                with_evidence=sum(1 for c in members if cites_evidence(c)),
             )
         )
 
@@ -629,14 +673,23 @@ def format_report(report: CardReport) -> str:
         "",
         "Cards whose section reads like another card's (inline code aside):",
         "",
-        f"{'audience':<14} {'cards':>7} {'What it means':>15} {'Solutions':>15}",
+        f"{'audience':<14} {'cards':>7} {'What it means':>15} {'Solutions':>15}"
+        f" {'cites evidence':>16}",
     ]
     for row in report.audiences:
         lines.append(
             f"{row.audience:<14} {row.cards:>7} "
             f"{row.same_meaning:>7} {row.meaning_share:>6.1%} "
-            f"{row.same_solutions:>7} {row.solutions_share:>6.1%}"
+            f"{row.same_solutions:>7} {row.solutions_share:>6.1%} "
+            f"{row.with_evidence:>8} {row.evidence_share:>6.1%}"
         )
+    facing = sorted(a.value for a in USER_FACING)
+    if any(row.audience in facing for row in report.audiences):
+        lines += [
+            "",
+            "User-facing cards (" + ", ".join(facing) + ") whose What it means cites "
+            f"evidence: {report.evidence_share(facing):.1%}",
+        ]
     lines += ["", "Defects (cards; examples):", ""]
     for d in report.defects:
         examples = ", ".join(d.examples)

@@ -95,13 +95,25 @@ def test_host_pool_card_names_the_flag_and_the_model_state(release):
     meaning = section(card, "## What it means")
     trigger, solutions = section(card, "## When it happens"), section(card, "## Solutions")
     # the first sentence names both: the flag with its value and the model's SSM state
+    # the model condition in words, from the docstring of the predicate the
+    # guard variable is assigned from
     assert meaning.strip().startswith(
         "You get this with `--disaggregation-decode-retraction-backup host_pool` when "
-        "`ctx.is_hybrid_ssm` is true, in `_create_unified_radix_cache`."
+        "`ctx.is_hybrid_ssm` is true (the model keeps recurrent/conv state alongside its "
+        "attention KV), in `_create_unified_radix_cache`."
     )
     assert (
         "`is_hybrid_ssm` is set as `uses_ssm_state(tp_worker.model_runner.model_config)` "
-        "(`python/sglang/srt/mem_cache/kv_cache_builder.py:224`)" in meaning
+        "(`python/sglang/srt/mem_cache/kv_cache_builder.py:224`), and `uses_ssm_state()` is "
+        'documented as "Whether the model keeps recurrent/conv state alongside its attention '
+        'KV." (`python/sglang/srt/mem_cache/kv_cache_builder.py:122`)' in meaning
+    )
+    # why, from the comment where the setting is resolved
+    assert (
+        "Where `--disaggregation-decode-retraction-backup` is resolved, in "
+        "`resolve_decode_retraction_backup` (`python/sglang/srt/mem_cache/kv_cache_builder.py"
+        ':153`), a comment says: "Host-pool retraction transfers full and sliding-window '
+        'components only, so a model with recurrent state stays on cpu_tensor."' in meaning
     )
     assert (
         '`--disaggregation-decode-retraction-backup` is described as "Storage backend for KV '
@@ -115,6 +127,14 @@ def test_host_pool_card_names_the_flag_and_the_model_state(release):
         '("If omitted, the backend is inferred from the decode KV pool").' in solutions
     )
     assert "'cpu_tensor' uses per-request CPU tensors" in solutions
+    # leaving the flag out: the resolver picks cpu_tensor for such models
+    assert (
+        "Left out, it is resolved in `resolve_decode_retraction_backup` "
+        "(`python/sglang/srt/mem_cache/kv_cache_builder.py:180`): `host_pool` needs "
+        "`not uses_ssm_state(tp_worker.model_runner.model_config)` (through "
+        "`supports_host_pool`, line 155), so where `ctx.is_hybrid_ssm` is true it becomes "
+        "`cpu_tensor`." in solutions
+    )
     assert "Mamba models" in solutions
     fix = section(card, "## Example fix")
     assert "--disaggregation-decode-retraction-backup host_pool" in fix
@@ -147,6 +167,31 @@ def test_check_cards_reports_no_defects(release):
     cards = sum(f.cards for f in facing)
     assert sum(f.same_meaning for f in facing) <= 0.20 * cards
     assert sum(f.same_solutions for f in facing) <= 0.30 * cards
+    for f in facing:  # duplicate prose per user-facing audience
+        assert f.meaning_share <= 0.20 and f.solutions_share <= 0.30, f
+    # cited evidence besides the message and the guards, in "What it means"
+    assert report.evidence_share(USER_FACING) >= 0.60, format_report(report)
+
+
+def test_other_sites_told_through_the_condition_model(release):
+    result = release[0].result
+    error = next(
+        e
+        for e in result.errors
+        if e.message == "LoRA is not enabled. Please set `--enable-lora` to enable LoRA."
+        and e.primary.line == 613
+    )
+    trigger = section(card_text(release, error), "## When it happens")
+    path = "python/sglang/srt/managers/tokenizer_control_mixin.py"
+    assert (
+        f"- `{path}:691` in `TokenizerControlMixin.load_lora_adapter_from_tensors` (module "
+        "`sglang.srt.managers.tokenizer_control_mixin`), when `--enable-lora` is unset or empty"
+    ) in trigger
+    assert (
+        f"- `{path}:767` in `TokenizerControlMixin.unload_lora_adapter` (module "
+        "`sglang.srt.managers.tokenizer_control_mixin`), when `--enable-lora` is unset or empty"
+    ) in trigger
+    assert "when `not get_lora().enable_lora`" not in trigger
 
 
 def test_message_named_settings_are_linked_and_used(release):

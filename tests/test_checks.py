@@ -424,7 +424,14 @@ def test_format_report(report: CardReport) -> None:
     text = format_report(report)
     head = f"Cards in {report.out_dir} (acme/pkg@0123456789 (v1)): 18;"
     assert text.startswith(head + " audiences from json+classified\n")
-    assert "user-setting         2       2 100.0%       0   0.0%" in text
+    assert "user-setting         2       2 100.0%       0   0.0%        0   0.0%" in text
+    # no card of the fixture cites a comment, help text or docstring by path:line
+    assert (
+        "User-facing cards (dependency, unsupported, user-input, user-setting) whose What "
+        "it means cites evidence: 0.0%" in text
+    )
+    assert report.evidence_share(["user-setting"]) == 0.0
+    assert report.to_json()["audiences"][1]["with_evidence"] == 0
     assert "or-as-and                 2  an OR condition told as AND (orbullets, orjoined)" in text
     assert text.endswith("defects found\n")
     assert report.to_json()["defects"][0] == {

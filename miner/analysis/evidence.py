@@ -152,12 +152,15 @@ def quotes(
     exception: ExceptionInfo | None = None,
     calls: Iterable[tuple[str, str, str, int]] = (),
     module_doc: str | None = None,
+    header_lines: tuple[int, int, int] = (0, 0, 0),
 ) -> list[Quote]:
     """The quotes that explain ``site``, nearest first (see the module docstring).
 
     ``guards`` are the guards and exits whose conditions the card states
     (innermost first); ``options`` the settings its condition reads;
-    ``calls`` the functions it calls, as (name, docstring, path, line).
+    ``calls`` the functions it calls, as (name, docstring, path, line);
+    ``header_lines`` the lines of the enclosing ``def``, ``class`` and module
+    docstring when known (0 when not: then the excerpt is searched).
     """
     excerpt = site.excerpt
     lines = {excerpt.start_line + i: t for i, t in enumerate(excerpt.text.split("\n"))}
@@ -194,10 +197,10 @@ def quotes(
     func = scope.rsplit(".", 1)[-1]
     cls = scope.split(".")[0] if "." in scope else None
     if site.function_doc and scope != "<module>":
-        line = _def_line(lines, func, "def", site.line) or 0
+        line = _def_line(lines, func, "def", site.line) or header_lines[0]
         add(Quote("function-doc", first_sentence(site.function_doc), site.path, line, func, 30))
     if site.class_doc and cls:
-        line = _def_line(lines, cls, "class", site.line) or 0
+        line = _def_line(lines, cls, "class", site.line) or header_lines[1]
         add(Quote("class-doc", first_sentence(site.class_doc), site.path, line, cls, 31))
     if exception is not None and exception.doc:
         add(
@@ -212,7 +215,7 @@ def quotes(
         )
     if module_doc and not out:
         module = site.path.removesuffix(".py").removeprefix("python/").replace("/", ".")
-        add(Quote("module-doc", first_sentence(module_doc), site.path, 0, module, 50))
+        add(Quote("module-doc", first_sentence(module_doc), site.path, header_lines[2], module, 50))
     return sorted(out, key=lambda q: q.rank)
 
 

@@ -10,6 +10,7 @@ is then a pure function of the mined records and these facts.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from miner.analysis.config import (
 )
 from miner.analysis.exceptions import ExceptionInfo, repo_exceptions
 from miner.analysis.paths import CallReach, call_reaches, referenced
+from miner.analysis.resolvers import Choice, Note, callee, guard_names, local_calls, setting_code
 from miner.model import Site
 
 
@@ -62,6 +64,16 @@ class RepoFacts:
     resolved: Mapping[str, tuple[Resolved, ...]] = field(default_factory=dict)
     """Literal values the argument-handling code stores into each setting
     (:func:`miner.analysis.config.mine_resolutions`)."""
+    notes: Mapping[str, tuple[Note, ...]] = field(default_factory=dict)
+    """Setting name -> comments in the functions that read or resolve it, above
+    a statement using a name some guard tests (:func:`miner.analysis.resolvers.setting_code`)."""
+    choices: Mapping[str, tuple[Choice, ...]] = field(default_factory=dict)
+    """Setting name -> the conditional values its resolvers store into it."""
+    doc_lines: Mapping[tuple[str, int], tuple[int, int]] = field(default_factory=dict)
+    """(path, line) of a site with a function or class docstring -> the lines of
+    its enclosing ``def`` and ``class`` (0 when not found) (:func:`header_lines`)."""
+    module_doc_lines: Mapping[str, int] = field(default_factory=dict)
+    """Path -> the line its module docstring starts on (for :attr:`module_docs`)."""
 
     # -- settings across calls (miner.analysis.paths) --
     call_reach: Mapping[tuple[str, str, int], CallReach] = field(default_factory=dict)
@@ -215,6 +227,47 @@ _MODULE_DOC = re.compile(
 )
 
 
+def header_lines(
+    files: Mapping[str, bytes], sites: Iterable[Site]
+) -> dict[tuple[str, int], tuple[int, int]]:
+    """For each site with a function or class docstring: the lines of the
+    nearest ``def <function>`` and ``class <Class>`` above it (0 when not
+    found), read from the file's lines (no file is parsed)."""
+    wanted: dict[str, list[Site]] = {}
+    for site in sites:
+        if (site.function_doc or site.class_doc) and site.scope != "<module>":
+            wanted.setdefault(site.path, []).append(site)
+    out: dict[tuple[str, int], tuple[int, int]] = {}
+    for path, group in sorted(wanted.items()):
+        data = files.get(path, b"")
+        starts = [0, *(m.end() for m in re.finditer(rb"\n", data))]
+        for site in group:
+            scope = site.scope.split(".<locals>.")[-1]
+            func = scope.rsplit(".", 1)[-1] if site.function_doc else ""
+            cls = scope.split(".")[0] if site.class_doc and "." in scope else ""
+            end = starts[min(site.line, len(starts) - 1)]
+            found = []
+            for keyword, name in (("def", func), ("class", cls)):
+                at = _header_at(data, keyword, name, end) if name else -1
+                found.append(bisect.bisect_right(starts, at) if at >= 0 else 0)
+            out[(site.path, site.line)] = (found[0], found[1])
+    return out
+
+
+def _header_at(data: bytes, keyword: str, name: str, end: int) -> int:
+    """Offset of the last ``def name`` / ``class name`` header starting a line before ``end``."""
+    needle = f"{keyword} {name}".encode()
+    at = data.rfind(needle, 0, end)
+    while at >= 0:
+        line_start = data.rfind(b"\n", 0, at) + 1
+        after = data[at + len(needle) : at + len(needle) + 1]
+        head = data[line_start:at].strip()
+        if after in (b"(", b":", b"[") and head in (b"", b"async"):
+            return at
+        at = data.rfind(needle, 0, at)
+    return -1
+
+
 def module_docstrings(files: Mapping[str, bytes], paths: Iterable[str]) -> dict[str, str]:
     """The first paragraph of the module docstring of each of ``paths`` (a
     byte match at the top of the file: no file is parsed)."""
@@ -308,11 +361,18 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site]) -> RepoFacts:
     resolved = mine_resolutions(index, config)
     assigned = predicate_assignments(files, tested_names(sites))
     exits = exit_branches(files, sites)
-    call_docs = call_docstrings(index, called_names(sites))
+    notes, choices, defining = involved_code(index, config, sites, assigned)
+    call_docs = call_docstrings(index, called_names(sites) | defining)
     module_docs = module_docstrings(files, (s.path for s in sites))
     # settings across calls (miner.analysis.paths)
     reaches = call_reaches(index, callers, targets)
     refs = referenced(index, {target for target, _, _ in reaches})
+    module_doc_lines = {
+        path: files[path][: m.start(2)].count(b"\n") + 1
+        for path in module_docs
+        if (m := _MODULE_DOC.match(files[path][:20000])) is not None
+    }
+    doc_lines = header_lines(files, sites)
     return RepoFacts(
         call_reach=reaches,
         referenced=refs,
@@ -327,4 +387,36 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site]) -> RepoFacts:
         call_docs=call_docs,
         exits=exits,
         resolved=resolved,
+        notes=notes,
+        choices=choices,
+        doc_lines=doc_lines,
+        module_doc_lines=module_doc_lines,
     )
+
+
+def involved_code(
+    index: SourceIndex,
+    config: ConfigModel,
+    sites: Iterable[Site],
+    assigned: Mapping[str, tuple[Assigned, ...]],
+) -> tuple[dict[str, tuple[Note, ...]], dict[str, tuple[Choice, ...]], set[str]]:
+    """The settings the sites' guards test, with the comments and conditional
+    values of the code that reads or resolves them
+    (:func:`miner.analysis.resolvers.setting_code`), and the functions the
+    guards' other names are assigned from (whose docstrings say what they mean)."""
+    options = {o.name for o in config.options}
+    settings: set[str] = set()
+    keys: set[str] = set()
+    defining: set[str] = set()
+    for site in sites:
+        names = guard_names(g.test for g in (*site.guards, *site.exits))
+        settings |= names & options
+        others = names - options
+        keys |= others
+        for name in others:
+            for found in assigned.get(name, ()):
+                if (call := callee(found.value)) is not None:
+                    defining.add(call)
+        defining.update(local_calls(site.excerpt.text, others).values())
+    notes, choices = setting_code(index, settings, keys | defining)
+    return notes, choices, defining

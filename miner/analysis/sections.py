@@ -38,10 +38,11 @@ from miner.analysis.audience import (
     message_text,
     named_env_vars,
     named_flags,
+    path_kind,
     reads_setting,
 )
 from miner.analysis.callers import target_name
-from miner.analysis.code import dotted
+from miner.analysis.code import dotted, parse_expr
 from miner.analysis.condition import Reach, site_reach
 from miner.analysis.config import Condition as Setting
 from miner.analysis.config import ConfigModel, Option
@@ -50,6 +51,7 @@ from miner.analysis.exceptions import short
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Clause, Linker, Read
 from miner.analysis.remedy import Phrases, Remedies, Remedy
+from miner.analysis.resolvers import callee, guard_names, local_calls
 from miner.analysis.wording import (
     atom_words,
     code,
@@ -199,6 +201,24 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True)
+class Predicate:
+    """An unlinked conjunct that tests the truth of a name or a call
+    (``ctx.is_hybrid_ssm``), with the function that gives its value when known."""
+
+    term: Term
+    name: str
+    """The name tested (its last part) or the function called."""
+    negated: bool
+    call: str | None = None
+    """The function the name is assigned from (``uses_ssm_state``), or the one called."""
+    doc: tuple[str, str, int] | None = None
+    """That function's docstring (first paragraph), path and line."""
+
+    def names(self) -> tuple[str, ...]:
+        return (self.name, self.call) if self.call and self.call != self.name else (self.name,)
+
+
+@dataclass(frozen=True, slots=True)
 class Reading:
     """What the writer knows of one error, computed once."""
 
@@ -226,6 +246,9 @@ class Reading:
     callers: callpaths.Reached | None = None
     """How the raising function is reached: its calls and their conditions
     (:mod:`miner.analysis.paths`)."""
+    predicates: tuple[Predicate, ...] = ()
+    """The truth tests among the unlinked conjuncts (``ctx.is_ssm``) with the
+    function each is assigned from (:meth:`Writer.predicates`)."""
 
     @property
     def user_facing(self) -> bool:
@@ -312,10 +335,24 @@ class Writer:
             exception,
             dict.fromkeys(calls),
             self.facts.module_docs.get(site.path),
+            (
+                *self.facts.doc_lines.get((site.path, site.line), (0, 0)),
+                self.facts.module_doc_lines.get(site.path, 0),
+            ),
         )
         lines = excerpt_lines(site.excerpt.text, site.excerpt.start_line)
         facing = audience in {a.value for a in USER_FACING}
         sources = self.sources(site, terms, lines) if facing else ()
+        preds = self.predicates(site, terms)
+        sure: list[Option] = []
+        for part in parts:
+            read = part.clause.read if part.clause is not None else None
+            if read is not None and (read.exact or part.strong):
+                sure.extend(self.options_of(part.clause))
+        found = sorted(
+            [*found, *self.note_quotes(site, list(dict.fromkeys(sure)), preds)],
+            key=lambda q: q.rank,
+        )
         return Reading(
             error=error,
             site=site,
@@ -331,7 +368,78 @@ class Writer:
             sources=sources,
             dead=tuple(g for g in site.exits if g.kind == "unreachable"),
             callers=self.paths.reached(target_name(site.scope) or ""),
+            predicates=preds,
         )
+
+    def predicates(self, site: Site, terms: tuple[Term, ...]) -> tuple[Predicate, ...]:
+        """The unlinked conjuncts that test a name (``ctx.is_hybrid_ssm``) or a call
+        (``is_hip()``), each with the function giving its value: the call itself,
+        or the one the name is assigned from in the excerpt or (one function
+        only) anywhere in the commit (:attr:`RepoFacts.assigned`)."""
+        out = []
+        for term in terms:
+            if term.cond.op != "atom" or term.parts[0].clause is not None:
+                continue
+            atom = term.cond
+            node = parse_expr(atom.atom)
+            if not isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
+                continue
+            names = guard_names([atom.atom])
+            if len(names) != 1:
+                continue
+            name = names.pop()
+            call: str | None = name if isinstance(node, ast.Call) else None
+            if call is None:
+                here = local_calls(site.excerpt.text, [name])
+                calls = {callee(a.value) for a in self.facts.assigned.get(name, ())}
+                if name in here:
+                    call = here[name]
+                elif len(calls) == 1:
+                    call = calls.pop()
+            doc = self.facts.call_docs.get(call) if call else None
+            out.append(Predicate(term, name, atom.negated, call, doc))
+        return tuple(out)
+
+    def note_quotes(
+        self, site: Site, options: list[Option], preds: tuple[Predicate, ...]
+    ) -> list[Quote]:
+        """Comments in the functions that read or resolve the card's settings,
+        above a statement using a name the card's other conditions test (or the
+        function it is assigned from), or naming one: those that resolve the
+        setting first (:class:`miner.analysis.resolvers.Note`)."""
+        names = {n for p in preds for n in p.names()}
+        own = site.scope.split(".<locals>.")[-1].rsplit(".", 1)[-1]
+        found = []
+        for opt in options:
+            keys = names - {opt.name}
+            if not keys:
+                continue
+            for note in self.facts.notes.get(opt.name, ()):
+                if note.path == site.path and note.function == own:
+                    continue
+                if path_kind(note.path) is not None:
+                    continue  # a test or a script says nothing of the library's reasons
+                text = first_sentence(note.text)
+                if len(text.split()) < 4:
+                    continue
+                used = note.uses & keys
+                if not used and not any(re.search(rf"\b{re.escape(k)}\b", note.text) for k in keys):
+                    continue
+                flag = opt.flag or f"{opt.owner}.{opt.name}"
+                verb = "resolved" if note.writes else "read"
+                about = f"Where {code(flag)} is {verb}, in {code(note.function)}"
+                rank = 8 if note.writes else 12
+                found.append(
+                    Quote(
+                        "setting-comment",
+                        text,
+                        note.path,
+                        note.line,
+                        about,
+                        rank,
+                    )
+                )
+        return sorted(found, key=lambda q: q.rank)[:2]
 
     def sources(
         self, site: Site, terms: tuple[Term, ...], lines: dict[int, str]
@@ -777,18 +885,38 @@ class Writer:
         return out
 
     def other_sites(self, error: Error) -> str | None:
+        """The other sites of the message, each with its module and scope and
+        the condition that reaches it, in the same words as the primary site's
+        (settings named by their flags, negations pushed inward)."""
         others = error.sites[1:]
         if not others:
             return None
         items = []
         for other in others[:MAX_OTHER_SITES]:
-            cond = site_reach(other).condition
-            when = "with no condition" if cond.is_true else f"when {code(cond.text())}"
-            items.append(f"`{other.path}:{other.line}` {self.where(other)}, {when}")
-        text = "It is also raised at " + "; ".join(items)
+            reach = site_reach(other)
+            shown_reach = site_reach(other, simplify=False) if reach.condition.is_false else reach
+            terms = tuple(
+                dict.fromkeys(
+                    self._term(c, shown_reach, other)
+                    for c in shown_reach.condition.conjuncts()
+                    if c.op not in ("true", "false")
+                )
+            )
+            module = _module_of(other.path)
+            head = f"`{other.path}:{other.line}` {self.where(other)}"
+            if other.scope != "<module>":
+                head += f" (module {code(module)})"
+            if not terms:
+                items.append(f"- {head}, with no condition on it in its function")
+            elif len(terms) == 1:
+                items.append(f"- {head}, when {self.term_words(terms[0])}")
+            else:
+                words = "; ".join(self.term_words(t) for t in terms)
+                items.append(f"- {head}, when all of these hold: {words}")
+        text = "It is also raised at:\n\n" + "\n".join(items)
         if len(others) > MAX_OTHER_SITES:
-            text += f"; and at {len(others) - MAX_OTHER_SITES} more places"
-        return text + "."
+            text += f"\n- and at {len(others) - MAX_OTHER_SITES} more places"
+        return text
 
     # ------------------------------------------------------------ What it means
 
@@ -810,7 +938,7 @@ class Writer:
                 rest.append(term)
         early = any(t.origin is not None and t.origin.kind == "exit" for t in r.terms)
         rest.sort(key=lambda t: t.cond.op == "or")  # an "any of" list reads last
-        shown_rest = [self.term_words(t, brief=True) for t in rest[:MAX_SUMMARY]]
+        shown_rest = [self.predicate_words(r, t) for t in rest[:MAX_SUMMARY]]
         more = len(rest) - MAX_SUMMARY
         if more > 0:
             shown_rest.append(f"{more} more conditions listed under When it happens")
@@ -821,7 +949,12 @@ class Writer:
                 "between may change the state (this analysis does not follow such calls)"
             )
         if settings:
-            text = f"You get this with {joined(settings)}"
+            if any(p.startswith("without ") for p in settings):
+                # "with without `--x`" never: each item says with or without
+                items = [p if p.startswith("without ") else f"with {p}" for p in settings]
+                text = f"You get this {joined(items)}"
+            else:
+                text = f"You get this with {joined(settings)}"
             if shown_rest:
                 text += f" when {joined(shown_rest)}"
             return sentence(f"{text}, {where}")
@@ -836,6 +969,21 @@ class Writer:
             return sentence(f"{lead}, this is raised as soon as the code gets to line {site.line}")
         only = "only " if early else ""
         return sentence(f"{lead}, this is raised {only}when {joined(shown_rest)}")
+
+    def predicate_words(self, r: Reading, term: Term) -> str:
+        """A conjunct in brief words; a truth test of a name or call whose
+        function's docstring says what it tells (``Whether the model keeps
+        recurrent state``) also says that, in the docstring's words."""
+        words = self.term_words(term, brief=True)
+        pred = next((p for p in r.predicates if p.term == term), None)
+        if pred is None or pred.doc is None or words.endswith(")"):
+            return words
+        meaning = whether_clause(pred.doc[0])
+        if meaning is None or "(" in meaning or ")" in meaning:
+            return words  # never a parenthetical inside the parenthetical
+        if pred.negated:
+            return f"{words} (it is true when {meaning})"
+        return f"{words} ({meaning})"
 
     def read_ref(self, read: Read) -> str:
         """The setting a read names: ``--tp-size``, ``ServerArgs.x`` or the
@@ -853,13 +1001,13 @@ class Writer:
             if src.path:
                 there.append(
                     f"{code(src.name.rsplit('.', 1)[-1])} is set as {code(src.value)} "
-                    f"(`{src.path}:{src.line}`)"
+                    f"(`{src.path}:{src.line}`)" + self.call_doc_words(src.value)
                 )
                 continue
             item = f"{code(f'{src.name} = {src.value}')} at line {src.line}"
             if src.read is not None:
                 item += f", the value of {self.read_ref(src.read)}"
-            here.append(item)
+            here.append(item + self.call_doc_words(src.value))
         text = []
         if here:
             text.append(sentence("The values it tests are set in the function: " + "; ".join(here)))
@@ -867,10 +1015,24 @@ class Writer:
             text.append(sentence("Elsewhere in the code, " + "; ".join(there)))
         return " ".join(text)
 
+    def call_doc_words(self, value: str) -> str:
+        """``, and `f()` is documented as "..." (`path:line`)`` for a value that
+        is a call of a function with a docstring; else empty."""
+        name = callee(value)
+        doc = self.facts.call_docs.get(name) if name else None
+        if name is None or doc is None:
+            return ""
+        text = first_sentence(doc[0]).rstrip(".")
+        if not text[:1].isupper() or len(text.split()) < 3:
+            return ""  # a fragment ("either server-based or req-based")
+        return f', and {code(name + "()")} is documented as "{text}." (`{doc[1]}:{doc[2]}`)'
+
     def quote_sentence(self, q: Quote) -> str:
         text = q.text.rstrip(".")
         if q.kind == "comment":
             return f'The comment {q.about} ({q.where}) says: "{text}."'
+        if q.kind == "setting-comment":
+            return f'{q.about} ({q.where}), a comment says: "{text}."'
         if q.kind == "help":
             return f'{code(q.about)} is described as "{text}." ({q.where}).'
         if q.kind == "call-doc":
@@ -1254,6 +1416,43 @@ class Writer:
             ]
         return fixes
 
+    def default_choice(self, clause: Clause, r: Reading) -> str:
+        """What a setting left out (default ``None`` or ``auto``) resolves to, for
+        a clause needing it equal to a value some resolver can pick
+        (:class:`miner.analysis.resolvers.Choice`): the other value when the
+        resolver's condition needs false a predicate the card needs true
+        (``supports_host_pool = not uses_ssm_state(...)``); else that leaving
+        it out may not help. Empty when no resolver stores such a value."""
+        read, cond = clause.read, clause.condition
+        if read is None or read.kind != "option" or cond.op not in ("==", "in"):
+            return ""
+        opt = self.config.option(read.target)
+        if opt is None or opt.default not in (None, "None", "auto", "'auto'"):
+            return ""
+        unset = opt.default in (None, "None")
+        for choice in self.facts.choices.get(opt.name, ()):
+            if choice.value not in cond.values or (unset and not choice.unset_only):
+                continue
+            where = f"in {code(choice.function)} (`{choice.path}:{choice.line}`)"
+            for pred in r.predicates:
+                req = next(
+                    (q for n in pred.names() if (q := choice.conflicts(n, pred.negated))), None
+                )
+                if req is None:
+                    continue
+                via = f" (through {code(req.via)}, line {req.via_line})" if req.via else ""
+                return (
+                    f"Left out, it is resolved {where}: {code(choice.value)} needs "
+                    f"{code(req.text)}{via}, so where {self.term_words(pred.term, brief=True)} "
+                    f"it becomes {code(choice.other)}."
+                )
+            return (
+                f"Leaving it out may not help: it is then resolved {where}, to "
+                f"{code(choice.value)} when its conditions hold and {code(choice.other)} "
+                "otherwise."
+            )
+        return ""
+
     def solutions(self, r: Reading) -> tuple[list[str], ExampleFix]:
         site, error = r.site, r.error
         fixes: list[Fix] = []
@@ -1269,6 +1468,10 @@ class Writer:
                 assert part.clause is not None
                 found = self.clause_fixes(part.clause, part.strong)
                 if found:
+                    extra = self.default_choice(part.clause, r)
+                    if extra:
+                        last = found[-1]
+                        found[-1] = Fix(_close(last.text) + " " + extra, last.example)
                     fixes.extend(found)
                     fixed.add(term)
             elif (
@@ -1540,6 +1743,25 @@ def raises_instead(guard: Guard | None, lines: dict[int, str]) -> bool:
         elif level <= body and not stripped.startswith((")", "]", "}")):
             return False  # a second statement in the branch
     return False
+
+
+_WHETHER = re.compile(
+    r"^(?:returns?\s+|checks?\s+|tells?\s+)?(?:whether|true\s+(?:if|when|iff))\s+(?P<what>.+?)\.?$",
+    re.I,
+)
+
+
+def whether_clause(doc: str) -> str | None:
+    """What a predicate's docstring says it tells, as a clause: "Whether the
+    model keeps recurrent state." -> ``the model keeps recurrent state``;
+    "Return True if X." -> ``X``; None for other docstrings."""
+    m = _WHETHER.match(first_sentence(doc))
+    if m is None:
+        return None
+    what = m.group("what").strip()
+    if len(what.split()) < 3 or what.lower().startswith(("or ", "not ")):
+        return None
+    return what.replace('"', "'")
 
 
 def _close(text: str) -> str:

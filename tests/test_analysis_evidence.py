@@ -1,0 +1,248 @@
+"""Evidence for the why, on small fixtures: comments where a setting is resolved,
+the docstring of the predicate a guard variable is assigned from, what a
+setting left out resolves to, and the other sites of a message told in the
+same words as the first (exact sentences)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from test_analysis_config import DATACLASS_REPO
+from test_analysis_prose import analyses
+
+from miner.analysis.code import SourceIndex
+from miner.analysis.facts import header_lines
+from miner.analysis.resolvers import (
+    Requirement,
+    _function_ranges,
+    guard_names,
+    local_calls,
+    setting_code,
+)
+from miner.analysis.sections import whether_clause
+from miner.checks import Card, cites_evidence
+from miner.extract.runner import extract_file
+
+BUILDER = '''
+from pkg.context import get_disagg
+
+
+def uses_ssm_state(model_config) -> bool:
+    """Whether the model keeps recurrent state next to its KV pages.
+
+    More text that is never quoted.
+    """
+    return model_config.ssm is not None
+
+
+def resolve_backup(worker):
+    """Pick the retraction backup."""
+    disagg = get_disagg()
+    fields = {}
+    backend = disagg.retraction_backup
+    if backend is None:
+        # Host-pool backups move full-attention pages only, so a model with
+        # recurrent state stays on cpu_tensor.
+        supports_host_pool = not uses_ssm_state(worker.model_config) and worker.pages > 0
+        # Only decode servers back up to the host.
+        backend = "host_pool" if disagg.mode == "decode" and supports_host_pool else "cpu_tensor"
+        fields["retraction_backup"] = backend
+    # The log line names the backend for the operator.
+    log(backend)
+    return backend
+
+
+def build_pool(worker):
+    is_hybrid_ssm = uses_ssm_state(worker.model_config)
+    return is_hybrid_ssm
+'''
+
+REGISTRY = '''
+from pkg.context import get_disagg
+from pkg.server_args import get_server_args
+
+
+def make_cache(ctx):
+    """Build the cache."""
+    if get_disagg().retraction_backup == "host_pool":
+        if ctx.is_hybrid_ssm:
+            raise ValueError("Host-pool retraction does not support recurrent models.")
+    return ctx
+
+
+def load_adapter(name):
+    if not get_server_args().disable_radix_cache:
+        raise ValueError("Adapters need the radix cache off: pass --disable-radix-cache.")
+    return name
+
+
+def unload_adapter(name):
+    if not get_server_args().disable_radix_cache:
+        raise ValueError("Adapters need the radix cache off: pass --disable-radix-cache.")
+    return name
+'''
+
+FILES = {**DATACLASS_REPO, "pkg/builder.py": BUILDER, "pkg/registry.py": REGISTRY}
+
+
+def cards():
+    return analyses(FILES)
+
+
+def test_comment_where_the_setting_is_resolved_is_quoted() -> None:
+    meaning = cards()["Host-pool retraction does not support recurrent models."].what_it_means
+    assert (
+        "Where `--retraction-backup` is resolved, in `resolve_backup` (`pkg/builder.py:18`), "
+        'a comment says: "Host-pool backups move full-attention pages only, so a model with '
+        'recurrent state stays on cpu_tensor."'
+    ) in (meaning or "")
+    # a comment above a statement that uses none of the guards' names is not evidence
+    assert "operator" not in (meaning or "")
+    assert "Only decode servers" not in (meaning or "")
+
+
+def test_guard_variable_told_by_its_predicate_docstring() -> None:
+    meaning = cards()["Host-pool retraction does not support recurrent models."].what_it_means
+    assert (meaning or "").startswith(
+        "You get this with `--retraction-backup host_pool` when `ctx.is_hybrid_ssm` is true "
+        "(the model keeps recurrent state next to its KV pages), in `make_cache`."
+    )
+    assert (
+        "`is_hybrid_ssm` is set as `uses_ssm_state(worker.model_config)` "
+        '(`pkg/builder.py:30`), and `uses_ssm_state()` is documented as "Whether the model '
+        'keeps recurrent state next to its KV pages." (`pkg/builder.py:4`)'
+    ) in (meaning or "")
+    assert "never quoted" not in (meaning or "")
+
+
+def test_default_resolves_to_the_other_value_for_such_inputs() -> None:
+    first = cards()["Host-pool retraction does not support recurrent models."].solutions[0]
+    assert first.startswith(
+        "Set `--retraction-backup` to `cpu_tensor`; or leave `--retraction-backup` out: "
+        "its default is `None`."
+    )
+    assert first.endswith(
+        "Left out, it is resolved in `resolve_backup` (`pkg/builder.py:23`): `host_pool` "
+        "needs `not uses_ssm_state(worker.model_config)` (through `supports_host_pool`, "
+        "line 20), so where `ctx.is_hybrid_ssm` is true it becomes `cpu_tensor`."
+    )
+
+
+def test_other_sites_use_the_same_condition_words() -> None:
+    card = cards()["Adapters need the radix cache off: pass --disable-radix-cache."]
+    trigger = card.trigger or ""
+    assert "- `--disable-radix-cache` is off (not given) (line 14)" in trigger
+    assert (
+        "It is also raised at:\n\n- `pkg/registry.py:21` in `unload_adapter` (module "
+        "`pkg.registry`), when `--disable-radix-cache` is off (not given)"
+    ) in trigger
+    assert "when `not get_server_args().disable_radix_cache`" not in trigger
+    assert (card.what_it_means or "").startswith(
+        "You get this without `--disable-radix-cache`, in `load_adapter`."
+    )
+
+
+def test_header_lines_found_outside_the_excerpt() -> None:
+    body = "\n".join(f"    x{i} = {i}" for i in range(60))
+    text = (
+        "class Pool:\n"
+        '    """A pool."""\n\n'
+        "    def grow(self, n):\n"
+        '        """Grow it."""\n'
+        + textwrap.indent(body, "    ")
+        + "\n        raise ValueError('too big')\n"
+    )
+    data = {"pkg/pool.py": text.encode()}
+    (site,) = extract_file("pkg/pool.py", "0" * 40, data["pkg/pool.py"]).sites
+    assert site.excerpt.start_line > 4  # the def is not in the excerpt
+    assert header_lines(data, [site]) == {("pkg/pool.py", site.line): (4, 1)}
+
+
+def test_setting_code_finds_notes_and_choices() -> None:
+    data = {p: textwrap.dedent(t).lstrip("\n").encode() for p, t in FILES.items()}
+    notes, choices = setting_code(
+        SourceIndex(data), {"retraction_backup"}, {"is_hybrid_ssm", "uses_ssm_state"}
+    )
+    found = notes["retraction_backup"]
+    assert [(n.function, n.path, n.line, n.writes) for n in found] == [
+        ("resolve_backup", "pkg/builder.py", 18, True)
+    ]
+    assert "uses_ssm_state" in found[0].uses
+    (choice,) = choices["retraction_backup"]
+    assert (choice.function, choice.line, choice.value, choice.other, choice.unset_only) == (
+        "resolve_backup",
+        23,
+        "host_pool",
+        "cpu_tensor",
+        True,
+    )
+    assert choice.requires[-1] == Requirement(
+        "not uses_ssm_state(worker.model_config)",
+        "uses_ssm_state",
+        True,
+        20,
+        "supports_host_pool",
+        20,
+    )
+    assert choice.conflicts("uses_ssm_state", False) == choice.requires[-1]
+    assert choice.conflicts("uses_ssm_state", True) is None
+
+
+def test_guard_names_and_local_calls() -> None:
+    assert guard_names(['get_disagg().retraction_backup == "host_pool"', "ctx.is_hybrid_ssm"]) == {
+        "retraction_backup",
+        "is_hybrid_ssm",
+    }
+    assert guard_names(["not is_hip() and self.x"]) == {"is_hip"}
+    assert guard_names(["(("]) == set()
+    text = "    is_ssm = mod.uses_ssm_state(cfg)\n    other = 3\n"
+    assert local_calls(text, ["is_ssm", "other"]) == {"is_ssm": "uses_ssm_state"}
+
+
+def test_function_ranges_by_indentation() -> None:
+    lines = [
+        "def a():",
+        "    x = f(",
+        "        1,",
+        ")",
+        "    # note",
+        "    return x",
+        "",
+        "class C:",
+        "    def b(self):",
+        "        return 1",
+        "y = 2",
+    ]
+    assert _function_ranges(lines) == [(0, 5, "a"), (8, 9, "b")]
+
+
+def test_whether_clause_of_predicate_docstrings() -> None:
+    assert whether_clause("Whether the model keeps recurrent state.") == (
+        "the model keeps recurrent state"
+    )
+    assert whether_clause("Return True if the pool is shared with HiCache.") == (
+        "the pool is shared with HiCache"
+    )
+    assert whether_clause("Build the cache.") is None
+    assert whether_clause("Whether x.") is None
+
+
+def test_cites_evidence_leaves_out_the_site_and_its_guards() -> None:
+    record = {
+        "sites": [
+            {
+                "path": "pkg/a.py",
+                "line": 10,
+                "guards": [{"line": 9, "kind": "if", "test": "x", "negated": False}],
+                "exits": [],
+            }
+        ]
+    }
+
+    def card(meaning: str) -> Card:
+        return Card("e", "t", {"What it means": meaning}, record)
+
+    assert not cites_evidence(card("Raised at `pkg/a.py:10` when `x` (`pkg/a.py:9`)."))
+    assert not cites_evidence(card('The class `C` is documented as "C." (`pkg/a.py`).'))
+    assert cites_evidence(card('The comment above the raise (`pkg/a.py:8`) says: "why."'))
+    assert cites_evidence(card('`--x` is described as "X." (`pkg/args.py:10`).'))
