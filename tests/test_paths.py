@@ -106,7 +106,7 @@ def test_helper_reached_only_under_a_flag_says_so(mined):
     found = analysis(mined, "plain launches are not supported")
     assert found.trigger.split("\n\n")[1] == (
         "Reached only through `launch` (`pkg/worker.py:18`): every call of `check_plain` in "
-        "the commit runs only when `--disable-radix-cache` is on (tested at `pkg/worker.py:17`)."
+        "the commit runs only when `--disable-radix-cache` is on, as tested at `pkg/worker.py:17`."
     )
     assert found.situations == (
         "`launch` calls `check_plain` at `pkg/worker.py:18` when `--disable-radix-cache` is on.",
@@ -124,8 +124,8 @@ def test_method_called_on_self_in_its_class(mined):
     found = analysis(mined, "plain pool cannot be built")
     assert found.trigger.split("\n\n")[1] == (
         "Reached only through `Pool.start` (`pkg/worker.py:10`): every call of `_build_plain` "
-        "in the commit runs only when `--disable-radix-cache` is on (tested at "
-        "`pkg/worker.py:9`)."
+        "in the commit runs only when `--disable-radix-cache` is on, as tested at "
+        "`pkg/worker.py:9`."
     )
 
 
@@ -133,8 +133,8 @@ def test_call_on_another_object_is_matched_by_name(mined):
     found = analysis(mined, "blob missing")
     assert found.trigger.split("\n\n")[1] == (
         "Reached only through `use` (`pkg/worker.py:45`, matched by name): every call of "
-        "`fetch_blob` in the commit runs only when `--disable-radix-cache` is on (tested at "
-        "`pkg/worker.py:44`)."
+        "`fetch_blob` in the commit runs only when `--disable-radix-cache` is on, as tested at "
+        "`pkg/worker.py:44`."
     )
     assert found.situations == (
         "`use` calls `fetch_blob` at `pkg/worker.py:45` (matched by name) when "
@@ -146,8 +146,8 @@ def test_imported_function_behind_an_early_return(mined):
     found = analysis(mined, "no weights at {path}")
     assert found.trigger.split("\n\n")[1] == (
         "Reached only through `boot` (`pkg/worker.py:51`): every call of `load_weights` in the "
-        "commit runs only when `--model-path` is set (a non-empty value) (tested at "
-        "`pkg/worker.py:49`)."
+        "commit runs only when `--model-path` is set (a non-empty value), as tested at "
+        "`pkg/worker.py:49`."
     )
 
 
@@ -241,7 +241,7 @@ def test_release_constructor_reached_only_under_its_flag(mined_release):
     assert (
         f"Reached only through `MMEncoder.__init__` (`{server}:556`): every call of "
         "`EmbeddingCacheController` in the commit runs only when `--enable-mm-global-cache` "
-        f"is on (tested at `{server}:547`)."
+        f"is on, as tested at `{server}:547`."
     ) in card
     assert (
         f"`MMEncoder.__init__` calls `EmbeddingCacheController` at `{server}:556` when "

@@ -869,7 +869,7 @@ def trigger_line(writer: Writer, reading: Reading) -> str | None:
             listed += f" and {len(scopes) - 4} more functions"
         lead = f"Reached only through {listed}: every call of {name} in the commit"
     tested = ", ".join(where[:MAX_NEEDS])
-    return f"{lead} runs only when {_joined(words)} (tested at {tested})."
+    return f"{lead} runs only when {_joined(words)}, as tested at {tested}."
 
 
 def _listed(writer: Writer, needs: Sequence[Need]) -> list[str]:
