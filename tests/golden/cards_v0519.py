@@ -256,6 +256,21 @@ CARDS: tuple[dict[str, Any], ...] = (
             "solutions": (
                 set_("--disaggregation-decode-retraction-backup", "cpu_tensor"),
                 r"(?i)leave `--disaggregation-decode-retraction-backup` out",
+                # left out, it resolves to cpu_tensor for a model with SSM state: re-verified
+                # kv_cache_builder.py:155-160 (supports_host_pool needs not uses_ssm_state),
+                # :166-178 (else "cpu_tensor"), :180 (the resolved field)
+                (
+                    r"(?i)leave `--disaggregation-decode-retraction-backup` out"
+                    r"[^\n]*`cpu_tensor`"
+                ),
+                r"kv_cache_builder\.py:1[5-8]\d",
+            ),
+            "what": (
+                # the why: the comment at kv_cache_builder.py:153-154 (re-verified: "Host-pool
+                # retraction transfers full and sliding-window components only, so a model
+                # with recurrent state stays on cpu_tensor"), cited where the option is resolved
+                r"kv_cache_builder\.py:15[34]",
+                r"recurrent state",
             ),
             "example_before": (r"--disaggregation-decode-retraction-backup host_pool",),
             "example_after": (r"--disaggregation-decode-retraction-backup cpu_tensor",),
@@ -263,39 +278,6 @@ CARDS: tuple[dict[str, Any], ...] = (
         absent={
             "solutions": (r"--disaggregation-decode-retraction-backup host_pool",),
         },
-        defects=(
-            dict(
-                reason=(
-                    "the why is the comment at mem_cache/kv_cache_builder.py:153-154 ('Host-pool "
-                    "retraction transfers full and sliding-window components only, so a model "
-                    "with recurrent state stays on cpu_tensor'); the card does not cite it (issue "
-                    "12 acceptance)"
-                ),
-                must={
-                    "what": (
-                        r"kv_cache_builder\.py:15[34]",
-                        r"recurrent state",
-                    ),
-                },
-            ),
-            dict(
-                reason=(
-                    "the fix 'leave the option out' only quotes the help ('inferred from the "
-                    "decode KV pool'); it does not say what it resolves to for this model: "
-                    "`cpu_tensor`, since supports_host_pool is false for a model with SSM state "
-                    "(kv_cache_builder.py:153-178; issue 12 acceptance)"
-                ),
-                must={
-                    "solutions": (
-                        (
-                            r"(?i)leave `--disaggregation-decode-retraction-backup` out"
-                            r"[^\n]*`cpu_tensor`"
-                        ),
-                        r"kv_cache_builder\.py:1[5-7]\d",
-                    ),
-                },
-            ),
-        ),
     ),
     dict(
         id="a56ddfd77b7a8221",
@@ -363,6 +345,25 @@ CARDS: tuple[dict[str, Any], ...] = (
         absent={
             "solutions": (r"--disaggregation-decode-retraction-backup host_pool",),
         },
+        defects=(
+            dict(
+                reason=(
+                    "Solution 1 says 'Leaving it out may not help: it is then resolved ... to "
+                    "host_pool when its conditions hold and cpu_tensor otherwise', but one of "
+                    "those conditions is `full_tokens_per_layer > 0` for an SWAKVPool "
+                    "(supports_host_pool, mem_cache/kv_cache_builder.py:155-160), the negation of "
+                    "this error's `ctx.full_tokens_per_layer == 0` (registry.py:155): left out, "
+                    "it resolves to cpu_tensor for a pure-SWA model, as the Mamba card "
+                    "8865a830b5941226 concludes for its case"
+                ),
+                must_not={
+                    "solutions": (
+                        r"(?i)leave `--disaggregation-decode-retraction-backup` out[^\n]*"
+                        r"may not help",
+                    ),
+                },
+            ),
+        ),
     ),
     # ------------------------------------------------------------ server args
     dict(
@@ -382,22 +383,39 @@ CARDS: tuple[dict[str, Any], ...] = (
                 r"0\.8",
                 r"swa_full_tokens_ratio <= 1\.0",
             ),
-            "solutions": (r"`--swa-full-tokens-ratio`",),
+            "solutions": (
+                r"`--swa-full-tokens-ratio`",
+                # the message's range, whole (re-verified kv_cache_hook.py:193)
+                r"`--swa-full-tokens-ratio` a value that is in range \(0, 1\.0\]",
+            ),
+        },
+        absent={
+            "solutions": (r"in range \(0, 1,",),
         },
         defects=(
             dict(
                 reason=(
-                    "Solution 1 cuts the message's range '(0, 1.0]' to '(0, 1' ('a value that is "
-                    "in range (0, 1, as the message asks'); the message at kv_cache_hook.py:193 "
-                    "says 'in range (0, 1.0]'"
+                    "What it means cuts the comment at kv_cache_hook.py:189-191 after '(e.g.' "
+                    "('model branches may declare a reset (e.g.'), taking the abbreviation for "
+                    "the end of a sentence; the comment goes on 'Step3p forces 1.0 under "
+                    "hierarchical cache) that supersedes the user input'"
                 ),
-                must={
-                    "solutions": (
-                        r"`--swa-full-tokens-ratio` a value that is in range \(0, 1\.0\]",
-                    ),
-                },
                 must_not={
-                    "solutions": (r"in range \(0, 1,",),
+                    "what": (r"declare a reset \(e\.g\.\"",),
+                },
+            ),
+            dict(
+                reason=(
+                    "When it happens says '`--disaggregation-decode-retraction-backup` is not "
+                    "`host_pool` (so it is `cpu_tensor`)', but the option is Optional[str] with "
+                    "default None ('If omitted, the backend is inferred', "
+                    "server_args.py:3211-3220) "
+                    "and is inferred only later, in resolve_decode_retraction_backup "
+                    "(mem_cache/kv_cache_builder.py:146-180): at kv_cache_hook.py:144 'not "
+                    "host_pool' is also the unset value"
+                ),
+                must_not={
+                    "when": (r"\(so it is `cpu_tensor`\)",),
                 },
             ),
         ),
@@ -422,8 +440,25 @@ CARDS: tuple[dict[str, Any], ...] = (
                 pass_("--disable-radix-cache"),
                 drop("--enable-hisparse"),
             ),
-            "example_before": (r"--enable-hisparse",),
+            # the fix the message names (hisparse_hook.py:99-101), absent before, given after
+            "example_after": (r"--disable-radix-cache",),
         },
+        absent={
+            "example_before": (r"--disable-radix-cache",),
+        },
+        defects=(
+            dict(
+                reason=(
+                    "Example fix 'before' is now a bare launch command (it showed "
+                    "--enable-hisparse on an earlier main), which does not raise: "
+                    "validate_hisparse returns at hisparse_hook.py:83-84 unless --enable-hisparse "
+                    "is on; the before must show the launch that fails"
+                ),
+                must={
+                    "example_before": (r"--enable-hisparse",),
+                },
+            ),
+        ),
     ),
     dict(
         id="4c890d8a54aee096",
@@ -452,19 +487,10 @@ CARDS: tuple[dict[str, Any], ...] = (
                 drop("--prefill-only-disable-kv-cache"),
             ),
         },
-        defects=(
-            dict(
-                reason=(
-                    "Solution 3 names a flag `--disable-radix-cache because`: the word after the "
-                    "flag in the message ('requires --disable-radix-cache because ...', "
-                    "kv_cache_hook.py:442) is taken for its value, but --disable-radix-cache is a "
-                    "store_true flag"
-                ),
-                must_not={
-                    "solutions": (r"`--disable-radix-cache because`",),
-                },
-            ),
-        ),
+        absent={
+            # the message's next word is no value of the store_true flag (kv_cache_hook.py:441)
+            "solutions": (r"`--disable-radix-cache because`",),
+        },
     ),
     dict(
         id="cf88a33ee9b13c23",
@@ -514,6 +540,23 @@ CARDS: tuple[dict[str, Any], ...] = (
                     "solutions": (r"`--disable-radix-cache`",),
                 },
             ),
+            dict(
+                reason=(
+                    "What it means quotes a fragment that starts inside a parenthesis of the "
+                    "first comment paragraph ('the COW copy-into-slot path resets the ring "
+                    "cursor) -- so the --disable-radix-cache requirement is dropped.', "
+                    "attention_hook.py:330-334): that paragraph is about the radix cache, not "
+                    "this check; the comment for the raise is the next paragraph (:336-341: the "
+                    "extra_buffer strategy's ping-pong donation does not reset the ReplaySSM "
+                    "ring cursor, 'for now require no_buffer')"
+                ),
+                must={
+                    "what": (r"require no_buffer|ping-pong slot swap",),
+                },
+                must_not={
+                    "what": (r"\"the COW copy-into-slot path resets the ring cursor\)",),
+                },
+            ),
         ),
     ),
     dict(
@@ -542,18 +585,10 @@ CARDS: tuple[dict[str, Any], ...] = (
                 drop("--enable-priority-scheduling"),
             ),
         },
-        defects=(
-            dict(
-                reason=(
-                    "Solution 3 names a flag `--disable-priority-preemption when`: the next word "
-                    "of the message ('requires --disable-priority-preemption when priority ...', "
-                    "kv_cache_hook.py:164) is taken for a value of a store_true flag"
-                ),
-                must_not={
-                    "solutions": (r"`--disable-priority-preemption when`",),
-                },
-            ),
-        ),
+        absent={
+            # the message's next word is no value of the store_true flag (kv_cache_hook.py:162)
+            "solutions": (r"`--disable-priority-preemption when`",),
+        },
     ),
     # ------------------------------------------------------------ disaggregation
     dict(
@@ -575,24 +610,14 @@ CARDS: tuple[dict[str, Any], ...] = (
             "solutions": (
                 r"`--disaggregation-transfer-backend` to another of its choices[^\n]*`mooncake`",
             ),
+            # re-verified pd_disaggregation_hook.py:131-134: the backend is the fix on a
+            # prefill server
+            "example_before": (r"--disaggregation-transfer-backend fake",),
+            "example_after": (r"--disaggregation-transfer-backend (mooncake|nixl)",),
         },
-        defects=(
-            dict(
-                reason=(
-                    "Example fix: 'before' is a bare launch command (it does not raise) and "
-                    "'after' turns the prefill server into a decode server (--disaggregation-mode "
-                    "decode) instead of changing --disaggregation-transfer-backend, the fix for a "
-                    "prefill server (pd_disaggregation_hook.py:131-134)"
-                ),
-                must={
-                    "example_before": (r"--disaggregation-transfer-backend fake",),
-                    "example_after": (r"--disaggregation-transfer-backend (mooncake|nixl)",),
-                },
-                must_not={
-                    "example_after": (r"--disaggregation-mode decode",),
-                },
-            ),
-        ),
+        absent={
+            "example_after": (r"--disaggregation-mode decode",),
+        },
     ),
     dict(
         id="940466c845cee65c",
@@ -635,18 +660,11 @@ CARDS: tuple[dict[str, Any], ...] = (
                 drop("--enable-prefix-mm-cache"),
             ),
         },
-        defects=(
-            dict(
-                reason=(
-                    "Solution 3 names a flag `--encoder-only to`: the next word of the message "
-                    "('requires --encoder-only to be enabled', pd_disaggregation_hook.py:198) is "
-                    "taken for a value of a store_true flag"
-                ),
-                must_not={
-                    "solutions": (r"`--encoder-only to`",),
-                },
-            ),
-        ),
+        absent={
+            # the message's next word is no value of the store_true flag
+            # (pd_disaggregation_hook.py:197)
+            "solutions": (r"`--encoder-only to`",),
+        },
     ),
     # ------------------------------------------------------------ speculative decoding
     dict(
@@ -671,18 +689,10 @@ CARDS: tuple[dict[str, Any], ...] = (
                 drop("--speculative-use-rejection-sampling"),
             ),
         },
-        defects=(
-            dict(
-                reason=(
-                    "Solution 3 gives the value `1.`: the message's full stop ('requires "
-                    "--speculative-eagle-topk=1.', speculative_hook.py:758) is read into the "
-                    "value of an int flag"
-                ),
-                must_not={
-                    "solutions": (r"`--speculative-eagle-topk 1\.`",),
-                },
-            ),
-        ),
+        absent={
+            # the message's full stop is not part of the int value (speculative_hook.py:757)
+            "solutions": (r"`--speculative-eagle-topk 1\.`", r"`1\.`"),
+        },
     ),
     dict(
         id="c4c164febb7b17ed",
@@ -701,17 +711,10 @@ CARDS: tuple[dict[str, Any], ...] = (
             ),
             "solutions": (pass_("--speculative-draft-model-path"),),
         },
-        defects=(
-            dict(
-                reason=(
-                    'When it happens renders cfg.device.startswith("cuda") '
-                    "(speculative_hook.py:190) as '`cfg.device` startss with' (a doubled s)"
-                ),
-                must_not={
-                    "when": (r"startss",),
-                },
-            ),
-        ),
+        absent={
+            # cfg.device.startswith("cuda") (speculative_hook.py:190) rendered without a typo
+            "when": (r"startss",),
+        },
     ),
     dict(
         id="2e0f06c02b720ba6",
@@ -801,21 +804,15 @@ CARDS: tuple[dict[str, Any], ...] = (
             ),
             "solutions": (
                 r"`--kv-cache-dtype=fp4_mx_block16`|`--kv-cache-dtype` to `fp4_mx_block16`",
+                # re-verified: mxfp4 is not among the choices (server_args.py:604-614)
+                r"command line does not accept `mxfp4`",
             ),
+            "example_after": (r"--kv-cache-dtype fp4_mx_block16",),
         },
-        defects=(
-            dict(
-                reason=(
-                    "Example fix 'before' is `--kv-cache-dtype mxfp4` on the command line, which "
-                    "argparse refuses (mxfp4 is not among the choices at server_args.py:604-614) "
-                    "before resolve_kv_cache_quant runs; this error comes from "
-                    "kv_cache_dtype='mxfp4' given through the Python API"
-                ),
-                must_not={
-                    "example_before": (r"--kv-cache-dtype mxfp4",),
-                },
-            ),
-        ),
+        absent={
+            # argparse refuses mxfp4 (not among the choices, server_args.py:604-614)
+            "example_before": (r"--kv-cache-dtype mxfp4",),
+        },
     ),
     dict(
         id="5e881e2eb4b6f6ef",
@@ -837,19 +834,12 @@ CARDS: tuple[dict[str, Any], ...] = (
             ),
             "solutions": (r"fp4_mx_block16",),
             "example_before": (r"--kv-cache-dtype fp4_e2m1",),
+            "example_after": (r"--kv-cache-dtype fp4_mx_block16",),
         },
-        defects=(
-            dict(
-                reason=(
-                    "Example fix replaces the deprecated fp4_e2m1 by fp8_e5m2, an FP8 KV cache, "
-                    "instead of the replacement the message names, fp4_mx_block16 "
-                    "(fp4_kv_cache_quant_method.py:816-817)"
-                ),
-                must={
-                    "example_after": (r"--kv-cache-dtype fp4_mx_block16",),
-                },
-            ),
-        ),
+        absent={
+            # not an FP8 cache: the replacement the message names (fp4_kv_cache_quant_method.py:815)
+            "example_after": (r"fp8_e5m2",),
+        },
     ),
     dict(
         id="d631e477872b72fe",
@@ -873,20 +863,11 @@ CARDS: tuple[dict[str, Any], ...] = (
             ),
             "solutions": (r"`--disable-shared-experts-fusion`",),
         },
-        defects=(
-            dict(
-                reason=(
-                    "Solution 1 and the Example fix use `--disable-shared-experts-fusion so`: the "
-                    "next word of the message ('requires --disable-shared-experts-fusion so the "
-                    "shared expert ...', expert_pack.py:100) is taken for a value of a store_true "
-                    "flag, and the example command would fail"
-                ),
-                must_not={
-                    "solutions": (r"--disable-shared-experts-fusion so",),
-                    "example_after": (r"--disable-shared-experts-fusion so",),
-                },
-            ),
-        ),
+        absent={
+            # the message's next word is no value of the store_true flag (expert_pack.py:99)
+            "solutions": (r"--disable-shared-experts-fusion so",),
+            "example_after": (r"--disable-shared-experts-fusion so",),
+        },
     ),
     # ------------------------------------------------------------ multimodal
     dict(
@@ -1001,30 +982,33 @@ CARDS: tuple[dict[str, Any], ...] = (
             ),
             "solutions": (r"`--enable-cfg-parallel`",),
         },
+        absent={
+            # refuted: the default of --num-gpus is 1, the failing value
+            # (multimodal_gen/runtime/server_args/server_args.py:270)
+            "solutions": (
+                r"(?i)leave `--num-gpus` out",
+                r"ServerArgs\.num_gpus",
+            ),
+            # srt's launcher has no --enable-cfg-parallel / --num-gpus (diffusion options,
+            # multimodal_gen ServerArgs :2060, :2158)
+            "example": (r"sglang\.launch_server",),
+        },
         defects=(
             dict(
                 reason=(
-                    "Solution 2 'Leave --num-gpus out: its default is ServerArgs.num_gpus' is "
-                    "refuted: that default is 1 "
-                    "(multimodal_gen/runtime/server_args/server_args.py:270), the failing value; "
-                    "the fix is --num-gpus 2 or more"
+                    "Example fix 'before' shows `--enable-cfg-parallel VALUE`, but the option is "
+                    "a StoreBoolean taking true/false whose help says 'Use false to disable it "
+                    "explicitly' (multimodal_gen/runtime/server_args/server_args.py:2158-2163): "
+                    "the failing launch is `--enable-cfg-parallel true` (or no value), and "
+                    "`--enable-cfg-parallel false` is a fix no Solution offers"
                 ),
-                must_not={
+                must={
                     "solutions": (
-                        r"(?i)leave `--num-gpus` out",
-                        r"ServerArgs\.num_gpus",
+                        r"`--enable-cfg-parallel false`|`--enable-cfg-parallel` to `false`",
                     ),
                 },
-            ),
-            dict(
-                reason=(
-                    "the Example fix launches `python -m sglang.launch_server`, whose srt "
-                    "ServerArgs has no --enable-cfg-parallel or --num-gpus: these are diffusion "
-                    "options (multimodal_gen ServerArgs, :2060, :2158) served by `sglang serve` "
-                    "(cli/serve.py:102-110)"
-                ),
                 must_not={
-                    "example": (r"sglang\.launch_server",),
+                    "example_before": (r"--enable-cfg-parallel VALUE",),
                 },
             ),
         ),
@@ -1045,19 +1029,31 @@ CARDS: tuple[dict[str, Any], ...] = (
                 off("--dist-init-addr"),
                 r"`--nnodes`",
                 r"self\.nnodes > 1",
+                # re-verified: ServerArgs.nnodes = 1 (multimodal_gen/.../server_args.py:277)
+                r"`--nnodes`: default `1`",
             ),
             "solutions": (pass_("--dist-init-addr"),),
+        },
+        absent={
+            "when": (r"default `ServerArgs\.nnodes`",),
+            "solutions": (r"default `ServerArgs\.nnodes`",),
         },
         defects=(
             dict(
                 reason=(
-                    "the default of --nnodes is printed as the expression `ServerArgs.nnodes` "
-                    "(add_argument default=ServerArgs.nnodes) instead of its value 1 "
-                    "(multimodal_gen/runtime/server_args/server_args.py:277)"
+                    "--dist-init-addr of this diffusion ServerArgs is described with the help of "
+                    "the srt option ('The host address for initializing distributed backend', "
+                    "python/sglang/srt/server_args.py:922) instead of its own "
+                    "(multimodal_gen/runtime/server_args/server_args.py:2087-2092: 'The host:port "
+                    "distributed rendezvous address, reachable from every node. Required when "
+                    "--nnodes > 1.')"
                 ),
+                must={
+                    "what": (r"rendezvous address",),
+                },
                 must_not={
-                    "when": (r"default `ServerArgs\.nnodes`",),
-                    "solutions": (r"default `ServerArgs\.nnodes`",),
+                    "what": (r"srt/server_args\.py:922",),
+                    "solutions": (r"The host address for initializing distributed backend",),
                 },
             ),
         ),
@@ -1122,28 +1118,12 @@ CARDS: tuple[dict[str, Any], ...] = (
                 r"`--enable-lora`",
             ),
         },
-        defects=(
-            dict(
-                reason=(
-                    "Example fix shows `--enable-lora VALUE`, but --enable-lora is "
-                    "Optional[bool], which arg_utils.py:321-323 makes a store_true flag taking no "
-                    "value"
-                ),
-                must_not={
-                    "example_before": (r"--enable-lora VALUE",),
-                },
-            ),
-            dict(
-                reason=(
-                    "Solution 'Leave --enable-lora unset' ignores that --lora-paths turns it on "
-                    "when unset (lora_hook.py:24-29, help at server_args.py:2958): leaving it "
-                    "unset does not avoid the raise when --lora-paths is given"
-                ),
-                must_not={
-                    "solutions": (r"Leave `--enable-lora` unset(?![^\n]*--lora-paths)",),
-                },
-            ),
-        ),
+        absent={
+            # --enable-lora is Optional[bool], a store_true flag (arg_utils.py:321-323)
+            "example_before": (r"--enable-lora VALUE",),
+            # --lora-paths turns it on when unset (lora_hook.py:24-29): said, not ignored
+            "solutions": (r"Leave `--enable-lora` unset(?![^\n]*--lora-paths)",),
+        },
     ),
     dict(
         id="fc8140fe7c8aa695",
@@ -1163,27 +1143,11 @@ CARDS: tuple[dict[str, Any], ...] = (
                 r"`16`",
             ),
         },
-        defects=(
-            dict(
-                reason=(
-                    "Example fix shows `--enable-lora VALUE`, but --enable-lora is "
-                    "Optional[bool], which arg_utils.py:321-323 makes a store_true flag taking no "
-                    "value"
-                ),
-                must_not={
-                    "example_before": (r"--enable-lora VALUE",),
-                },
-            ),
-            dict(
-                reason=(
-                    "Solution 'Leave --enable-lora unset' ignores that --lora-paths turns it on "
-                    "when unset (lora_hook.py:24-29)"
-                ),
-                must_not={
-                    "solutions": (r"Leave `--enable-lora` unset(?![^\n]*--lora-paths)",),
-                },
-            ),
-        ),
+        absent={
+            # --enable-lora is Optional[bool], a store_true flag (arg_utils.py:321-323)
+            "example_before": (r"--enable-lora VALUE",),
+            "solutions": (r"Leave `--enable-lora` unset(?![^\n]*--lora-paths)",),
+        },
     ),
     dict(
         id="4d4b522590784431",
@@ -1207,6 +1171,10 @@ CARDS: tuple[dict[str, Any], ...] = (
             ),
             "solutions": (r"`--max-loaded-loras`",),
         },
+        absent={
+            # --enable-lora is Optional[bool], a store_true flag (arg_utils.py:321-323)
+            "example_before": (r"--enable-lora VALUE",),
+        },
         defects=(
             dict(
                 reason=(
@@ -1216,16 +1184,6 @@ CARDS: tuple[dict[str, Any], ...] = (
                 ),
                 must={
                     "solutions": (r"`--max-loras-per-batch`",),
-                },
-            ),
-            dict(
-                reason=(
-                    "Example fix shows `--enable-lora VALUE`, but --enable-lora is "
-                    "Optional[bool], which arg_utils.py:321-323 makes a store_true flag taking no "
-                    "value"
-                ),
-                must_not={
-                    "example_before": (r"--enable-lora VALUE",),
                 },
             ),
         ),
@@ -1256,18 +1214,10 @@ CARDS: tuple[dict[str, Any], ...] = (
                 r"`--lora-target-modules`",
             ),
         },
-        defects=(
-            dict(
-                reason=(
-                    "Example fix shows `--enable-lora VALUE`, but --enable-lora is "
-                    "Optional[bool], which arg_utils.py:321-323 makes a store_true flag taking no "
-                    "value"
-                ),
-                must_not={
-                    "example_before": (r"--enable-lora VALUE",),
-                },
-            ),
-        ),
+        absent={
+            # --enable-lora is Optional[bool], a store_true flag (arg_utils.py:321-323)
+            "example_before": (r"--enable-lora VALUE",),
+        },
     ),
     # ------------------------------------------------------------ distributed
     dict(
@@ -1297,6 +1247,17 @@ CARDS: tuple[dict[str, Any], ...] = (
                 must={
                     "when": (r"`SGLANG_PP_LAYER_PARTITION`",),
                     "solutions": (r"`SGLANG_PP_LAYER_PARTITION`",),
+                },
+            ),
+            dict(
+                reason=(
+                    "Solution 1 offers 'the `try` block raised `ValueError` (handled at line "
+                    "111)' as a way out, but that handler raises another error, 'Invalid "
+                    "partition string: ...' (distributed/utils.py:111-114): a partition string "
+                    "that is not comma-separated ints is no fix"
+                ),
+                must_not={
+                    "solutions": (r"the `try` block raised `ValueError` \(handled at line 111\)",),
                 },
             ),
         ),
