@@ -261,7 +261,13 @@ def test_implied_exit_is_dropped_and_the_innermost_check_is_fixed_first() -> Non
     assert "- `--cache-strategy` is `none` (line 8)" in card.trigger
     assert card.solutions[0].startswith("Set `--cache-strategy` to ")
     assert card.example_fix is not None
-    assert card.example_fix.before.endswith("--cache-strategy none")
+    # the other triggering setting is on both lines, so "before" raises
+    assert card.example_fix.before == (
+        "python -m pkg.launch_server ... --dtype auto --cache-strategy none"
+    )
+    assert card.example_fix.after == (
+        "python -m pkg.launch_server ... --dtype auto --cache-strategy extra"
+    )
 
 
 HOOK = """

@@ -123,6 +123,46 @@ def _without_implied(terms: tuple[Term, ...]) -> tuple[Term, ...]:
     return tuple(kept)
 
 
+def _with_context(example: ExampleFix | None, others: list[ExampleFix]) -> ExampleFix | None:
+    """``example`` with the other triggering flags on both command lines.
+
+    The other fixes' "before" lines (``cmd ... --enable-x``) are the settings
+    the error also needs; a fix that only adds ``--disable-y`` shows them, so
+    that its "before" raises: ``cmd ... --enable-x`` -> ``cmd ... --enable-x
+    --disable-y``. Only shell lines of the same command; a flag the example
+    already names is not added twice.
+    """
+    if example is None or example.language != "shell" or " ... " not in example.after:
+        return example
+    cmd = example.after.split(" ... ", 1)[0]
+    own = set(re.findall(r"--[\w-]+", example.before + " " + example.after))
+    extra: list[str] = []
+    for other in others:
+        if other is example or other.language != "shell":
+            continue
+        head, sep, rest = other.before.partition(" ... ")
+        if head != cmd or not sep or not rest.startswith("--") or "\n" in rest:
+            continue
+        if set(re.findall(r"--[\w-]+", rest)) & own:
+            continue
+        own.update(re.findall(r"--[\w-]+", rest))
+        extra.append(rest)
+    if not extra:
+        return example
+    context = " ".join(extra)
+
+    def add(line: str) -> str:
+        start, sep, rest = line.partition(" ... ")
+        if not sep:
+            return f"{line} {context}" if line == f"{cmd} ..." else line
+        return f"{start} ... {context} {rest}"
+
+    before = example.before if " ... " in example.before else f"{cmd} ..."
+    if before == f"{cmd} ...":
+        return replace(example, before=f"{cmd} ... {context}", after=add(example.after))
+    return replace(example, before=add(before), after=add(example.after))
+
+
 def _run(module: str | None, path: str) -> str:
     """``python -m module`` when the module path is importable, else ``python path``."""
     if module and all(part.isidentifier() for part in module.split(".")):
@@ -1554,7 +1594,10 @@ class Writer:
                     Fix(f"Check the environment variable {code(name)}, which the message names.")
                 )
         texts = list(dict.fromkeys(_close(f.text) for f in fixes))
-        example = next((f.example for f in fixes if f.example is not None), None)
+        example = _with_context(
+            next((f.example for f in fixes if f.example is not None), None),
+            [f.example for f in fixes if f.example is not None],
+        )
         name = short(error.exception)
         unlinked = [t for t in r.terms if t not in fixed and not self.raises(r, t.origin)]
         if name in ("ImportError", "ModuleNotFoundError") and not any(

@@ -440,25 +440,15 @@ CARDS: tuple[dict[str, Any], ...] = (
                 pass_("--disable-radix-cache"),
                 drop("--enable-hisparse"),
             ),
-            # the fix the message names (hisparse_hook.py:99-101), absent before, given after
-            "example_after": (r"--disable-radix-cache",),
+            # the fix the message names (hisparse_hook.py:99-101), absent before, given after;
+            # the before shows the launch that fails: validate_hisparse returns at
+            # hisparse_hook.py:83-84 unless --enable-hisparse is on
+            "example_after": (r"--enable-hisparse --disable-radix-cache",),
+            "example_before": (r"--enable-hisparse",),
         },
         absent={
             "example_before": (r"--disable-radix-cache",),
         },
-        defects=(
-            dict(
-                reason=(
-                    "Example fix 'before' is now a bare launch command (it showed "
-                    "--enable-hisparse on an earlier main), which does not raise: "
-                    "validate_hisparse returns at hisparse_hook.py:83-84 unless --enable-hisparse "
-                    "is on; the before must show the launch that fails"
-                ),
-                must={
-                    "example_before": (r"--enable-hisparse",),
-                },
-            ),
-        ),
     ),
     dict(
         id="4c890d8a54aee096",
