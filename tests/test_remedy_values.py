@@ -183,7 +183,11 @@ def test_second_class_of_the_same_name_has_its_own_command() -> None:
         "pkg/launch_server.py": LAUNCH,
         "pkg/gen/__init__.py": "",
         "pkg/gen/server_args/__init__.py": "from .server_args import ServerArgs\n",
-        "pkg/gen/server_args/server_args.py": GEN_ARGS,
+        "pkg/gen/server_args/server_args.py": GEN_ARGS.replace(
+            "ServerArgs.add_cli_args(parser)\n",
+            "ServerArgs.add_cli_args(parser)\n    PipelineConfig.add_cli_args(parser)\n",
+        ),
+        "pkg/gen/pipeline.py": PIPELINE,
         "pkg/gen/launch_server.py": GEN_LAUNCH,
     }
     model = mine_config(SourceIndex({p: t.encode() for p, t in files.items()}))
@@ -191,6 +195,9 @@ def test_second_class_of_the_same_name_has_its_own_command() -> None:
     gpus = next(o for o in model.options if o.flags == ("--num-gpus",))
     assert gpus.path == "pkg/gen/server_args/server_args.py" and gpus.default == "1"
     assert model.command_of(gpus) == "pkg.gen.launch_server"
+    # a class whose flags the diffusion parser adds shares its command
+    tiling = next(o for o in model.options if o.flags == ("--vae-tiling",))
+    assert model.command_of(tiling) == "pkg.gen.launch_server"
     lora = model.option("enable_lora")
     assert lora is not None and model.command_of(lora) == "pkg.launch_server"
     assert model.to_json()["entry_points"] == [
@@ -198,7 +205,12 @@ def test_second_class_of_the_same_name_has_its_own_command() -> None:
             "class": "ServerArgs",
             "path": "pkg/gen/server_args/server_args.py",
             "module": "pkg.gen.launch_server",
-        }
+        },
+        {
+            "class": "PipelineConfig",
+            "path": "pkg/gen/pipeline.py",
+            "module": "pkg.gen.launch_server",
+        },
     ]
 
 
@@ -326,3 +338,72 @@ def test_advice_and_guard_fix_of_the_same_flag_are_said_once() -> None:
     passing = [s for s in card.solutions if s.startswith("Pass `--disable-radix-cache`")]
     assert passing == ['Pass `--disable-radix-cache`. Its help says: "Disable the radix cache."']
     assert card.solutions[0] == passing[0]
+
+
+PIPELINE = """\
+import argparse
+import dataclasses
+
+
+@dataclasses.dataclass
+class PipelineConfig:
+    vae_tiling: bool = True
+
+    @staticmethod
+    def add_cli_args(parser, prefix: str = ""):
+        prefix_with_dot = f"{prefix}." if (prefix.strip() != "") else ""
+        parser.add_argument(
+            f"--{prefix_with_dot}vae-tiling",
+            dest=f"{prefix_with_dot.replace('-', '_')}vae_tiling",
+            default=PipelineConfig.vae_tiling,
+            help="Enable VAE tiling",
+        )
+        parser.add_argument(f"--{unknown}-x")
+"""
+
+
+def test_option_strings_built_from_a_default_prefix() -> None:
+    model = mine_config(SourceIndex({"pkg/__init__.py": b"", "pkg/pipeline.py": PIPELINE.encode()}))
+    tiling = next(o for o in model.options if o.flags == ("--vae-tiling",))
+    assert tiling.name == "vae_tiling"
+    assert tiling.default == "True"
+    assert tiling.help == "Enable VAE tiling"
+    assert not any(f.endswith("-x") for o in model.options for f in o.flags)
+
+
+TILING = """\
+import argparse
+import dataclasses
+
+
+class StoreBoolean(argparse.Action):
+    pass
+
+
+@dataclasses.dataclass
+class PipelineConfig:
+    vae_tiling: bool = True
+    vae_sp: bool = False
+
+    @staticmethod
+    def add_cli_args(parser, prefix: str = ""):
+        parser.add_argument(
+            "--vae-tiling", action=StoreBoolean, default=PipelineConfig.vae_tiling, help="Tiling."
+        )
+
+    def check(self):
+        if self.vae_sp and not self.vae_tiling:
+            raise ValueError("vae_sp requires --vae-tiling")
+"""
+
+
+def test_flag_on_by_default_is_said_set_to_false() -> None:
+    from test_analysis_prose import analyses
+
+    card = analyses({"pkg/__init__.py": "", "pkg/cfg.py": TILING})["vae_sp requires --vae-tiling"]
+    assert "`--vae-tiling` is set to false (its default is `True`)" in card.trigger
+    assert "unset or empty" not in card.trigger
+    assert any(
+        s.startswith("Leave `--vae-tiling` out: its default is `True`; or pass it as true.")
+        for s in card.solutions
+    ), card.solutions

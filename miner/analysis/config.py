@@ -394,23 +394,131 @@ def _enclosing(tree: ast.Module) -> dict[int, str]:
     return owners
 
 
+_UNKNOWN = object()
+
+
+def _evaluate(node: ast.AST | None, env: Mapping[str, str]) -> Any:
+    """The value of a small string expression with ``env``'s names bound, or
+    ``_UNKNOWN``: literals, names of ``env``, f-strings, ``.strip()`` /
+    ``.replace(a, b)`` / ``.lower()`` on strings, ``==`` / ``!=``, ``not``,
+    ``and`` / ``or``, and ``a if t else b``. Nothing is executed."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (str, bool)):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            inner: ast.AST = value
+            if isinstance(value, ast.FormattedValue):
+                if value.format_spec or value.conversion > 0:
+                    return _UNKNOWN
+                inner = value.value
+            got = _evaluate(inner, env)
+            if not isinstance(got, str):
+                return _UNKNOWN
+            parts.append(got)
+        return "".join(parts)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
+        target = _evaluate(node.func.value, env)
+        args = [_evaluate(a, env) for a in node.args]
+        if not isinstance(target, str) or not all(isinstance(a, str) for a in args):
+            return _UNKNOWN
+        if node.func.attr in ("strip", "lower", "upper") and not args:
+            return getattr(target, node.func.attr)()
+        if node.func.attr == "replace" and len(args) == 2:
+            return target.replace(args[0], args[1])
+        return _UNKNOWN
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, right = _evaluate(node.left, env), _evaluate(node.comparators[0], env)
+        if left is _UNKNOWN or right is _UNKNOWN:
+            return _UNKNOWN
+        if isinstance(node.ops[0], ast.Eq):
+            return left == right
+        if isinstance(node.ops[0], ast.NotEq):
+            return left != right
+        return _UNKNOWN
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        got = _evaluate(node.operand, env)
+        return _UNKNOWN if got is _UNKNOWN else not got
+    if isinstance(node, ast.BoolOp):
+        values = [_evaluate(v, env) for v in node.values]
+        if any(v is _UNKNOWN for v in values):
+            return _UNKNOWN
+        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.IfExp):
+        test = _evaluate(node.test, env)
+        if test is _UNKNOWN:
+            return _UNKNOWN
+        return _evaluate(node.body if test else node.orelse, env)
+    return _UNKNOWN
+
+
+def _default_strings(tree: ast.Module) -> dict[int, dict[str, str]]:
+    """id(call) -> the string names of its function with the defaults applied.
+
+    A method such as ``add_cli_args(parser, prefix: str = "")`` builds its
+    option strings from ``prefix`` (``f"--{prefix_with_dot}vae-tiling"``,
+    with ``prefix_with_dot = f"{prefix}." if prefix.strip() != "" else ""``):
+    called with the default, as the main parser does, they read
+    ``--vae-tiling``. Parameters with a string default and the function's
+    top-level assignments that evaluate from them (:func:`_evaluate`) are bound.
+    """
+    found: dict[int, dict[str, str]] = {}
+    for func in ast.walk(tree):
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = func.args.posonlyargs + func.args.args
+        env: dict[str, str] = {}
+        defaults: list[ast.expr | None] = list(func.args.defaults)
+        pairs = [
+            *zip(args[len(args) - len(defaults) :], defaults, strict=True),
+            *zip(func.args.kwonlyargs, func.args.kw_defaults, strict=True),
+        ]
+        for arg, default in pairs:
+            if isinstance(default, ast.Constant) and isinstance(default.value, str):
+                env[arg.arg] = default.value
+        if not env:
+            continue
+        for stmt in func.body:
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                value = _evaluate(stmt.value, env)
+                if isinstance(value, str):
+                    env[stmt.targets[0].id] = value
+                else:
+                    env.pop(stmt.targets[0].id, None)
+        for node in ast.walk(func):
+            if isinstance(node, ast.Call):
+                found.setdefault(id(node), dict(env))
+    return found
+
+
 def _argparse_options(path: str, tree: ast.Module) -> list[Option]:
     lists = _module_lists(tree)
     owners = _enclosing(tree)
+    strings = _default_strings(tree)
     out: list[Option] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and call_name(node) == "add_argument"):
             continue
         if not isinstance(node.func, ast.Attribute):
             continue
+        env = strings.get(id(node), {})
         flags = [
-            a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+            v for v in (_evaluate(a, env) for a in node.args) if isinstance(v, str) and v
         ]
         if not flags or len(flags) != len(node.args) or not flags[0].startswith("-"):
             continue
         kw = _kw(node)
         long_flags = [f for f in flags if f.startswith("--")]
         dest = literal_text(kw["dest"]) if "dest" in kw else None
+        if dest is None and "dest" in kw:
+            value = _evaluate(kw["dest"], env)
+            dest = value if isinstance(value, str) and value.isidentifier() else None
         if dest is None:
             dest = (long_flags or flags)[0].lstrip("-").replace("-", "_")
         help_text = _text(kw.get("help"))
@@ -1150,12 +1258,29 @@ def _other_entry_points(
     class's module and names the class or a function returning it)."""
     flagged = {(o.owner, o.path) for o in options if o.flags}
     out = []
+    missing = []
     for _, cls, path in others:
         if (cls, path) not in flagged:
             continue
         module = _entry_point(index, cls, path, imported=True)
         if module is not None:
             out.append((cls, path, module))
+        else:
+            missing.append((cls, path))
+    # A class whose flags another class's parser adds (``PipelineConfig.add_cli_args(parser)``
+    # inside the diffusion ``ServerArgs.add_cli_args``) shares that class's command.
+    changed = True
+    while changed and missing:
+        changed = False
+        for cls, path in list(missing):
+            adds = re.compile(rb"\b" + re.escape(cls.encode()) + rb"\.add_\w*\(\s*parser\b")
+            host = next(
+                (m for _, p, m in out if adds.search(index.files.get(p, b""))), None
+            )
+            if host is not None:
+                out.append((cls, path, host))
+                missing.remove((cls, path))
+                changed = True
     return out
 
 

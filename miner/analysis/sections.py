@@ -123,6 +123,17 @@ def _without_implied(terms: tuple[Term, ...]) -> tuple[Term, ...]:
     return tuple(kept)
 
 
+def _on_by_default(opt: Option) -> bool:
+    """A flag that is true unless given as false (``default=True`` with a
+    value-taking action such as SGLang's ``StoreBoolean``, not a switch)."""
+    action = (opt.action or "").rsplit(".", 1)[-1]
+    return (
+        opt.default == "True"
+        and not opt.is_bool
+        and action not in ("", "store_false", "BooleanOptionalAction")
+    )
+
+
 def _with_context(example: ExampleFix | None, others: list[ExampleFix]) -> ExampleFix | None:
     """``example`` with the other triggering flags on both command lines.
 
@@ -579,6 +590,8 @@ class Writer:
         if op == "truthy":
             return f"{ref} is on" if opt.is_bool else f"{ref} is set (a non-empty value)"
         if op == "falsy":
+            if _on_by_default(opt):
+                return f"{ref} is set to false (its default is `True`)"
             return f"{ref} is off (not given)" if opt.is_bool else f"{ref} is unset or empty"
         if op in ("==", "in"):
             text = (
@@ -720,6 +733,8 @@ class Writer:
         if cond.op == "truthy":
             return code(flag) if opt.is_bool else f"{code(flag)} set"
         if cond.op == "falsy":
+            if _on_by_default(opt):
+                return f"{code(flag)} set to false"
             return f"without {code(flag)}" if opt.is_bool else f"{code(flag)} unset or empty"
         if cond.op == "is None":
             return f"{code(flag)} not given"
@@ -1340,6 +1355,12 @@ class Writer:
             text = f"Leave {code(flag)} unset (default {code(shown(opt.default))})."
             text += self._turned_on(opt)
             return Fix(text, ExampleFix("shell", f"{cmd} ... {flag} VALUE", f"{cmd} ..."))
+        if cond.op == "falsy" and _on_by_default(opt):
+            text = (
+                f"Leave {code(flag)} out: its default is `True`; or pass it as true{alias_note}."
+                + self._help_of(opt)
+            )
+            return Fix(_close(text), ExampleFix("shell", f"{cmd} ... {flag} false", f"{cmd} ..."))
         if cond.op == "falsy":
             if opt.is_bool:
                 text = f"Pass {code(flag)}{alias_note}." + self._help_of(opt)

@@ -1063,27 +1063,20 @@ CARDS: tuple[dict[str, Any], ...] = (
             "true/false (:851-877, utils.py:137-160), so `--vae-tiling false` triggers it and "
             "`--vae-tiling true` or `--vae-sp false` avoids it"
         ),
+        # --vae-tiling is built from a default prefix (f"--{prefix_with_dot}vae-tiling",
+        # base.py:851-856) and added by the diffusion ServerArgs parser
+        # (runtime/server_args/server_args.py:2736)
         facts={
-            "when": (r"`self\.vae_sp` is truthy",),
-            "solutions": (r"vae_tiling=True|`--vae-tiling`",),
-        },
-        defects=(
-            dict(
-                reason=(
-                    "the message names --vae-tiling, a StoreBoolean option of PipelineConfig "
-                    "(pipeline_configs/base.py:851-856) defaulting to True (:235); the card never "
-                    "links the flag and says `PipelineConfig.vae_tiling` is 'off (not given)', "
-                    "but not given means on"
-                ),
-                must={
-                    "when": (r"`--vae-tiling`",),
-                    "solutions": (r"`--vae-tiling`",),
-                },
-                must_not={
-                    "when": (r"vae_tiling` is off \(not given\)",),
-                },
+            "when": (r"`self\.vae_sp` is truthy", r"`--vae-tiling` is set to false"),
+            "solutions": (r"`--vae-tiling`", r"Leave `--vae-tiling` out: its default is `True`"),
+            "example_before": (
+                r"python -m sglang\.multimodal_gen\.runtime\.launch_server \.\.\. "
+                r"--vae-tiling false",
             ),
-        ),
+        },
+        absent={
+            "when": (r"vae_tiling` is off \(not given\)", r"`--vae-tiling` is unset"),
+        },
     ),
     # ------------------------------------------------------------ LoRA
     dict(
