@@ -185,11 +185,11 @@ def test_other_sites_told_through_the_condition_model(release):
     path = "python/sglang/srt/managers/tokenizer_control_mixin.py"
     assert (
         f"- `{path}:691` in `TokenizerControlMixin.load_lora_adapter_from_tensors` (module "
-        "`sglang.srt.managers.tokenizer_control_mixin`), when `--enable-lora` is unset or empty"
+        "`sglang.srt.managers.tokenizer_control_mixin`), when `--enable-lora` is off (not given)"
     ) in trigger
     assert (
         f"- `{path}:767` in `TokenizerControlMixin.unload_lora_adapter` (module "
-        "`sglang.srt.managers.tokenizer_control_mixin`), when `--enable-lora` is unset or empty"
+        "`sglang.srt.managers.tokenizer_control_mixin`), when `--enable-lora` is off (not given)"
     ) in trigger
     assert "when `not get_lora().enable_lora`" not in trigger
 
