@@ -564,7 +564,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     lifecycle.install_handlers()
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        # The work is done and published: a stop signal now would only break
+        # the interpreter's teardown (an uncaught KeyboardInterrupt, exit -2).
+        lifecycle.quiet()
+        return code
     except MinerError as exc:
         print(f"miner: error: {exc}", file=sys.stderr)
         return exc.exit_code
