@@ -178,14 +178,14 @@ def start_writing(cmd: list[str], out: Path) -> tuple[subprocess.Popen[str], flo
 @pytest.fixture(scope="module")
 def timed(big: Path, tmp_path_factory) -> float:
     """Seconds a run of ``a`` over ``b`` spends writing (from its staging
-    folder's start to its end), both revisions mined before: what the kills
-    sample. The runs the test stops are all of that kind: their facts,
-    analyses and files are kept in the cache by the digest of their inputs,
-    so they write faster than a first run."""
+    folder's start to its end): what the kills sample. These runs and the
+    ones the test stops use ``--no-cache``, so each computes and writes in
+    full (with the cache on, a revision mined before replays its kept files
+    much faster, and the signals would come after it ended)."""
     scratch = tmp_path_factory.mktemp("timing") / "out"
-    assert run(*mine_args(big, "a", scratch)).returncode == 0
-    assert run(*mine_args(big, "b", scratch)).returncode == 0
-    proc, start = start_writing(miner_cmd(*mine_args(big, "a", scratch)), scratch)
+    assert run(*mine_args(big, "a", scratch, "--no-cache")).returncode == 0
+    assert run(*mine_args(big, "b", scratch, "--no-cache")).returncode == 0
+    proc, start = start_writing(miner_cmd(*mine_args(big, "a", scratch, "--no-cache")), scratch)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     return max(0.2, time.monotonic() - start)
@@ -201,12 +201,12 @@ def test_a_run_stopped_anywhere_leaves_the_old_or_the_new_output(
     out = tmp_path / "out"
     rng = random.Random(f"{signum}-{timed:.1f}")
     # into a new folder: no folder, or a complete one
-    proc, _ = start_writing(miner_cmd(*mine_args(big, "a", out)), out)
+    proc, _ = start_writing(miner_cmd(*mine_args(big, "a", out, "--no-cache")), out)
     time.sleep(rng.uniform(0, 1.1) * timed)
     proc.send_signal(signum)
     proc.communicate(timeout=120)
     assert not out.exists() or complete(out) == sha_of(big, "a")
-    assert run(*mine_args(big, "a", out)).returncode == 0
+    assert run(*mine_args(big, "a", out, "--no-cache")).returncode == 0
     old, new = sha_of(big, "a"), sha_of(big, "b")
     assert complete(out) == old
     stopped = 0
@@ -216,7 +216,7 @@ def test_a_run_stopped_anywhere_leaves_the_old_or_the_new_output(
     while tries < (3 if signum == signal.SIGKILL else 2) or (not stopped and tries < 8):
         tries += 1
         rev = "b" if complete(out) == old else "a"
-        proc, _ = start_writing(miner_cmd(*mine_args(big, rev, out)), out)
+        proc, _ = start_writing(miner_cmd(*mine_args(big, rev, out, "--no-cache")), out)
         time.sleep(rng.uniform(0, 1.1 if tries <= 3 else 0.5) * timed)
         proc.send_signal(signum)
         _, err = proc.communicate(timeout=120)
@@ -233,7 +233,7 @@ def test_a_run_stopped_anywhere_leaves_the_old_or_the_new_output(
             assert proc.returncode in (0, -signal.SIGKILL), err
     assert stopped, "every run ended before its stop signal"
     # a later run removes what a killed one left, and finishes the output
-    assert run(*mine_args(big, "b", out)).returncode == 0
+    assert run(*mine_args(big, "b", out, "--no-cache")).returncode == 0
     assert complete(out) == new
     assert leftovers(out) == []
 
