@@ -1,5 +1,3 @@
-import sys
+from miner.cli import run
 
-from miner.cli import main
-
-sys.exit(main())
+run()

@@ -553,8 +553,20 @@ def _after_stop() -> str:
     return "the previous output is kept"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one subcommand; returns its exit code (see the module docstring)."""
+def run() -> None:
+    """The ``miner`` command: :func:`main`, then exit with its code. The stop
+    signals stay ignored once the work is done: one arriving in the
+    interpreter's teardown would end it with -2 instead of the code."""
+    code = main(exiting=True)
+    sys.exit(code)
+
+
+def main(argv: Sequence[str] | None = None, *, exiting: bool = False) -> int:
+    """Run one subcommand; returns its exit code (see the module docstring).
+
+    The signal handlers it installs are put back on return, unless
+    ``exiting`` (the process ends right after: :func:`run`).
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -562,12 +574,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         format="%(message)s",
         stream=sys.stderr,
     )
-    lifecycle.install_handlers()
+    with lifecycle.handled(keep=exiting):
+        return _run_command(args, exiting=exiting)
+
+
+def _run_command(args: argparse.Namespace, *, exiting: bool) -> int:
+    """``args.func(args)`` with the one error family turned into exit codes."""
     try:
         code = int(args.func(args))
-        # The work is done and published: a stop signal now would only break
-        # the interpreter's teardown (an uncaught KeyboardInterrupt, exit -2).
-        lifecycle.quiet()
+        if exiting:
+            lifecycle.quiet()
         return code
     except MinerError as exc:
         print(f"miner: error: {exc}", file=sys.stderr)
@@ -589,4 +605,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    run()

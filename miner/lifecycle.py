@@ -47,6 +47,24 @@ def install_handlers() -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
 
 
+@contextlib.contextmanager
+def handled(*, keep: bool = False) -> Iterator[None]:
+    """Run the block with :func:`install_handlers`, then put the stop signals'
+    previous handlers back, so a caller in the same process (a test calling
+    ``cli.main``) is left as it was; a child it starts later would inherit an
+    ignored ``SIGINT``. ``keep``: leave them as the block left them (the
+    process is about to exit; :func:`quiet` then covers its teardown)."""
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    install_handlers()
+    try:
+        yield
+    finally:
+        if not keep:
+            for signum, handler in previous.items():
+                with contextlib.suppress(ValueError, OSError, TypeError):
+                    signal.signal(signum, handler)
+
+
 def quiet() -> None:
     """After the first stop signal: ignore more of them while the run ends
     (a second Ctrl-C would print a traceback from the exit's clean-up)."""

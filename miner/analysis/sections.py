@@ -105,14 +105,13 @@ def _without_implied(terms: tuple[Term, ...]) -> tuple[Term, ...]:
     """The terms without a ``x != a`` (or ``x not in S``) that a ``x == b`` (or
     ``x in T``) of the same setting implies (no value of T in {a} or S): "is
     not `decode`" says nothing once "is `prefill`" holds."""
+    tests = [_setting_test(term) for term in terms]
     equal: dict[tuple[str, str], list[frozenset[str]]] = {}
-    for term in terms:
-        test = _setting_test(term)
+    for test in tests:
         if test is not None and test[1] in ("==", "in"):
             equal.setdefault(test[0], []).append(test[2])
     kept = []
-    for term in terms:
-        test = _setting_test(term)
+    for term, test in zip(terms, tests, strict=True):
         if (
             test is not None
             and test[1] in ("!=", "not in")
