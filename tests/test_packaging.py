@@ -193,7 +193,7 @@ def test_wheel_carries_every_file_of_the_package(wheel: Path) -> None:
         p.removeprefix("miner/publish/templates/") for p in templates
     }
     assert sorted(n for n in shipped if n.startswith("miner/publish/templates/")) == templates
-    assert "miner = miner.cli:main" in entry_points
+    assert "miner = miner.cli:run" in entry_points
 
 
 def test_installed_wheel_mines_a_repository_with_its_site(
