@@ -256,8 +256,9 @@ class Staging:
         try:
             self.parent.mkdir(parents=True, exist_ok=True)
             self.recover()
-            root = Path(tempfile.mkdtemp(prefix=self.prefix, dir=self.parent))
-            self.root = root
+            with signals_held():  # no stop between the folder's creation and its record
+                root = Path(tempfile.mkdtemp(prefix=self.prefix, dir=self.parent))
+                self.root = root
             mode = 0o777 & ~_umask()
             if self.real.is_dir():
                 mode = self.real.stat().st_mode & 0o7777
@@ -269,6 +270,9 @@ class Staging:
                 f"{self.dest}: cannot prepare the new output beside it in {self.parent} "
                 f"({exc.strerror or exc}); pass --out inside a writable folder with free space"
             ) from None
+        except BaseException:  # a stop signal while seeding: leave nothing behind
+            self.discard()
+            raise
         return root
 
     def swap(self) -> None:
@@ -279,7 +283,10 @@ class Staging:
         """
         assert self.root is not None, "swap before open"
         old: Path | None = None
+        swapped = False
         try:
+            # a stop signal held here is raised when the block ends: the old
+            # tree put aside is removed all the same (the finally below)
             with signals_held():
                 if not self.real.exists() and not self.real.is_symlink():
                     self.root.rename(self.real)
@@ -291,21 +298,38 @@ class Staging:
                     self.real.rename(old)
                     self.root.rename(self.real)
                 self.root = None
+                swapped = True
                 PUBLISHED.append(self.dest)
         except OSError as exc:
+            if old is not None and not self.real.exists():
+                with contextlib.suppress(OSError):
+                    old.rename(self.real)  # the fallback's first rename, undone
             self.discard()
             raise OutputError(
                 f"{self.dest}: cannot put the new output in place ({exc.strerror or exc}); "
                 "the previous output is kept"
             ) from None
-        if old is not None:
-            remove_tree(old)
+        finally:
+            if swapped and old is not None:
+                _remove_to_the_end(old)
 
     def discard(self) -> None:
-        """Remove the staging folder (after a failure or an interruption)."""
+        """Remove the staging folder (after a failure or an interruption); a
+        stop signal while removing it lets the removal finish first."""
         if self.root is not None:
-            remove_tree(self.root)
+            _remove_to_the_end(self.root)
             self.root = None
+
+
+def _remove_to_the_end(path: Path) -> None:
+    """:func:`remove_tree`, finished even when a stop signal cuts it: the
+    signal's exception is raised once the folder is gone."""
+    try:
+        remove_tree(path)
+    except BaseException:
+        with signals_held():
+            remove_tree(path)
+        raise
 
 
 def _umask() -> int:

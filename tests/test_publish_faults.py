@@ -436,6 +436,55 @@ def test_an_old_folder_put_aside_by_a_killed_swap_comes_back(make_repo, tmp_path
     assert leftovers(out) == []
 
 
+@pytest.mark.parametrize("renameat2", [True, False])
+def test_ctrl_c_held_through_the_swap_leaves_nothing_beside(
+    make_repo, tmp_path: Path, monkeypatch, renameat2: bool
+) -> None:
+    """Ctrl-C during the swap is held until the swap ends, then raised there:
+    the new output is in place and the old tree put aside is removed (it was
+    left as ``.out.staging-*`` when the signal was raised before its removal)."""
+    from miner import files
+
+    real_exchange = files.exchange
+
+    def exchange_then_ctrl_c(a: Path, b: Path) -> bool:
+        os.kill(os.getpid(), signal.SIGINT)  # held: delivered when the swap ends
+        return real_exchange(a, b) if renameat2 else False
+
+    repo = make_repo(
+        {"pkg/a.py": "def f(x):\n    raise ValueError(f'mode {x} is not supported')\n"}
+    )
+    out = tmp_path / "out"
+    assert main(mine_args(repo, "v1", out)) == 0
+    monkeypatch.setattr(files, "exchange", exchange_then_ctrl_c)
+    assert main(mine_args(repo, "v1", out, "--no-cache", "--site")) == 130
+    assert complete(out) and (out / "site").is_dir()
+    assert leftovers(out) == []
+
+
+def test_ctrl_c_while_the_staging_is_seeded_removes_it(
+    make_repo, tmp_path: Path, monkeypatch
+) -> None:
+    """Ctrl-C while the staging folder is being filled with links to the old
+    files: the staging goes, the old output stays."""
+    from miner import files
+
+    def interrupted(source: Path, target: Path) -> None:
+        (target / "half").write_text("")
+        raise KeyboardInterrupt
+
+    repo = make_repo(
+        {"pkg/a.py": "def f(x):\n    raise ValueError(f'mode {x} is not supported')\n"}
+    )
+    out = tmp_path / "out"
+    assert main(mine_args(repo, "v1", out)) == 0
+    before = files_under(out)
+    monkeypatch.setattr(files, "_seed", interrupted)
+    assert main(mine_args(repo, "v1", out, "--no-cache", "--site")) == 130
+    assert files_under(out) == before and complete(out)
+    assert leftovers(out) == []
+
+
 def test_the_swap_without_renameat2(make_repo, tmp_path: Path, monkeypatch) -> None:
     """Where ``RENAME_EXCHANGE`` is missing, two renames do; the result is the same."""
     from miner import files

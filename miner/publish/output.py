@@ -330,8 +330,8 @@ def publication(dest: Path, kind: str = RECORDS) -> Iterator[Publication]:
     with locked(dest):
         previous = check_folder(dest, kind)
         staging = Staging(dest)
-        root = staging.open()
         try:
+            root = staging.open()
             folder = Folder(root, owned_by(root, previous, kind), dest)
             yield Publication(dest, kind, root, previous, folder)
         except BaseException:
