@@ -19,11 +19,19 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import logging
+import multiprocessing
 import os
 import signal
 import sys
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
 
 #: ``prctl`` option: the signal sent to this process when its parent dies.
 PR_SET_PDEATHSIG = 1
@@ -105,3 +113,116 @@ def signals_held() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def worker_pool(
+    jobs: int, initializer: Callable[..., None], *initargs: Any
+) -> ProcessPoolExecutor | None:
+    """A pool of ``jobs`` processes forked from this one (so they share its
+    memory: the facts and the records are not sent), each started with
+    ``initializer(*initargs)``, which must call :func:`die_with_parent` first.
+    None where processes cannot be forked (not Linux, macOS: spawning would
+    send everything): the caller then works in this process."""
+    if not sys.platform.startswith("linux"):
+        return None
+    context = multiprocessing.get_context("fork")
+    return ProcessPoolExecutor(jobs, mp_context=context, initializer=initializer, initargs=initargs)
+
+
+def stop_pool(pool: ProcessPoolExecutor, *, graceful: bool) -> None:
+    """Shut ``pool`` down; unless ``graceful`` (an error or a signal stopped
+    the run), kill its workers first rather than wait for them."""
+    if not graceful:
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            with contextlib.suppress(OSError, AttributeError):
+                process.kill()
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+_BESIDE: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
+
+
+def _start_beside(func: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    global _BESIDE
+    die_with_parent()
+    _BESIDE = (func, args)
+
+
+def _run_beside() -> Any:
+    assert _BESIDE is not None, "worker started without its work"
+    func, args = _BESIDE
+    return func(*args)
+
+
+@contextlib.contextmanager
+def beside(jobs: int, func: Callable[..., T], *args: Any) -> Iterator[Callable[[], T]]:
+    """Run ``func(*args)`` in a forked process while the block runs (with
+    ``jobs`` > 1 on Linux; else in this process when its result is asked
+    for); yields the function that returns its result (waiting for it).
+
+    ``func`` and ``args`` are inherited by the fork, not sent; the result is
+    sent back (pickled). A worker that dies (killed, out of memory) costs
+    time, not the result: it is then computed here.
+    """
+    pool = worker_pool(1, _start_beside, func, args) if jobs > 1 else None
+    if pool is None:
+        yield lambda: func(*args)
+        return
+    future: Future[T] = pool.submit(_run_beside)
+
+    def result() -> T:
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            log.warning("a worker process died; its part is computed in this process")
+            return func(*args)
+
+    finished = False
+    try:
+        yield result
+        finished = True
+    finally:
+        stop_pool(pool, graceful=finished)
+
+
+_MAP: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
+
+
+def _start_map(func: Callable[[Any], Any], items: Sequence[Any]) -> None:
+    global _MAP
+    die_with_parent()
+    _MAP = (func, items)
+
+
+def _map_span(span: tuple[int, int]) -> list[Any]:
+    assert _MAP is not None, "worker started without its work"
+    func, items = _MAP
+    return [func(item) for item in items[span[0] : span[1]]]
+
+
+def fork_map(jobs: int, func: Callable[[T], R], items: Sequence[T], chunk: int = 1) -> list[R]:
+    """``[func(x) for x in items]``, computed by ``jobs`` forked processes
+    (``jobs`` > 1, Linux, more than ``chunk`` items; else in this process).
+
+    ``func`` and ``items`` are inherited by the fork, not sent; each task is
+    ``chunk`` consecutive items, and the results come back (pickled) in
+    order, so the list is the same as one process's when ``func`` reads
+    nothing that another call changes. A worker that dies (killed, out of
+    memory) costs time, not the result: the list is then computed here.
+    """
+    count = len(items)
+    pool = worker_pool(jobs, _start_map, func, items) if jobs > 1 and count > chunk else None
+    if pool is None:
+        return [func(item) for item in items]
+    spans = [(start, min(start + chunk, count)) for start in range(0, count, chunk)]
+    finished = False
+    try:
+        out = [result for part in pool.map(_map_span, spans) for result in part]
+        finished = True
+    except BrokenProcessPool:  # a worker died (killed, out of memory): redo it here
+        finished = True
+        log.warning("a worker process died; the rest is computed in this process")
+        out = [func(item) for item in items]
+    finally:
+        stop_pool(pool, graceful=finished)
+    return out

@@ -35,6 +35,7 @@ from miner.mining import digest, source, store
 from miner.mining.calls import link_calls
 from miner.mining.extraction import Extraction, MineOptions, extract_blobs
 from miner.mining.ids import assign_ids
+from miner.mining.pool import default_jobs
 from miner.model import (
     Analysis,
     CommitInfo,
@@ -190,14 +191,14 @@ def facts_files(
 
 
 def gather_facts(
-    repo: git.Repo, entries: Iterable[source.BlobRef], result: MineResult
+    repo: git.Repo, entries: Iterable[source.BlobRef], result: MineResult, jobs: int = 1
 ) -> RepoFacts:
     """The facts the analysis needs beyond the sites (the configuration model,
     callers, exception classes), read from the blobs of ``entries`` that
-    :func:`facts_files` keeps."""
+    :func:`facts_files` keeps (``jobs`` > 1: in two processes)."""
     keep, _ = facts_files(entries, result)
     sources = {e.path: source.read_blob(repo, e.blob) for e in keep}
-    return collect(sources, result.sites)
+    return collect(sources, result.sites, jobs=jobs)
 
 
 def _mine_commit(
@@ -328,6 +329,8 @@ class Mining:
     no cache, or no digest)."""
     llm: LLMSettings | None
     seconds: dict[str, float]
+    jobs: int = 1
+    """Processes for the analysis (:func:`miner.analysis.analyze`)."""
 
 
 def start_mining(
@@ -367,7 +370,8 @@ def start_mining(
     folder = cache_dir or (options.cache_dir if options else None) or source.default_cache_dir()
     seconds = {"extraction": time.perf_counter() - start}
     kept = Path(folder) if use_cache and inputs else None
-    return Mining(repo, entries, result, inputs, kept, llm, seconds)
+    jobs = options.jobs if options is not None and options.jobs is not None else default_jobs()
+    return Mining(repo, entries, result, inputs, kept, llm, seconds, max(1, jobs))
 
 
 def analyze_mining(mining: Mining) -> Mined:
@@ -384,10 +388,10 @@ def analyze_mining(mining: Mining) -> Mined:
             seconds["analysis"] = time.perf_counter() - start
             return Mined(result, facts, analyses, mining.inputs, seconds, reused=True)
     start = time.perf_counter()
-    facts = gather_facts(mining.repo, mining.entries, result)
+    facts = gather_facts(mining.repo, mining.entries, result, jobs=mining.jobs)
     seconds["facts"] = time.perf_counter() - start
     start = time.perf_counter()
-    analyses = analyze(result, facts, llm=mining.llm)
+    analyses = analyze(result, facts, llm=mining.llm, jobs=mining.jobs)
     if cache is not None:
         cache.put(mining.inputs, (facts, analyses))
     seconds["analysis"] = time.perf_counter() - start

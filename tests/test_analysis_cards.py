@@ -267,3 +267,55 @@ def test_write_output_is_stable(mined, tmp_path: Path):
     done, out, _ = mined
     counts = pipeline.publish(done, out)["output"]
     assert counts["written"] == 0
+
+
+def test_facts_and_analyses_in_worker_processes_are_the_same(tmp_path: Path, monkeypatch):
+    """``jobs`` > 1: the call facts beside, the files around the settings and
+    the errors spread over forked processes (one item per task here); the
+    facts and every analysis equal one process's."""
+    import git
+    from conftest import commit_all, write_files
+
+    from miner import analysis, lifecycle
+    from miner.analysis import resolvers
+
+    resolving = {
+        "pkg/hybrid.py": (
+            "def check(server_args, ctx):\n"
+            "    if server_args.cache_strategy == 'host' and ctx.is_hybrid:\n"
+            "        raise ValueError('host cache strategy does not support hybrid models')\n"
+        ),
+        "pkg/resolve.py": (
+            "def resolve(server_args, ctx):\n"
+            "    # A hybrid model keeps recurrent state, so it stays on the cpu strategy.\n"
+            "    server_args.cache_strategy = 'cpu' if ctx.is_hybrid else 'host'\n"
+        ),
+    }
+    write_files(tmp_path, {**FILES, **resolving})
+    commit_all(git.Repo.init(tmp_path, initial_branch="main"), "fixture", "v1")
+    mining = pipeline.start_mining(str(tmp_path), "v1", slug="acme/sglike")
+    serial = pipeline.gather_facts(mining.repo, mining.entries, mining.result)
+    # something from each part to compare
+    assert serial.notes["cache_strategy"][0].line == 2
+    assert serial.choices["cache_strategy"][0].path == "pkg/resolve.py"
+    assert serial.call_reach and serial.config.options
+    started: list[int] = []
+    real_pool = lifecycle.worker_pool
+
+    def counted(jobs, initializer, *args):
+        pool = real_pool(jobs, initializer, *args)
+        assert pool is not None
+        started.append(jobs)
+        return pool
+
+    monkeypatch.setattr(lifecycle, "worker_pool", counted)
+    monkeypatch.setattr(analysis, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(analysis, "CHUNK", 1)
+    monkeypatch.setattr(resolvers, "FILES_PER_TASK", 1)
+    forked = pipeline.gather_facts(mining.repo, mining.entries, mining.result, jobs=2)
+    assert started == [1, 2]  # the call facts beside; the files around the settings
+    assert forked == serial
+    together = analyze(mining.result, serial)
+    apart = analyze(mining.result, forked, jobs=2)
+    assert started == [1, 2, 2]
+    assert list(apart) == list(together) and apart == together

@@ -443,6 +443,8 @@ def test_ctrl_c_held_through_the_swap_leaves_nothing_beside(
     """Ctrl-C during the swap is held until the swap ends, then raised there:
     the new output is in place and the old tree put aside is removed (it was
     left as ``.out.staging-*`` when the signal was raised before its removal)."""
+    from conftest import add_commit
+
     from miner import files
 
     real_exchange = files.exchange
@@ -454,11 +456,14 @@ def test_ctrl_c_held_through_the_swap_leaves_nothing_beside(
     repo = make_repo(
         {"pkg/a.py": "def f(x):\n    raise ValueError(f'mode {x} is not supported')\n"}
     )
+    new = add_commit(
+        repo, {"pkg/b.py": "def g(y):\n    raise KeyError(f'no model {y}')\n"}, tag="v2"
+    )
     out = tmp_path / "out"
     assert main(mine_args(repo, "v1", out)) == 0
     monkeypatch.setattr(files, "exchange", exchange_then_ctrl_c)
-    assert main(mine_args(repo, "v1", out, "--no-cache", "--site")) == 130
-    assert complete(out) and (out / "site").is_dir()
+    assert main(mine_args(repo, "v2", out)) == 130
+    assert complete(out) == new
     assert leftovers(out) == []
 
 

@@ -20,15 +20,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from miner.analysis.audience import Settings, classify_all
+from miner.analysis.audience import Settings, classify
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker, settings_of
 from miner.analysis.paths import evidence_lines
 from miner.analysis.related import related_errors
 from miner.analysis.sections import Reading, Writer
-from miner.model import Analysis, MineResult
+from miner.lifecycle import fork_map
+from miner.model import Analysis, Error, MineResult
 
 if TYPE_CHECKING:
     from miner.analysis.llm import LLMSettings
@@ -57,10 +60,63 @@ def rule_author(short_sha: str) -> str:
     return f"Analysis generated from the source at {short_sha}"
 
 
+#: Fewer errors than this are analysed in this process (starting a pool costs
+#: more than it saves).
+PARALLEL_MIN = 1000
+#: Errors per task sent to a worker of the analysis pool.
+CHUNK = 200
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What the analysis of each error reads: the same for every error, built
+    once, then shared by the workers of the pool (forked: not sent)."""
+
+    errors: Sequence[Error]
+    writer: Writer
+    settings: Settings
+    related: dict[str, tuple[str, ...]]
+    author: str
+
+    def one(self, error: Error) -> Analysis:
+        """The analysis of ``error`` (the rule sections; no language model)."""
+        decision = classify(error, self.settings)
+        reading = self.writer.read(error, decision.audience.value)
+        solutions, example = self.writer.solutions(reading)
+        return Analysis(
+            error_id=error.error_id,
+            trigger=self.writer.trigger(reading),
+            what_it_means=self.writer.what_it_means(reading),
+            situations=self.writer.situations(reading),
+            solutions=tuple(solutions),
+            example_fix=example,
+            related=self.related[error.error_id],
+            author=self.author,
+            evidence=evidence(reading),
+            audience=decision.audience.value,
+            audience_rule=decision.rule,
+            audience_reason=decision.reason,
+            condition=reading.condition,
+            condition_text=reading.condition.text(),
+        )
+
+
+def _analyses(job: _Job, jobs: int) -> list[Analysis]:
+    """Every error's analysis, in order: in ``jobs`` forked processes when
+    there are :data:`PARALLEL_MIN` errors or more, else in this one. Each
+    error's analysis reads only ``job``, so the result is the same."""
+    if len(job.errors) < PARALLEL_MIN:
+        jobs = 1
+    return fork_map(jobs, job.one, job.errors, CHUNK)
+
+
 def analyze(
-    result: MineResult, facts: RepoFacts, llm: LLMSettings | None = None
+    result: MineResult, facts: RepoFacts, llm: LLMSettings | None = None, jobs: int = 1
 ) -> dict[str, Analysis]:
-    """One :class:`Analysis` per error id of ``result``.
+    """One :class:`Analysis` per error id of ``result``, in error order.
+
+    ``jobs`` > 1: that many forked processes analyse the errors (when there
+    are :data:`PARALLEL_MIN` or more; the same analyses as one process).
 
     ``facts`` are the commit's facts (:func:`miner.analysis.facts.collect`);
     with empty ones (``RepoFacts()``) the sections are written from the sites
@@ -71,29 +127,9 @@ def analyze(
     writer = Writer(facts, result.commit.short_sha, linker)
     links = {e.error_id: linker.link_site(e.primary) for e in result.errors}
     related = related_errors(result.errors, {k: settings_of(v) for k, v in links.items()})
-    audiences = classify_all(result.errors, Settings.from_config(facts.config, facts.predicates))
-    author = rule_author(result.commit.short_sha)
-    out: dict[str, Analysis] = {}
-    for error in result.errors:
-        decision = audiences[error.error_id]
-        reading = writer.read(error, decision.audience.value)
-        solutions, example = writer.solutions(reading)
-        out[error.error_id] = Analysis(
-            error_id=error.error_id,
-            trigger=writer.trigger(reading),
-            what_it_means=writer.what_it_means(reading),
-            situations=writer.situations(reading),
-            solutions=tuple(solutions),
-            example_fix=example,
-            related=related[error.error_id],
-            author=author,
-            evidence=evidence(reading),
-            audience=decision.audience.value,
-            audience_rule=decision.rule,
-            audience_reason=decision.reason,
-            condition=reading.condition,
-            condition_text=reading.condition.text(),
-        )
+    settings = Settings.from_config(facts.config, facts.predicates)
+    job = _Job(result.errors, writer, settings, related, rule_author(result.commit.short_sha))
+    out = {a.error_id: a for a in _analyses(job, jobs)}
     if llm is not None:
         from miner.analysis.llm import rewrite
 

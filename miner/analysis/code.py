@@ -9,6 +9,7 @@ when a cheap byte search says it matters.
 from __future__ import annotations
 
 import ast
+import functools
 import logging
 import re
 import string
@@ -148,8 +149,12 @@ class SourceIndex:
         return ".".join(parts[first:]) or path
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parse_expr(text: str) -> ast.expr | None:
-    """``text`` parsed as one expression (warnings silenced), or None."""
+    """``text`` parsed as one expression (warnings silenced), or None.
+
+    Cached: the same tree for the same text, so callers must not change it
+    (the analysis only reads trees)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -29,6 +29,7 @@ from miner.analysis.config import (
 from miner.analysis.exceptions import ExceptionInfo, repo_exceptions
 from miner.analysis.paths import CallReach, call_reaches, referenced
 from miner.analysis.resolvers import Choice, Note, callee, guard_names, local_calls, setting_code
+from miner.lifecycle import beside
 from miner.model import Site
 
 
@@ -340,33 +341,54 @@ def guard_calls(sites: Iterable[Site]) -> set[str]:
     return names
 
 
-def collect(files: Mapping[str, bytes], sites: Iterable[Site]) -> RepoFacts:
-    """Gather the facts of a commit from its ``.py`` files (path -> bytes) and mined sites."""
-    sites = list(sites)
-    index = SourceIndex(files)
-    config = mine_config(index)
-    predicates: dict[str, Derived] = {}
-    for name in sorted(guard_calls(sites)):
-        found = predicate_function(index, name, config)
-        if found is not None:
-            predicates[name] = found
-    targets = {t for t in (target_name(s.scope) for s in sites if not s.reraise) if t}
+_CallFacts = tuple[
+    dict[str, tuple[Caller, ...]],
+    dict[str, int],
+    dict[tuple[str, str, int], CallReach],
+    frozenset[str],
+]
+
+
+def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
+    """The facts of the calls of the raising functions ``targets``: callers
+    (two levels), the crowded names, the calls' reaches
+    (:func:`miner.analysis.paths.call_reaches`) and the names referenced."""
     level1 = find_callers(index, targets)
     second = {t for callers in level1.values() for c in callers if (t := target_name(c.scope))}
     level2 = find_callers(index, second - set(level1))
     callers = {**level2, **level1}
     busy = crowded(index, targets | second)
-    exceptions = repo_exceptions(index, {s.exception for s in sites if s.exception})
-    definitions = {t: len(index.definitions(t)) for t in sorted(targets)}
-    resolved = mine_resolutions(index, config)
-    assigned = predicate_assignments(files, tested_names(sites))
-    exits = exit_branches(files, sites)
-    notes, choices, defining = involved_code(index, config, sites, assigned)
-    call_docs = call_docstrings(index, called_names(sites) | defining)
-    module_docs = module_docstrings(files, (s.path for s in sites))
-    # settings across calls (miner.analysis.paths)
     reaches = call_reaches(index, callers, targets)
     refs = referenced(index, {target for target, _, _ in reaches})
+    return callers, busy, reaches, refs
+
+
+def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) -> RepoFacts:
+    """Gather the facts of a commit from its ``.py`` files (path -> bytes) and
+    mined sites. With ``jobs`` > 1, the facts of the calls are gathered in a
+    forked process while this one builds the configuration model, and the
+    code around the settings is read in ``jobs`` processes (the same facts)."""
+    sites = list(sites)
+    index = SourceIndex(files)
+    index.definitions("")  # the word index, built once before both halves read it
+    targets = {t for t in (target_name(s.scope) for s in sites if not s.reraise) if t}
+    with beside(jobs, _call_facts, index, targets) as call_facts:
+        config = mine_config(index)
+        predicates: dict[str, Derived] = {}
+        for name in sorted(guard_calls(sites)):
+            found = predicate_function(index, name, config)
+            if found is not None:
+                predicates[name] = found
+        exceptions = repo_exceptions(index, {s.exception for s in sites if s.exception})
+        definitions = {t: len(index.definitions(t)) for t in sorted(targets)}
+        resolved = mine_resolutions(index, config)
+        assigned = predicate_assignments(files, tested_names(sites))
+        exits = exit_branches(files, sites)
+        callers, busy, reaches, refs = call_facts()
+    # after the process beside has ended: no fork while its pool's thread runs
+    notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
+    call_docs = call_docstrings(index, called_names(sites) | defining)
+    module_docs = module_docstrings(files, (s.path for s in sites))
     module_doc_lines = {
         path: files[path][: m.start(2)].count(b"\n") + 1
         for path in module_docs
@@ -399,11 +421,13 @@ def involved_code(
     config: ConfigModel,
     sites: Iterable[Site],
     assigned: Mapping[str, tuple[Assigned, ...]],
+    jobs: int = 1,
 ) -> tuple[dict[str, tuple[Note, ...]], dict[str, tuple[Choice, ...]], set[str]]:
     """The settings the sites' guards test, with the comments and conditional
     values of the code that reads or resolves them
     (:func:`miner.analysis.resolvers.setting_code`), and the functions the
-    guards' other names are assigned from (whose docstrings say what they mean)."""
+    guards' other names are assigned from (whose docstrings say what they mean);
+    ``jobs``: processes reading the code around the settings)."""
     options = {o.name for o in config.options}
     settings: set[str] = set()
     keys: set[str] = set()
@@ -418,5 +442,5 @@ def involved_code(
                 if (call := callee(found.value)) is not None:
                     defining.add(call)
         defining.update(local_calls(site.excerpt.text, others).values())
-    notes, choices = setting_code(index, settings, keys | defining)
+    notes, choices = setting_code(index, settings, keys | defining, jobs)
     return notes, choices, defining

@@ -31,9 +31,10 @@ import bisect
 import functools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from miner.analysis.code import SourceIndex, literal_text, unparse
+from miner.lifecycle import fork_map
 
 #: A setting read from more files than this has its readers' comments left out.
 MAX_FILES = 40
@@ -226,14 +227,19 @@ def _writes(setting: str) -> re.Pattern[str]:
     )
 
 
+#: Files per task of a worker of :func:`setting_code`.
+FILES_PER_TASK = 16
+
+
 def setting_code(
-    index: SourceIndex, settings: Iterable[str], keys: Iterable[str]
+    index: SourceIndex, settings: Iterable[str], keys: Iterable[str], jobs: int = 1
 ) -> tuple[dict[str, tuple[Note, ...]], dict[str, tuple[Choice, ...]]]:
     """For each of ``settings``: the comment blocks of the functions reading or
     writing it whose statement below uses one of ``keys`` (or whose text names
-    one), and the conditional values its resolvers store (:class:`Choice`)."""
+    one), and the conditional values its resolvers store (:class:`Choice`).
+    ``jobs`` > 1: the files are read in that many forked processes (the same
+    result)."""
     wanted = {s.encode() for s in settings}
-    key_set = frozenset(keys)
     if not wanted:
         return {}, {}
     where: dict[str, list[str]] = {}
@@ -244,10 +250,42 @@ def setting_code(
     for setting, paths in where.items():
         for path in paths:
             by_path.setdefault(path, []).append(setting)
+    reader = _FileReader(
+        index, frozenset(keys), {s for s, p in where.items() if len(p) > MAX_FILES}
+    )
     notes: dict[str, list[Note]] = {}
     choices: dict[str, list[Choice]] = {}
-    patterns: dict[str, tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]] = {}
-    for path, found in sorted(by_path.items()):
+    work = sorted(by_path.items())
+    for found_notes, found_choices in fork_map(jobs, reader.read, work, FILES_PER_TASK):
+        for note in found_notes:
+            notes.setdefault(note.setting, []).append(note)
+        for choice in found_choices:
+            choices.setdefault(choice.setting, []).append(choice)
+    return (
+        {k: tuple(v) for k, v in sorted(notes.items())},
+        {k: tuple(v) for k, v in sorted(choices.items())},
+    )
+
+
+@dataclass
+class _FileReader:
+    """:func:`setting_code` for one file at a time."""
+
+    index: SourceIndex
+    keys: frozenset[str]
+    everywhere: set[str]
+    """Settings named in more than :data:`MAX_FILES` files."""
+    patterns: dict[str, tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]] = field(
+        default_factory=dict
+    )
+
+    def read(self, item: tuple[str, list[str]]) -> tuple[list[Note], list[Choice]]:
+        """The notes and choices of the settings ``item[1]`` in the file ``item[0]``,
+        setting by setting (sorted), in line order."""
+        path, found = item
+        index, key_set, patterns = self.index, self.keys, self.patterns
+        notes: list[Note] = []
+        choices: list[Choice] = []
         text = index.files[path].decode("utf-8", "replace")
         lines = text.split("\n")
         starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
@@ -255,7 +293,7 @@ def setting_code(
         ranges: list[tuple[int, int, str]] | None = None
         firsts: list[int] = []
         for setting in sorted(found):
-            everywhere = len(where[setting]) > MAX_FILES
+            everywhere = setting in self.everywhere
             if setting not in patterns:
                 patterns[setting] = (_keyed_writes(setting), _writes(setting), _mentions(setting))
             keyed, write, mention = patterns[setting]
@@ -292,17 +330,12 @@ def setting_code(
                         continue
                     if not (uses & key_set) and not (set(_IDENT.findall(comment)) & key_set):
                         continue
-                    notes.setdefault(setting, []).append(
+                    notes.append(
                         Note(setting, name, path, start + 1, comment, uses - {setting}, stores)
                     )
                 if stores and _may_choose(lines[first : end + 1], setting, write):
-                    choices.setdefault(setting, []).extend(
-                        _choices(index, path, setting, first + 1, end + 1, functions)
-                    )
-    return (
-        {k: tuple(v) for k, v in sorted(notes.items())},
-        {k: tuple(v) for k, v in sorted(choices.items())},
-    )
+                    choices.extend(_choices(index, path, setting, first + 1, end + 1, functions))
+        return notes, choices
 
 
 def _stores(node: ast.AST, setting: str) -> ast.expr | None:

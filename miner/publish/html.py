@@ -50,7 +50,6 @@ History section (:func:`history_view`), and the search data their rows.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import importlib.resources
 import json
@@ -72,7 +71,7 @@ from pygments.lexers import PythonLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from miner import __version__
-from miner.lifecycle import die_with_parent
+from miner.lifecycle import die_with_parent, stop_pool
 from miner.model import (
     SCHEMA_VERSION,
     Analysis,
@@ -957,16 +956,6 @@ def card_files(
     finally:
         if pool is not None:
             stop_pool(pool, graceful=finished)
-
-
-def stop_pool(pool: ProcessPoolExecutor, *, graceful: bool) -> None:
-    """Shut the render pool down; unless ``graceful`` (an error or a signal
-    stopped the run), kill its workers first rather than wait for them."""
-    if not graceful:
-        for process in list((getattr(pool, "_processes", None) or {}).values()):
-            with contextlib.suppress(OSError, AttributeError):
-                process.kill()
-    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def write_site_into(
