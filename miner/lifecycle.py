@@ -103,16 +103,29 @@ def die_with_parent() -> None:
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
     """Hold ``SIGINT`` and ``SIGTERM`` until the block ends; one that arrived
-    meanwhile is delivered then (and raises there)."""
+    meanwhile is delivered then (and raises there).
+
+    Held by Python handlers that only note the signal, not by the thread's
+    signal mask: a process-directed signal may reach another thread (a pool's
+    feeder), whose mask is not this one's, and Python runs every handler in
+    the main thread anyway."""
+    pending: list[int] = []
+    previous: dict[int, Any] = {}
     try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
-    except (AttributeError, ValueError):  # pragma: no cover - not the main thread / platform
+        for signum in STOP_SIGNALS:
+            previous[signum] = signal.signal(signum, lambda n, _f: pending.append(n))
+    except ValueError:  # pragma: no cover - not the main thread
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         yield
         return
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+        if pending:
+            signal.raise_signal(pending[0])
 
 
 def worker_pool(
