@@ -596,7 +596,12 @@ def publish(
         if record is not None:
             pub.folder.record = record.setdefault("", [])
         written = cards.write_records(
-            pub.folder, result, mined.analyses, config=mined.facts.to_json(), inputs=inputs
+            pub.folder,
+            result,
+            mined.analyses,
+            config=mined.facts.to_json(),
+            inputs=inputs,
+            jobs=max(1, default_jobs() if jobs is None else jobs),
         )
         pages = None
         if site:
@@ -779,6 +784,7 @@ def _document(
             diffs,
             config=newest.facts.to_json(),
             release_index=index.to_json(),
+            jobs=max(1, default_jobs() if jobs is None else jobs),
         )
         site_counts = html.write_site_into(
             pub.subfolder("site"),

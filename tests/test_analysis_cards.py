@@ -269,6 +269,24 @@ def test_write_output_is_stable(mined, tmp_path: Path):
     assert counts["written"] == 0
 
 
+def _count_pools(monkeypatch) -> list[int]:
+    """The worker count of every pool :func:`miner.lifecycle.worker_pool`
+    starts from now on (each must start)."""
+    from miner import lifecycle
+
+    started: list[int] = []
+    real_pool = lifecycle.worker_pool
+
+    def counted(jobs, initializer, *args):
+        pool = real_pool(jobs, initializer, *args)
+        assert pool is not None
+        started.append(jobs)
+        return pool
+
+    monkeypatch.setattr(lifecycle, "worker_pool", counted)
+    return started
+
+
 def test_facts_and_analyses_in_worker_processes_are_the_same(tmp_path: Path, monkeypatch):
     """``jobs`` > 1: the call facts beside, the files around the settings and
     the errors spread over forked processes (one item per task here); the
@@ -276,7 +294,7 @@ def test_facts_and_analyses_in_worker_processes_are_the_same(tmp_path: Path, mon
     import git
     from conftest import commit_all, write_files
 
-    from miner import analysis, lifecycle
+    from miner import analysis
     from miner.analysis import resolvers
 
     resolving = {
@@ -299,16 +317,7 @@ def test_facts_and_analyses_in_worker_processes_are_the_same(tmp_path: Path, mon
     assert serial.notes["cache_strategy"][0].line == 2
     assert serial.choices["cache_strategy"][0].path == "pkg/resolve.py"
     assert serial.call_reach and serial.config.options
-    started: list[int] = []
-    real_pool = lifecycle.worker_pool
-
-    def counted(jobs, initializer, *args):
-        pool = real_pool(jobs, initializer, *args)
-        assert pool is not None
-        started.append(jobs)
-        return pool
-
-    monkeypatch.setattr(lifecycle, "worker_pool", counted)
+    started = _count_pools(monkeypatch)
     monkeypatch.setattr(analysis, "PARALLEL_MIN", 1)
     monkeypatch.setattr(analysis, "CHUNK", 1)
     monkeypatch.setattr(resolvers, "FILES_PER_TASK", 1)
@@ -319,3 +328,22 @@ def test_facts_and_analyses_in_worker_processes_are_the_same(tmp_path: Path, mon
     apart = analyze(mining.result, forked, jobs=2)
     assert started == [1, 2, 2]
     assert list(apart) == list(together) and apart == together
+
+
+def test_cards_rendered_in_worker_processes_are_the_same(make_repo, monkeypatch):
+    """``jobs`` > 1: the error records, cards and grouped pages rendered by
+    forked processes (one item per task here) are the files of one process,
+    in the same order."""
+    from miner.publish import cards
+
+    repo = make_repo({**FILES, "pkg/check.py": "def f(x):\n    assert x > 0\n"})
+    mined = pipeline.mine_and_analyze(str(repo), "v1", slug="acme/sglike")
+    serial = cards.output_files(mined.result, mined.analyses)
+    assert any(rel.startswith("errors/") for rel in serial)
+    assert any(rel.startswith("internal/") for rel in serial)
+    started = _count_pools(monkeypatch)
+    monkeypatch.setattr(cards, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(cards, "CHUNK", 1)
+    forked = cards.output_files(mined.result, mined.analyses, jobs=2)
+    assert started == [2]
+    assert list(forked) == list(serial) and forked == serial

@@ -223,6 +223,33 @@ def test_dumps_of_what_json_refuses_raises_as_json_does() -> None:
     )
 
 
+def test_dumps_refuses_what_orjson_writes_and_json_does_not() -> None:
+    """orjson writes dataclasses, enums, dates and UUIDs; the records'
+    encoder refuses them as :mod:`json` does, and writes what orjson
+    refuses (deep nesting, 65-bit integers, integer keys) as :mod:`json`."""
+    import dataclasses
+    import datetime
+    import enum
+    import uuid
+
+    @dataclasses.dataclass
+    class Point:
+        x: int
+
+    class Colour(enum.Enum):
+        RED = "red"
+
+    for value in (Point(1), Colour.RED, datetime.date(2026, 11, 30), uuid.UUID(int=1)):
+        with pytest.raises(TypeError):
+            dumps({"a": [value]})
+    deep: list = []
+    for _ in range(300):
+        deep = [deep]
+    for value in (deep, {"n": 2**65}, {1: "one", 2: 2}, [1e-7, float("nan")]):
+        expected = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+        assert dumps(value) == expected
+
+
 def test_mine_prints_what_it_skipped(make_repo, tmp_path: Path, capsys) -> None:
     from miner.cli import main
 

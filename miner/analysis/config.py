@@ -508,9 +508,7 @@ def _argparse_options(path: str, tree: ast.Module) -> list[Option]:
         if not isinstance(node.func, ast.Attribute):
             continue
         env = strings.get(id(node), {})
-        flags = [
-            v for v in (_evaluate(a, env) for a in node.args) if isinstance(v, str) and v
-        ]
+        flags = [v for v in (_evaluate(a, env) for a in node.args) if isinstance(v, str) and v]
         if not flags or len(flags) != len(node.args) or not flags[0].startswith("-"):
             continue
         kw = _kw(node)
@@ -1274,9 +1272,7 @@ def _other_entry_points(
         changed = False
         for cls, path in list(missing):
             adds = re.compile(rb"\b" + re.escape(cls.encode()) + rb"\.add_\w*\(\s*parser\b")
-            host = next(
-                (m for _, p, m in out if adds.search(index.files.get(p, b""))), None
-            )
+            host = next((m for _, p, m in out if adds.search(index.files.get(p, b""))), None)
             if host is not None:
                 out.append((cls, path, host))
                 missing.remove((cls, path))

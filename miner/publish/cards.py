@@ -38,6 +38,7 @@ from urllib.parse import quote
 
 import jinja2
 
+from miner.lifecycle import fork_map
 from miner.model import Analysis, CommitInfo, Error, Guard, History, MineResult, Site
 from miner.publish import output
 from miner.publish.records import dumps, error_json, manifest_json, record_files
@@ -568,6 +569,45 @@ def check_writable(out: Path) -> None:
     output.check_writable(out)
 
 
+#: Fewer cards and pages than this are rendered in this process (starting
+#: the worker processes costs more than it saves).
+PARALLEL_MIN = 1000
+#: Cards or pages per task sent to a worker process.
+CHUNK = 200
+
+
+@dataclass(frozen=True)
+class _Rendering:
+    """What each error's files and each grouped page read: built once, then
+    shared by the forked workers (inherited, not sent)."""
+
+    commit: CommitInfo
+    placed: Sequence[Placed]
+    """The errors of the commit (not the retired ones), in error order."""
+    pages: Sequence[GroupPage]
+    errors_by_id: Mapping[str, Error]
+    refs: Mapping[str, str]
+
+    def files(self, index: int) -> list[tuple[str, str]]:
+        """(path, text) of item ``index``: below ``len(placed)``, that error's
+        JSON record and (user-facing) card; above, a grouped page."""
+        if index >= len(self.placed):
+            page = self.pages[index - len(self.placed)]
+            return [(f"{page.audience}/{page.name}.md", render_group(page, self.commit, self.refs))]
+        item = self.placed[index]
+        error, analysis, history = item.error, item.analysis, item.history
+        out = [
+            (
+                f"api/errors/{error.error_id}.json",
+                dumps(error_json(error, self.commit, analysis, history)),
+            )
+        ]
+        if not grouped(analysis.audience):
+            card = render_card(error, self.commit, analysis, self.errors_by_id, history, self.refs)
+            out.append((f"errors/{error.error_id}.md", card))
+        return out
+
+
 def output_files(
     result: MineResult,
     analyses: Mapping[str, Analysis],
@@ -575,31 +615,32 @@ def output_files(
     config: Mapping[str, Any] | None = None,
     histories: Mapping[str, History] | None = None,
     retired: Sequence[tuple[Error, CommitInfo, Analysis]] = (),
+    jobs: int = 1,
 ) -> dict[str, str]:
     """Every record and card of ``result`` but the manifest, folder-relative
-    path -> text (see :func:`write_output`)."""
+    path -> text (see :func:`write_output`). ``jobs`` > 1: the error records,
+    cards and grouped pages are rendered by that many forked processes when
+    there are :data:`PARALLEL_MIN` or more (the same text, in the same order)."""
     histories = histories or {}
     rel = record_files(result, analyses, config=config, histories=histories)
     placed = [
         Placed(e, result.commit, analyses[e.error_id], histories.get(e.error_id))
         for e in result.errors
     ]
+    current = placed[:]
     placed += [Placed(e, c, a, histories.get(e.error_id)) for e, c, a in retired]
     refs = {p.error.error_id: p.ref() for p in placed}
-    errors_by_id = {e.error_id: e for e in result.errors}
-    for item in placed[: len(result.errors)]:
-        error, analysis, history = item.error, item.analysis, item.history
-        rel[f"api/errors/{error.error_id}.json"] = dumps(
-            error_json(error, result.commit, analysis, history)
-        )
-        if not grouped(analysis.audience):
-            rel[f"errors/{error.error_id}.md"] = render_card(
-                error, result.commit, analysis, errors_by_id, history, refs
-            )
-    rel.update(retired_files(retired, histories, refs))
     pages = group_pages(placed)
-    for page in pages:
-        rel[f"{page.audience}/{page.name}.md"] = render_group(page, result.commit, refs)
+    rendering = _Rendering(
+        result.commit, current, pages, {e.error_id: e for e in result.errors}, refs
+    )
+    count = len(current) + len(pages)
+    parts = fork_map(jobs if count >= PARALLEL_MIN else 1, rendering.files, range(count), CHUNK)
+    for part in parts[: len(current)]:
+        rel.update(part)
+    rel.update(retired_files(retired, histories, refs))
+    for part in parts[len(current) :]:
+        rel.update(part)
     for audience in GROUPED:
         mine = [p for p in pages if p.audience == audience]
         if mine:
@@ -624,12 +665,16 @@ def write_records(
     retired: Sequence[tuple[Error, CommitInfo, Analysis]] = (),
     extra: Mapping[str, str] | None = None,
     inputs: str = "",
+    jobs: int = 1,
 ) -> dict[str, int]:
-    """Write :func:`output_files` and ``extra`` (folder-relative path -> text)
-    into ``folder``, then the manifest listing them all (and ``inputs``, the
-    digest the folder was made from, when given), and delete what a previous
-    run wrote there that this one did not. Returns the counts."""
-    files = output_files(result, analyses, config=config, histories=histories, retired=retired)
+    """Write :func:`output_files` (rendered by ``jobs`` processes) and
+    ``extra`` (folder-relative path -> text) into ``folder``, then the
+    manifest listing them all (and ``inputs``, the digest the folder was made
+    from, when given), and delete what a previous run wrote there that this
+    one did not. Returns the counts."""
+    files = output_files(
+        result, analyses, config=config, histories=histories, retired=retired, jobs=jobs
+    )
     files.update(extra or {})
     for rel, text in files.items():
         folder.write(rel, text)

@@ -32,6 +32,8 @@ from json.encoder import encode_basestring
 from pathlib import Path
 from typing import Any, get_args
 
+import orjson
+
 from miner import __version__
 from miner.errors import RecordsError
 from miner.model import (
@@ -155,13 +157,52 @@ def _indented(value: Any, newline: str) -> str:
     raise TypeError(f"not JSON: {type(value).__name__}")
 
 
+#: The scalar types whose JSON text orjson writes exactly as :mod:`json` does.
+_PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
+_ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+
+
+def _plain(data: Any) -> bool:
+    """Whether ``data`` holds only dicts, lists, tuples, strings, ints,
+    booleans and None: the values orjson writes character for character as
+    :mod:`json` does. Floats are not (orjson writes ``1e-7`` and ``null`` for
+    NaN where :mod:`json` writes ``1e-07`` and ``NaN``), nor the types orjson
+    writes and :mod:`json` refuses (dataclasses, enums, dates, UUIDs). What
+    orjson refuses itself (non-string keys, integers beyond 64 bits, lone
+    surrogates, nesting deeper than 254) it raises for."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        kind = type(value)
+        if kind in _PLAIN_SCALARS:
+            continue
+        if kind is dict:
+            stack.extend(value.values())
+        elif kind is list or kind is tuple:
+            stack.extend(value)
+        elif kind is not float and isinstance(value, str):
+            continue
+        else:
+            return False
+    return True
+
+
 def dumps(data: Any) -> str:
     """Deterministic JSON text (sorted keys, two-space indent, UTF-8 kept,
     control characters such as NUL escaped, lone surrogates escaped:
     :func:`escape_surrogates`) with a final newline: the text of
-    ``json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False)``,
-    written by :func:`_indented` (about twice as fast; a value it does not
-    handle goes to :func:`json.dumps`, which writes it or raises)."""
+    ``json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False)``.
+
+    Written by orjson when ``data`` is :func:`_plain` (about ten times as
+    fast on the error records), else by :func:`_indented` (twice as fast as
+    :mod:`json`, whose encoder is pure Python when ``indent`` is set); a value
+    neither handles goes to :func:`json.dumps`, which writes it or raises
+    ``TypeError``/``ValueError``."""
+    if _plain(data):
+        try:
+            return orjson.dumps(data, option=_ORJSON_OPTIONS).decode() + "\n"
+        except orjson.JSONEncodeError:
+            pass  # non-string keys, huge integers, lone surrogates: below
     try:
         text = _indented(data, "\n")
     except (TypeError, ValueError, RecursionError):

@@ -183,9 +183,11 @@ def write_release_site(
     *,
     config: Mapping[str, Any] | None = None,
     release_index: Mapping[str, Any] | None = None,
+    jobs: int = 1,
 ) -> dict[str, int]:
     """Write the release site (see the module doc) for the newest release into
-    ``folder`` (a publication's staging: :mod:`miner.publish.output`).
+    ``folder`` (a publication's staging: :mod:`miner.publish.output`); ``jobs``
+    processes render the cards (:func:`miner.publish.cards.output_files`).
 
     ``analyses`` are the newest release's; ``retired`` the errors it no longer
     raises, each with the last commit that raised it and its analysis;
@@ -229,4 +231,5 @@ def write_release_site(
         histories=book.histories,
         retired=retired,
         extra=extra,
+        jobs=jobs,
     )
