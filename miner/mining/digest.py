@@ -55,7 +55,7 @@ log = logging.getLogger("miner")
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 #: Libraries whose version changes the records, facts, analyses or files.
-LIBRARIES = ("libcst", "Jinja2", "Pygments", "markdown-it-py", "boolean.py", "rapidfuzz")
+LIBRARIES = ("libcst", "Jinja2", "Pygments", "markdown-it-py", "boolean.py", "rapidfuzz", "orjson")
 #: Bumped when the layout of :class:`DigestCache` entries changes.
 FORMAT = 1
 
