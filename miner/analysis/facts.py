@@ -83,6 +83,9 @@ class RepoFacts:
     referenced: frozenset[str] = frozenset()
     """Called names also used other than in calls: their callers may be
     incomplete (:func:`miner.analysis.paths.referenced`)."""
+    optional_imports: Mapping[tuple[str, str], OptionalImport] = field(default_factory=dict)
+    """(path, name) -> the module-level name of a file with sites that is
+    ``None`` or ``False`` when an import fails (:func:`optional_imports`)."""
 
     def to_json(self) -> dict[str, Any]:
         return self.config.to_json()
@@ -216,6 +219,173 @@ def exit_branches(
             found = exit_branch(lines, number)
             if found[0]:
                 out[(path, number)] = found
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class OptionalImport:
+    """A module-level name bound in a ``try`` that imports third-party
+    modules, set to ``None`` or ``False`` by its ``except ImportError``
+    handler instead (``try: import torchaudio`` / ``except ImportError:
+    torchaudio = None``): the name has that value when the import failed as
+    the module was loaded."""
+
+    name: str
+    value: str
+    """``"None"`` or ``"False"``: what the handler sets."""
+    modules: tuple[str, ...]
+    """The modules the ``try`` body imports by absolute name, in order."""
+    packages: tuple[str, ...]
+    """The top-level modules among them that are not the repository's own
+    (``torchaudio`` for ``torchaudio.transforms``): what to install."""
+    path: str
+    try_line: int
+    handler_line: int
+
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+#: A name not after a dot (the names a test may read from the module).
+_BARE_NAME = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+#: A module-level ``except`` clause naming an import error, and its block.
+_IMPORT_HANDLER = re.compile(
+    rb"^except\b[^\n#]*(?:ImportError|ModuleNotFoundError)[^\n#]*:[ \t]*(?:#[^\n]*)?\r?\n"
+    rb"((?:(?:[ \t]+[^\n]*)?\r?\n)*)",
+    re.M,
+)
+_NAME_SET = re.compile(rb"^[ \t]+([A-Za-z_]\w*)[ \t]*=[ \t]*(?:None|False)[ \t]*(?:#.*)?$", re.M)
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(
+        isinstance(k, ast.Name)
+        and k.id in _IMPORT_ERRORS
+        or isinstance(k, ast.Attribute)
+        and k.attr in _IMPORT_ERRORS
+        for k in kinds
+        if k is not None
+    )
+
+
+def _bindings(tree: ast.Module) -> dict[str, list[ast.AST]]:
+    """Every node that binds each name anywhere in the module: assignment
+    targets, imports, parameters, ``def`` and ``class`` names, ``global``."""
+    out: dict[str, list[ast.AST]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out.setdefault(node.id, []).append(node)
+        elif isinstance(node, ast.arg):
+            out.setdefault(node.arg, []).append(node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.setdefault(node.name, []).append(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                out.setdefault(alias.asname or alias.name.split(".")[0], []).append(node)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                out.setdefault(name, []).append(node)
+    return out
+
+
+def module_optional_imports(
+    path: str, tree: ast.Module, local: frozenset[str]
+) -> dict[str, OptionalImport]:
+    """The :class:`OptionalImport` names of one module, by name. A name
+    qualifies when a module-level ``try`` binds it only by importing a
+    third-party module or by assigning it a constant that is neither
+    ``None`` nor ``False`` (``HAS_X = True``), its ``except ImportError``
+    (or ``ModuleNotFoundError``) handler sets it to ``None`` or ``False``,
+    and nothing else in the module binds it (no other assignment, parameter,
+    ``def``, import or ``global`` of the name, which could give it another
+    value): then it has that value exactly when the ``try`` failed to
+    import. ``local`` are the top-level packages of the repository, whose
+    imports name no package to install."""
+    bindings = _bindings(tree)
+    out: dict[str, OptionalImport] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.Try):
+            continue
+        modules: list[str] = []
+        sure: set[int] = set()  # the nodes binding a name when the imports succeed
+        for statement in node.body:
+            if isinstance(statement, ast.Import):
+                modules += [a.name for a in statement.names]
+                if all(a.name.split(".")[0] not in local for a in statement.names):
+                    sure.add(id(statement))
+            elif isinstance(statement, ast.ImportFrom) and statement.level == 0:
+                module = statement.module or ""
+                modules.append(module)
+                if module.split(".")[0] not in local:
+                    sure.add(id(statement))
+            elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant):
+                if statement.value.value is not None and statement.value.value is not False:
+                    sure.update(id(t) for t in statement.targets if isinstance(t, ast.Name))
+        modules = list(dict.fromkeys(modules))
+        tops = dict.fromkeys(m.split(".")[0] for m in modules)
+        packages = tuple(top for top in tops if top not in local)
+        if not packages:
+            continue
+        inside = {id(n) for statement in node.body for n in ast.walk(statement)}
+        for handler in node.handlers:
+            if not _catches_import_error(handler):
+                continue
+            for statement in handler.body:
+                if not (
+                    isinstance(statement, ast.Assign)
+                    and isinstance(statement.value, ast.Constant)
+                    and (statement.value.value is None or statement.value.value is False)
+                ):
+                    continue
+                value = "None" if statement.value.value is None else "False"
+                for target in statement.targets:
+                    if not isinstance(target, ast.Name):
+                        continue
+                    bound = [b for b in bindings.get(target.id, []) if b is not target]
+                    if not bound or any(id(b) not in inside or id(b) not in sure for b in bound):
+                        continue
+                    out[target.id] = OptionalImport(
+                        target.id,
+                        value,
+                        tuple(modules),
+                        packages,
+                        path,
+                        node.lineno,
+                        handler.lineno,
+                    )
+    return out
+
+
+def optional_imports(
+    files: Mapping[str, bytes], sites: Iterable[Site]
+) -> dict[tuple[str, str], OptionalImport]:
+    """:func:`module_optional_imports` of the files whose sites' guards or
+    exits test a bare name that the file sets to ``None`` or ``False`` in a
+    module-level ``except`` block naming an import error (a byte-regex pass
+    first; only those files are parsed)."""
+    tested: dict[str, set[str]] = {}
+    for site in sites:
+        for guard in (*site.guards, *site.exits):
+            tested.setdefault(site.path, set()).update(_BARE_NAME.findall(guard.test))
+    local = frozenset(part for path in files for part in path.split("/")[:-1])
+    out: dict[tuple[str, str], OptionalImport] = {}
+    for path, names in sorted(tested.items()):
+        data = files.get(path)
+        if data is None or (b"ImportError" not in data and b"ModuleNotFoundError" not in data):
+            continue
+        set_there = {
+            m.group(1).decode("ascii", "replace")
+            for block in _IMPORT_HANDLER.finditer(data)
+            for m in _NAME_SET.finditer(block.group(1))
+        }
+        if not names & set_there:
+            continue
+        try:
+            tree = ast.parse(data)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for name, found in module_optional_imports(path, tree, local).items():
+            if name in names:
+                out[(path, name)] = found
     return out
 
 
@@ -384,6 +554,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         resolved = mine_resolutions(index, config)
         assigned = predicate_assignments(files, tested_names(sites))
         exits = exit_branches(files, sites)
+        optional = optional_imports(files, sites)
         callers, busy, reaches, refs = call_facts()
     # after the process beside has ended: no fork while its pool's thread runs
     notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
@@ -413,6 +584,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         choices=choices,
         doc_lines=doc_lines,
         module_doc_lines=module_doc_lines,
+        optional_imports=optional,
     )
 
 

@@ -48,7 +48,7 @@ from miner.analysis.config import Condition as Setting
 from miner.analysis.config import ConfigModel, Option
 from miner.analysis.evidence import Quote, first_sentence, help_sentence, quotes
 from miner.analysis.exceptions import short
-from miner.analysis.facts import RepoFacts
+from miner.analysis.facts import OptionalImport, RepoFacts
 from miner.analysis.links import Clause, Linker, Read
 from miner.analysis.remedy import Phrases, Remedies, Remedy
 from miner.analysis.resolvers import callee, guard_names, local_calls
@@ -299,6 +299,10 @@ class Reading:
     predicates: tuple[Predicate, ...] = ()
     """The truth tests among the unlinked conjuncts (``ctx.is_ssm``) with the
     function each is assigned from (:meth:`Writer.predicates`)."""
+    failed_imports: tuple[tuple[Term, tuple[OptionalImport, ...]], ...] = ()
+    """The conjuncts that hold exactly when imports of the site's module
+    failed as it was loaded, each with those imports
+    (:meth:`Writer.failed_imports`)."""
 
     @property
     def user_facing(self) -> bool:
@@ -419,7 +423,51 @@ class Writer:
             dead=tuple(g for g in site.exits if g.kind == "unreachable"),
             callers=self.paths.reached(target_name(site.scope) or ""),
             predicates=preds,
+            failed_imports=self.failed_imports(site, terms),
         )
+
+    def failed_imports(
+        self, site: Site, terms: tuple[Term, ...]
+    ) -> tuple[tuple[Term, tuple[OptionalImport, ...]], ...]:
+        """The conjuncts of ``terms`` every atom of which says that a name of
+        the site's module has the value its ``except ImportError`` handler
+        gives it (``torchaudio is None``, ``not use_flashinfer``:
+        :attr:`RepoFacts.optional_imports`), each with those imports. Such a
+        conjunct is an ``and``/``or`` of those atoms alone, so it is false
+        once the imports succeed."""
+        out = []
+        for term in terms:
+            found = [self._failed_import(site.path, atom) for atom in term.cond.atoms()]
+            imports = [f for f in found if f is not None]
+            if imports and len(imports) == len(found):
+                out.append((term, tuple(dict.fromkeys(imports))))
+        return tuple(out)
+
+    def _failed_import(self, path: str, atom: Condition) -> OptionalImport | None:
+        """The optional import of ``path`` whose failure ``atom`` (as it holds
+        on the way to the site) says, or None."""
+        if atom.kind != "expr" or not self.facts.optional_imports:
+            return None
+        node = parse_expr(atom.shown)
+        value = None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            name, value = node.operand, ""
+        elif (
+            isinstance(node, ast.Compare)
+            and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.Is, ast.Eq))
+            and isinstance(node.comparators[0], ast.Constant)
+            and (node.comparators[0].value is None or node.comparators[0].value is False)
+        ):
+            name, value = node.left, repr(node.comparators[0].value)
+        else:
+            return None
+        if not isinstance(name, ast.Name):
+            return None
+        found = self.facts.optional_imports.get((path, name.id))
+        if found is None or (value and value != found.value):
+            return None
+        return found
 
     def predicates(self, site: Site, terms: tuple[Term, ...]) -> tuple[Predicate, ...]:
         """The unlinked conjuncts that test a name (``ctx.is_hybrid_ssm``) or a call
@@ -1129,7 +1177,7 @@ class Writer:
         return list(dict.fromkeys(out))[:2]
 
     def what_it_means(self, r: Reading) -> str:
-        text = [self.situation(r), *self.by_name(r)]
+        text = [self.situation(r), *self.import_sentences(r), *self.by_name(r)]
         if r.reason and r.user_facing:
             text.append(f'The message gives the reason: "{r.reason}".')
         if r.sources and r.user_facing:
@@ -1614,6 +1662,8 @@ class Writer:
                     Fix(f"Check the environment variable {code(name)}, which the message names.")
                 )
         texts = list(dict.fromkeys(_close(f.text) for f in fixes))
+        texts[0:0] = self.install_fixes(r)
+        fixed.update(term for term, _ in r.failed_imports)
         example = _with_context(
             next((f.example for f in fixes if f.example is not None), None),
             [f.example for f in fixes if f.example is not None],
@@ -1675,6 +1725,50 @@ class Writer:
         if example is None:
             example = self.code_example(r)
         return texts, example
+
+    @staticmethod
+    def _import_groups(r: Reading) -> list[tuple[OptionalImport, list[str]]]:
+        """The failed imports of ``r`` grouped by their ``try`` and value:
+        (the first import of the group, the names it sets)."""
+        groups: dict[tuple[int, str], tuple[OptionalImport, list[str]]] = {}
+        for _, imports in r.failed_imports:
+            for found in imports:
+                first, names = groups.setdefault((found.try_line, found.value), (found, []))
+                if found.name not in names:
+                    names.append(found.name)
+        return list(groups.values())
+
+    def import_sentences(self, r: Reading) -> list[str]:
+        """Why a name the condition tests has its failure value: the import
+        of the module that failed (:attr:`Reading.failed_imports`)."""
+        out = []
+        for found, names in self._import_groups(r):
+            verb = "is" if len(names) == 1 else "are"
+            them = "it" if len(names) == 1 else "them"
+            out.append(
+                f"{values_list(names, 'and')} {verb} {code(found.value)} when an import "
+                f"of the `try` at line {found.try_line} of `{found.path}` failed as the module "
+                f"was loaded (it imports {values_list(found.modules, 'and')}; the "
+                f"`except ImportError` at line {found.handler_line} sets {them})."
+            )
+        return out
+
+    def install_fixes(self, r: Reading) -> list[str]:
+        """``Install the package that provides ...`` for each failed import
+        of ``r``, with the command that shows why the import fails."""
+        out = []
+        for found, names in self._import_groups(r):
+            plural = "s" if len(found.packages) > 1 else ""
+            check = code(f'python -c "import {", ".join(found.modules)}"')
+            verb = "is" if len(names) == 1 else "are"
+            out.append(
+                f"Install the package that provides the {values_list(found.packages, 'and')} "
+                f"module{plural} in the environment that runs this code, then check that "
+                f"{check} succeeds (its error says what is missing): "
+                f"{values_list(names, 'and')} {verb} {code(found.value)} only when "
+                f"that import fails (`{found.path}:{found.handler_line}`)."
+            )
+        return out
 
     def message_says(self, r: Reading) -> str:
         """`` The message states the requirement: "..."`` (or what it refuses,

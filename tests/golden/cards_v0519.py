@@ -897,20 +897,18 @@ CARDS: tuple[dict[str, Any], ...] = (
                 r"`torchaudio` is `None`",
                 r"`MelSpectrogram` is `None`",
             ),
-            "solutions": (r"torchaudio",),
-        },
-        defects=(
-            dict(
-                reason=(
-                    "torchaudio is None because `import torchaudio` failed at module import "
-                    "(mimo_audio.py:26-34); unlike the aiter card, no Solution says to install "
-                    "the package, the remedy is only quoted"
-                ),
-                must={
-                    "solutions": ('(?i)install[^\\n"]*`torchaudio`',),
-                },
+            # torchaudio is None because `import torchaudio` failed at module
+            # import (mimo_audio.py:26-34): the card says so and to install it
+            "what": (
+                r"`torchaudio` and `MelSpectrogram` are `None` when an import of the `try` at "
+                r"line 26 of `python/sglang/srt/multimodal/processors/mimo_audio\.py` failed",
+                r"the `except ImportError` at line 29 sets them",
             ),
-        ),
+            "solutions": (
+                r"Install the package that provides the `torchaudio` module",
+                r'`python -c "import torchaudio, torchaudio\.transforms"`',
+            ),
+        },
     ),
     dict(
         id="5203fd0c9acb86e3",
