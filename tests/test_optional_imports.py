@@ -95,3 +95,56 @@ def test_the_card_says_which_import_failed_and_what_to_install(make_repo) -> Non
     )
     # the condition is not offered again as a setup to reach
     assert not any("is not `None`" in s for s in analysis.solutions)
+
+
+VALUES = (
+    "import torch\n"
+    "\n"
+    "after_2_8 = torch.release >= (2, 8)\n"
+    "LIMIT = (\n"
+    "    1 << 20\n"
+    ")\n"
+    "REGISTRY = {}\n"
+    "MODE = 'a'\n"
+    "STEP = 1\n"
+    "\n"
+    "\n"
+    "def pool():\n"
+    "    assert after_2_8, 'needs torch>=2.8'\n"
+    "\n"
+    "\n"
+    "def check(n, kind):\n"
+    "    if n > LIMIT or kind not in REGISTRY:\n"
+    "        raise ValueError('too big')\n"
+    "    if MODE == 'b' or STEP > 2:\n"
+    "        raise ValueError('bad mode')\n"
+    "\n"
+    "\n"
+    "def configure(STEP):\n"  # a parameter: STEP may be anything in a function
+    "    global MODE\n"
+    "    MODE = 'b'\n"
+)
+
+
+def test_module_values_are_names_the_module_binds_once() -> None:
+    from miner.analysis.facts import module_values
+
+    tested = {"pkg/v.py": {"after_2_8", "LIMIT", "REGISTRY", "MODE", "STEP", "n", "kind"}}
+    assert module_values({"pkg/v.py": VALUES.encode()}, tested) == {
+        ("pkg/v.py", "after_2_8"): (3, "torch.release >= (2, 8)"),
+        ("pkg/v.py", "LIMIT"): (4, "(1 << 20)"),
+    }  # REGISTRY: a container; MODE: global elsewhere; STEP: a parameter elsewhere
+
+
+def test_the_card_says_what_the_module_sets_a_tested_name_to(make_repo) -> None:
+    repo = make_repo({"pkg/__init__.py": "", "pkg/v.py": VALUES})
+    mined = pipeline.mine_and_analyze(str(repo), "v1", slug="acme/values")
+    by_message = {e.message: mined.analyses[e.error_id] for e in mined.result.errors}
+    assert (
+        "- `after_2_8` is falsy (`None`, empty or zero): the assertion at line 13 fails; "
+        "`after_2_8` is set at module level as `torch.release >= (2, 8)` (line 3)"
+    ) in by_message["needs torch>=2.8"].trigger
+    assert "`LIMIT` is set at module level as `(1 << 20)` (line 4)" in by_message["too big"].trigger
+    bad_mode = by_message["bad mode"].trigger
+    assert "- any of: `MODE == 'b'`; `STEP > 2` (line 19)\n" in bad_mode + "\n"
+    assert "`MODE` is set" not in bad_mode and "`STEP` is set" not in bad_mode

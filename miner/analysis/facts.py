@@ -14,6 +14,7 @@ import bisect
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from miner.analysis.callers import Caller, crowded, find_callers, target_name
@@ -84,6 +85,10 @@ class RepoFacts:
     """Called names also used other than in calls: their callers may be
     incomplete (:func:`miner.analysis.paths.referenced`)."""
     optional_imports: Mapping[tuple[str, str], OptionalImport] = field(default_factory=dict)
+    module_values: Mapping[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
+    """(path, name) -> (line, value as written) of the one module-level
+    assignment of a name the guards of that file's sites test
+    (:func:`module_values`)."""
     """(path, name) -> the module-level name of a file with sites that is
     ``None`` or ``False`` when an import fails (:func:`optional_imports`)."""
 
@@ -356,16 +361,13 @@ def module_optional_imports(
 
 
 def optional_imports(
-    files: Mapping[str, bytes], sites: Iterable[Site]
+    files: Mapping[str, bytes], tested: Mapping[str, set[str]]
 ) -> dict[tuple[str, str], OptionalImport]:
     """:func:`module_optional_imports` of the files whose sites' guards or
-    exits test a bare name that the file sets to ``None`` or ``False`` in a
-    module-level ``except`` block naming an import error (a byte-regex pass
-    first; only those files are parsed)."""
-    tested: dict[str, set[str]] = {}
-    for site in sites:
-        for guard in (*site.guards, *site.exits):
-            tested.setdefault(site.path, set()).update(_BARE_NAME.findall(guard.test))
+    exits test (``tested``: :func:`tested_bare_names`) a bare name that the
+    file sets to ``None`` or ``False`` in a module-level ``except`` block
+    naming an import error (a byte-regex pass first; only those files are
+    parsed)."""
     local = frozenset(part for path in files for part in path.split("/")[:-1])
     out: dict[tuple[str, str], OptionalImport] = {}
     for path, names in sorted(tested.items()):
@@ -387,6 +389,121 @@ def optional_imports(
             if name in names:
                 out[(path, name)] = found
     return out
+
+
+#: ``name = value`` (or ``name: T = value``) at column 0: a module-level assignment.
+_MODULE_ASSIGN = re.compile(rb"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)[ \t]*([^\n]*)$", re.M)
+#: Longest value shown (characters, whitespace collapsed).
+MAX_MODULE_VALUE = 100
+
+
+def tested_bare_names(sites: Iterable[Site]) -> dict[str, set[str]]:
+    """Path -> the bare names (not after a dot) the guards and exits of its sites test."""
+    tested: dict[str, set[str]] = {}
+    for site in sites:
+        for guard in (*site.guards, *site.exits):
+            tested.setdefault(site.path, set()).update(_BARE_NAME.findall(guard.test))
+    return tested
+
+
+def module_values(
+    files: Mapping[str, bytes], tested: Mapping[str, set[str]]
+) -> dict[tuple[str, str], tuple[int, str]]:
+    """(path, name) -> (line, value) of the names the guards of a file's sites
+    test (``tested``: :func:`tested_bare_names`) that the file binds once,
+    at column 0 (``after_2_8_0 = torch_release >= (2, 8)``), and nowhere
+    else (:func:`_binds`): what the module sets them to when it is loaded;
+    containers it may fill later are left out (:func:`_mutable`). The value
+    is the expression as written, continued over at most four lines,
+    joined as :func:`_expression` does; left out when it is longer than
+    :data:`MAX_MODULE_VALUE` or does not parse. A byte regex pass: no file
+    is parsed whole."""
+    out: dict[tuple[str, str], tuple[int, str]] = {}
+    for path, names in sorted(tested.items()):
+        data = files.get(path)
+        if data is None:
+            continue
+        found: dict[str, list[re.Match[bytes]]] = {}
+        for m in _MODULE_ASSIGN.finditer(data):
+            name = m.group(1).decode("ascii", "replace")
+            if name in names:
+                found.setdefault(name, []).append(m)
+        for name, matches in sorted(found.items()):
+            if len(matches) != 1 or _bindings_of(name, data) != 1:
+                continue
+            m = matches[0]
+            line = data.count(b"\n", 0, m.start()) + 1
+            value = _expression(data[m.start(2) :].decode("utf-8", "replace").split("\n")[:5])
+            if value is not None and not _mutable(value):
+                out[(path, name)] = (line, value)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _binds(name: str) -> re.Pattern[bytes]:
+    """What may bind ``name`` on one line: an assignment (also augmented,
+    annotated, unpacked or ``:=``), a ``for`` or ``as`` target, a
+    ``def``/``class``/``import``/``global`` of it, a parameter of a ``def``
+    on its line, or a line that starts with the name and a ``:``, ``,``,
+    ``)`` or ends there (a parameter of a signature over several lines).
+    Over-approximated: what it finds more than once is not shown."""
+    n = re.escape(name.encode())
+    return re.compile(
+        rb"^[ \t]*\**" + n + rb"[ \t]*(?::|,|\)|$|(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=))"
+        rb"|,[ \t]*" + n + rb"[ \t]*(?:,[^=]*)?=(?!=)"
+        rb"|\b" + n + rb"[ \t]*:="
+        rb"|\bfor[ \t].*\b" + n + rb"\b.*\bin\b"
+        rb"|\b(?:as|def|class|import|global|nonlocal)[ \t]+(?:[\w, \t]*,[ \t]*)?" + n + rb"\b"
+        rb"|\bdef[ \t]+\w+[ \t]*\(.*\b" + n + rb"\b"
+    )
+
+
+def _bindings_of(name: str, data: bytes) -> int:
+    """How many lines of ``data`` may bind ``name`` (:func:`_binds`), read
+    only on the lines that hold the name."""
+    pattern, needle = _binds(name), name.encode()
+    count, at = 0, data.find(needle)
+    while at >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end < 0 else end
+        if pattern.search(data[start:end]):
+            count += 1
+        at = data.find(needle, end)
+    return count
+
+
+_CONTAINERS = frozenset(
+    {"set", "dict", "list", "defaultdict", "OrderedDict", "deque", "Counter", "WeakValueDictionary"}
+)
+
+
+def _mutable(value: str) -> bool:
+    """Whether ``value`` makes a container or a lock that code may change
+    later (a literal, a comprehension, ``set()``, ``defaultdict(...)``): its
+    value as written says little."""
+    node = parse_expr(value)
+    if isinstance(node, (ast.Dict, ast.List, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp)):
+        return True
+    if not isinstance(node, ast.Call):
+        return False
+    called = call_name(node) or ""
+    return called in _CONTAINERS or called.endswith(("Lock", "RLock", "Event", "Queue"))
+
+
+def _expression(lines: list[str]) -> str | None:
+    """The expression that starts the first of ``lines``, continued over the
+    next ones until it parses (each line stripped, its comment cut, joined
+    by a space but right after an opening or before a closing bracket), or
+    None: unchanged when it fits on its first line."""
+    text = ""
+    for piece in lines:
+        piece = piece.split("  #")[0].strip()
+        glue = "" if not text or text[-1] in "([{" or piece[:1] in ")]}" else " "
+        text = f"{text}{glue}{piece}"
+        if parse_expr(text) is not None:
+            return text if len(text) <= MAX_MODULE_VALUE else None
+    return None
 
 
 _CALLED = re.compile(r"(?<![\w])([A-Za-z_]\w*)\(")
@@ -554,7 +671,9 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         resolved = mine_resolutions(index, config)
         assigned = predicate_assignments(files, tested_names(sites))
         exits = exit_branches(files, sites)
-        optional = optional_imports(files, sites)
+        bare = tested_bare_names(sites)
+        optional = optional_imports(files, bare)
+        values = module_values(files, bare)
         callers, busy, reaches, refs = call_facts()
     # after the process beside has ended: no fork while its pool's thread runs
     notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
@@ -585,6 +704,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         doc_lines=doc_lines,
         module_doc_lines=module_doc_lines,
         optional_imports=optional,
+        module_values=values,
     )
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 
 from miner.analysis import paths as callpaths
 from miner.analysis.audience import (
@@ -860,6 +861,28 @@ class Writer:
             return True
         return self.exit_of(r, guard)[0] == "raise"
 
+    def module_value_note(self, term: Term, r: Reading) -> str:
+        """``; `x` is set at module level as `v` (line N)`` for each bare name
+        the conjunct tests that the module assigns once
+        (:attr:`RepoFacts.module_values`) and the site's function does not
+        bind (no assignment, parameter or loop target of it in the excerpt);
+        empty otherwise. A failed import is said elsewhere (:meth:`import_sentences`)."""
+        if not self.facts.module_values or any(t is term for t, _ in r.failed_imports):
+            return ""
+        notes = []
+        for atom in term.cond.atoms():
+            node = parse_expr(atom.atom)
+            bare = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)] if node else []
+            for name in dict.fromkeys(bare):
+                found = self.facts.module_values.get((r.site.path, name))
+                if found is None or _binds_locally(name, r.lines, r.site.line):
+                    continue
+                line, value = found
+                note = f"{code(name)} is set at module level as {code(value)} (line {line})"
+                if note not in notes:
+                    notes.append(note)
+        return "".join(f"; {n}" for n in notes)
+
     def origin_note(self, guard: Guard | None, r: Reading) -> str:
         """Where a conjunct comes from: `` (line 12)``, or the early exit it
         gets past (``: the code returns early at line 957 otherwise (...)``)."""
@@ -934,7 +957,10 @@ class Writer:
                 lines.append(f"{head}, when all of these hold:")
             lines.append("")
             for term in r.terms:
-                lines.append(f"- {self.term_words(term)}{self.origin_note(term.origin, r)}")
+                lines.append(
+                    f"- {self.term_words(term)}{self.origin_note(term.origin, r)}"
+                    + self.module_value_note(term, r)
+                )
             for guard in r.dead:
                 lines.append(
                     f"- the code gets past line {guard.line}, which leaves on every path "
@@ -1813,6 +1839,32 @@ class Writer:
 
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s")
 _CALLED = re.compile(r"(?<![\w])([A-Za-z_]\w*)\(")
+
+
+def _binds_locally(name: str, lines: dict[int, str], below: int) -> bool:
+    """Whether the site's function may bind ``name`` above line ``below``:
+    an assignment, a parameter, a loop or ``as`` target on an excerpt line
+    from the nearest ``def`` above (lines at column 0, the module's own, are
+    not the function's); over-approximated, as
+    :func:`miner.analysis.facts.module_values` reads a module."""
+    start = next((n for n in sorted(lines, reverse=True) if n < below and _DEF.match(lines[n])), 0)
+    pattern = _local_binding(name)
+    return any(
+        pattern.search(text)
+        for n, text in lines.items()
+        if start <= n < below and name in text and (n == start or text[:1] in (" ", "\t"))
+    )
+
+
+@lru_cache(maxsize=4096)
+def _local_binding(name: str) -> re.Pattern[str]:
+    n = re.escape(name)
+    return re.compile(
+        rf"^[ \t]*\**{n}[ \t]*(?::|,|\)|$|(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=))"
+        rf"|,[ \t]*{n}[ \t]*(?:,[^=]*)?=(?!=)|\b{n}[ \t]*:="
+        rf"|\bfor[ \t].*\b{n}\b.*\bin\b|\b(?:as|global|nonlocal)[ \t]+{n}\b"
+        rf"|\bdef[ \t]+\w+[ \t]*\(.*\b{n}\b"
+    )
 
 
 def _names(text: str) -> list[str]:

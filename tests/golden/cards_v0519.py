@@ -1260,19 +1260,11 @@ CARDS: tuple[dict[str, Any], ...] = (
             "when": (
                 r"`after_2_8_0`",
                 r"`--enable-symm-mem`",
+                # after_2_8_0 is `torch_release >= (2, 8)` (pynccl_allocator.py:19)
+                r"`after_2_8_0` is set at module level as `torch_release >= \(2, 8\)` "
+                r"\(line 19\)",
             ),
         },
-        defects=(
-            dict(
-                reason=(
-                    "after_2_8_0 is `torch_release >= (2, 8)` (pynccl_allocator.py:19): the card "
-                    "leaves it a bare name and never says the installed torch is older than 2.8"
-                ),
-                must={
-                    "when": (r"torch_release|\(2, 8\)",),
-                },
-            ),
-        ),
     ),
     dict(
         id="3b31869fe1243c9f",
