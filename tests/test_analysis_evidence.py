@@ -246,3 +246,39 @@ def test_cites_evidence_leaves_out_the_site_and_its_guards() -> None:
     assert not cites_evidence(card('The class `C` is documented as "C." (`pkg/a.py`).'))
     assert cites_evidence(card('The comment above the raise (`pkg/a.py:8`) says: "why."'))
     assert cites_evidence(card('`--x` is described as "X." (`pkg/args.py:10`).'))
+
+
+def test_a_sentence_does_not_end_at_an_abbreviation_or_inside_parentheses() -> None:
+    from miner.analysis.evidence import first_sentence
+
+    text = (
+        "Validate the effective ratio: model branches may declare a reset (e.g. Step3p "
+        "forces 1.0 under hierarchical cache) that supersedes the user input. Then clamp it."
+    )
+    assert first_sentence(text) == (
+        "Validate the effective ratio: model branches may declare a reset (e.g. Step3p "
+        "forces 1.0 under hierarchical cache) that supersedes the user input."
+    )
+    assert first_sentence("Keep it (see the note. It is long) short. Next.") == (
+        "Keep it (see the note. It is long) short."
+    )
+    assert first_sentence("Pick one, i.e. The first. Next.") == "Pick one, i.e. The first."
+
+
+def test_the_comment_above_is_its_nearest_paragraph_from_a_whole_sentence() -> None:
+    from miner.analysis.evidence import comment_above
+
+    lines = {
+        10: "    # the radix path resets the cursor) -- so the old requirement",
+        11: "    # is dropped. The radix cache works now.",
+        12: "    #",
+        13: "    # Only the no_buffer strategy is wired. For now require it.",
+        14: "    if strategy != 'no_buffer':",
+    }
+    assert comment_above(lines, 14) == (
+        "Only the no_buffer strategy is wired. For now require it.",
+        13,
+    )
+    cut = {n - 1: lines[n] for n in (10, 11)}  # cut off at the top of the excerpt
+    cut[11] = lines[14]
+    assert comment_above(cut, 11) == ("The radix cache works now.", 9)

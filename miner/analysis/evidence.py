@@ -61,12 +61,35 @@ class Quote:
         return f"`{self.path}:{self.line}`" if self.line else f"`{self.path}`"
 
 
+#: A possible end of sentence: ``.``, ``!`` or ``?`` after a word, then a
+#: space and a capital, a quote or a parenthesis.
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)`'\"\]][.!?])\s+(?=[A-Z`'\"(])")
+#: Abbreviations whose full stop ends no sentence (``(e.g. Step3p ...)``).
+_ABBREVIATION = re.compile(
+    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|resp|viz|Mr|Dr|No|Fig|Eq|Sec)\.)$", re.I
+)
+
+
+def sentence_ends(text: str) -> list[int]:
+    """Where the sentences of ``text`` (one line) end: the positions of the
+    spaces after a ``.``/``!``/``?`` that ends one, not after an
+    abbreviation (``e.g.``, ``i.e.``, ``etc.``) nor inside parentheses."""
+    out = []
+    for m in _SENTENCE_END.finditer(text):
+        before = text[: m.start()]
+        if _ABBREVIATION.search(before) or before.count("(") > before.count(")"):
+            continue
+        out.append(m.start())
+    return out
+
+
 def first_sentence(text: str, width: int = QUOTE_WIDTH) -> str:
-    """The first sentence of ``text`` (one line), cut at a word boundary."""
+    """The first sentence of ``text`` (one line, :func:`sentence_ends`), cut
+    at a word boundary."""
     text = " ".join(text.split())
-    m = re.search(r"(?<=[a-z0-9)`'\"\]][.!?])\s+(?=[A-Z`'\"(])", text)
-    if m is not None:
-        text = text[: m.start()]
+    ends = sentence_ends(text)
+    if ends:
+        text = text[: ends[0]]
     text = text.replace('"', "'")
     return shorten(text, width)
 
@@ -110,6 +133,18 @@ def _prose(parts: Iterable[str]) -> str | None:
     return text
 
 
+def _from_sentence_start(parts: list[str]) -> list[str]:
+    """``parts`` (the lines of a comment whose start may be cut off) from its
+    first whole sentence: when the first line does not start like a sentence
+    (a capital, a digit, a quote or a code mark), what comes before the
+    first sentence end is dropped; nothing is left when there is none."""
+    if not parts or re.match(r"[A-Z0-9`'\"(\[]", parts[0]):
+        return parts
+    text = " ".join(parts)
+    ends = sentence_ends(text)
+    return [text[ends[0] :].strip()] if ends else []
+
+
 def comment_above(lines: dict[int, str], line: int) -> tuple[str, int] | None:
     """The comment block ending just above ``line`` (and the trailing comment
     on ``line`` itself when there is no block): (text, first line)."""
@@ -118,11 +153,14 @@ def comment_above(lines: dict[int, str], line: int) -> tuple[str, int] | None:
     n = line - 1
     while n in lines:
         found = _comment_of(lines[n])
-        if found is None or not found[1]:
-            break
-        parts.insert(0, found[0])
-        first = n
+        if found is None or not found[1] or (not found[0] and parts):
+            break  # a bare ``#`` line ends the paragraph nearest the line
+        if found[0]:
+            parts.insert(0, found[0])
+            first = n
         n -= 1
+    if n not in lines and parts:  # the block may start above the excerpt
+        parts = _from_sentence_start(parts)
     text = _prose(parts)
     if text is not None:
         return text, first

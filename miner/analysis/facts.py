@@ -412,7 +412,7 @@ def module_values(
     """(path, name) -> (line, value) of the names the guards of a file's sites
     test (``tested``: :func:`tested_bare_names`) that the file binds once,
     at column 0 (``after_2_8_0 = torch_release >= (2, 8)``), and nowhere
-    else (:func:`_binds`): what the module sets them to when it is loaded;
+    else (:func:`binding_line`): what the module sets them to when it is loaded;
     containers it may fill later are left out (:func:`_mutable`). The value
     is the expression as written, continued over at most four lines,
     joined as :func:`_expression` does; left out when it is longer than
@@ -440,7 +440,7 @@ def module_values(
 
 
 @lru_cache(maxsize=4096)
-def _binds(name: str) -> re.Pattern[bytes]:
+def binding_line(name: str) -> re.Pattern[bytes]:
     """What may bind ``name`` on one line: an assignment (also augmented,
     annotated, unpacked or ``:=``), a ``for`` or ``as`` target, a
     ``def``/``class``/``import``/``global`` of it, a parameter of a ``def``
@@ -459,9 +459,9 @@ def _binds(name: str) -> re.Pattern[bytes]:
 
 
 def _bindings_of(name: str, data: bytes) -> int:
-    """How many lines of ``data`` may bind ``name`` (:func:`_binds`), read
+    """How many lines of ``data`` may bind ``name`` (:func:`binding_line`), read
     only on the lines that hold the name."""
-    pattern, needle = _binds(name), name.encode()
+    pattern, needle = binding_line(name), name.encode()
     count, at = 0, data.find(needle)
     while at >= 0:
         start = data.rfind(b"\n", 0, at) + 1

@@ -30,7 +30,6 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
 from miner.analysis import paths as callpaths
 from miner.analysis.audience import (
@@ -49,7 +48,7 @@ from miner.analysis.config import Condition as Setting
 from miner.analysis.config import ConfigModel, Option
 from miner.analysis.evidence import Quote, first_sentence, help_sentence, quotes
 from miner.analysis.exceptions import short
-from miner.analysis.facts import OptionalImport, RepoFacts
+from miner.analysis.facts import OptionalImport, RepoFacts, binding_line
 from miner.analysis.links import Clause, Linker, Read
 from miner.analysis.remedy import Phrases, Remedies, Remedy
 from miner.analysis.resolvers import callee, guard_names, local_calls
@@ -1845,25 +1844,14 @@ def _binds_locally(name: str, lines: dict[int, str], below: int) -> bool:
     """Whether the site's function may bind ``name`` above line ``below``:
     an assignment, a parameter, a loop or ``as`` target on an excerpt line
     from the nearest ``def`` above (lines at column 0, the module's own, are
-    not the function's); over-approximated, as
-    :func:`miner.analysis.facts.module_values` reads a module."""
+    not the function's; :func:`miner.analysis.facts.binding_line`, as
+    :func:`miner.analysis.facts.module_values` reads a module)."""
     start = next((n for n in sorted(lines, reverse=True) if n < below and _DEF.match(lines[n])), 0)
-    pattern = _local_binding(name)
+    pattern = binding_line(name)
     return any(
-        pattern.search(text)
+        pattern.search(text.encode("utf-8", "surrogatepass"))
         for n, text in lines.items()
         if start <= n < below and name in text and (n == start or text[:1] in (" ", "\t"))
-    )
-
-
-@lru_cache(maxsize=4096)
-def _local_binding(name: str) -> re.Pattern[str]:
-    n = re.escape(name)
-    return re.compile(
-        rf"^[ \t]*\**{n}[ \t]*(?::|,|\)|$|(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=))"
-        rf"|,[ \t]*{n}[ \t]*(?:,[^=]*)?=(?!=)|\b{n}[ \t]*:="
-        rf"|\bfor[ \t].*\b{n}\b.*\bin\b|\b(?:as|global|nonlocal)[ \t]+{n}\b"
-        rf"|\bdef[ \t]+\w+[ \t]*\(.*\b{n}\b"
     )
 
 
