@@ -190,6 +190,25 @@ def _kinds(text: str) -> list[str]:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    import contextlib
+
+    from miner.files import locked
+    from miner.publish.output import read_manifest
+
+    # ``--out OUT/diffs`` writes into a mined output folder: hold OUT's lock
+    # too, so that a ``miner mine`` replacing OUT cannot run meanwhile
+    held = [args.out]
+    for parent in Path(args.out).absolute().parents:
+        if read_manifest(parent) is not None:
+            held.append(parent)
+            break
+    with contextlib.ExitStack() as stack:
+        for folder in held:
+            stack.enter_context(locked(folder))
+        return _diff_locked(args)
+
+
+def _diff_locked(args: argparse.Namespace) -> int:
     from miner import pipeline
     from miner.publish import releases as pages
 

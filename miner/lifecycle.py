@@ -213,29 +213,40 @@ def _map_span(span: tuple[int, int]) -> list[Any]:
     return [func(item) for item in items[span[0] : span[1]]]
 
 
-def fork_map(jobs: int, func: Callable[[T], R], items: Sequence[T], chunk: int = 1) -> list[R]:
-    """``[func(x) for x in items]``, computed by ``jobs`` forked processes
-    (``jobs`` > 1, Linux, more than ``chunk`` items; else in this process).
+def fork_imap(jobs: int, func: Callable[[T], R], items: Sequence[T], chunk: int = 1) -> Iterator[R]:
+    """``func(x)`` for each of ``items``, in order, as they are computed by
+    ``jobs`` forked processes (``jobs`` > 1, Linux, more than ``chunk``
+    items; else in this process, one at a time).
 
     ``func`` and ``items`` are inherited by the fork, not sent; each task is
     ``chunk`` consecutive items, and the results come back (pickled) in
-    order, so the list is the same as one process's when ``func`` reads
-    nothing that another call changes. A worker that dies (killed, out of
-    memory) costs time, not the result: the list is then computed here.
+    order, so they are the same as one process's when ``func`` reads nothing
+    that another call changes. A worker that dies (killed, out of memory)
+    costs time, not the result: what is not yet yielded is then computed
+    here. Closing the iterator early kills the workers.
     """
     count = len(items)
     pool = worker_pool(jobs, _start_map, func, items) if jobs > 1 and count > chunk else None
     if pool is None:
-        return [func(item) for item in items]
+        yield from (func(item) for item in items)
+        return
     spans = [(start, min(start + chunk, count)) for start in range(0, count, chunk)]
     finished = False
+    done = 0
     try:
-        out = [result for part in pool.map(_map_span, spans) for result in part]
+        try:
+            for part in pool.map(_map_span, spans):
+                yield from part
+                done += len(part)
+        except BrokenProcessPool:  # a worker died (killed, out of memory): the rest here
+            log.warning("a worker process died; the rest is computed in this process")
+            yield from (func(item) for item in items[done:])
         finished = True
-    except BrokenProcessPool:  # a worker died (killed, out of memory): redo it here
-        finished = True
-        log.warning("a worker process died; the rest is computed in this process")
-        out = [func(item) for item in items]
     finally:
         stop_pool(pool, graceful=finished)
-    return out
+
+
+def fork_map(jobs: int, func: Callable[[T], R], items: Sequence[T], chunk: int = 1) -> list[R]:
+    """``list(fork_imap(jobs, func, items, chunk))``: :func:`fork_imap`'s
+    results, all of them."""
+    return list(fork_imap(jobs, func, items, chunk))

@@ -166,7 +166,7 @@ def test_environment_registry_link(mined):
     assert "You get this with `PKG_DEBUG=1`, in `build_cache`." in card
     assert (
         "Unset `PKG_DEBUG` or set it to a false value, `PKG_DEBUG=0` "
-        "(read at `pkg/environ.py:25`, default `False`)." in card
+        "(declared at `pkg/environ.py:25`, default `False`)." in card
     )
     assert "PKG_DEBUG=1 python -m pkg.launch_server ..." in card
 
@@ -179,7 +179,7 @@ def test_predicate_function_link(mined):
     trigger = section(card, "## When it happens")
     assert (
         "- the environment variable `PKG_DEBUG` is unset or false (default `False`): the code "
-        "raises another error at line 19 otherwise" in trigger
+        "raises another error at line 20 otherwise" in trigger
     )
     assert "PKG_DEBUG=1" not in section(card, "## Solutions")
     assert "PKG_DEBUG" not in section(card, "## What it means")

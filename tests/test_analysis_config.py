@@ -328,3 +328,22 @@ def test_dataclass_turned_into_flags_by_a_loop():
     assert backend is not None
     assert backend.choices == ("torch", "jax") and backend.help == "Backend."
     assert backend.default == "'torch'"
+
+
+def test_environment_writes_are_not_reads():
+    """``os.environ["X"] = v`` (multimodal_gen's set_cuda_arch) sets a variable
+    for a library to read; a card must not say the code reads it there."""
+    source = (
+        "import os\n"
+        "def setup():\n"
+        '    os.environ["TORCH_CUDA_ARCH_LIST"] = "9.0"\n'
+        '    os.environ["NCCL_DEBUG"] += ",INIT"\n'
+        '    del os.environ["OLD_FLAG"]\n'
+        '    os.environ.pop("GONE", None)\n'
+        '    if os.environ["APP_MODE"] == "fast":\n'
+        "        return 1\n"
+    )
+    _, config = config_of({"app/env.py": source})
+    assert [v.name for v in config.env] == ["APP_MODE"]
+    mode = config.env_var("APP_MODE")
+    assert mode is not None and (mode.path, mode.line) == ("app/env.py", 7)

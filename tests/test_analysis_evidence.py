@@ -282,3 +282,119 @@ def test_the_comment_above_is_its_nearest_paragraph_from_a_whole_sentence() -> N
     cut = {n - 1: lines[n] for n in (10, 11)}  # cut off at the top of the excerpt
     cut[11] = lines[14]
     assert comment_above(cut, 11) == ("The radix cache works now.", 9)
+
+
+def test_a_comment_indented_deeper_than_the_line_closes_the_block_above() -> None:
+    """mamba_hook.py (v0.5.19) ends an ``if`` block with a comment about that
+    block; the ``if`` below it is not what the comment speaks of."""
+    from miner.analysis.evidence import comment_above
+
+    lines = {
+        10: "    if strategy == 'extra_buffer_lazy':",
+        11: "        assert mode == 'null', 'lazy slots are not wired'",
+        12: "        # eagle and ngram all verify through the lazy plan wired",
+        13: "        # in prepare_for_verify.",
+        14: "    if draft_tokens is not None:",
+    }
+    assert comment_above(lines, 14) is None
+    lines[13] = "    # Only drafts need the track interval to cover them."
+    assert comment_above(lines, 14) == ("Only drafts need the track interval to cover them.", 13)
+
+
+def test_a_comment_cut_at_the_top_is_not_quoted_from_a_parenthesis() -> None:
+    from miner.analysis.evidence import comment_above
+
+    cut = {
+        20: "    # (arg_groups/overrides.py: _gemma2_gemma3_overrides).",
+        21: "    elif model_arch in ('Gemma4ForCausalLM',):",
+    }
+    assert comment_above(cut, 21) is None
+
+
+def test_message_sentences_keep_an_example_in_parentheses_whole() -> None:
+    """pplx.py:203 (v0.5.19): the reason was cut at "(e.g" before."""
+    from miner.analysis.remedy import sentences
+
+    message = (
+        "pplx-kernels is not installed. Please build and install it from "
+        "https://github.com/perplexityai/pplx-kernels (e.g. `TORCH_CUDA_ARCH_LIST=9.0a+PTX "
+        "python3 setup.py bdist_wheel && pip install dist/*.whl`) to run SGLang with the "
+        "pplx MoE A2A backend."
+    )
+    assert sentences(message) == [
+        "pplx-kernels is not installed.",
+        message[len("pplx-kernels is not installed. ") :],
+    ]
+    assert sentences("Bad value {}. --tp-size must divide it.\nSee the docs") == [
+        "Bad value {}.",
+        "--tp-size must divide it.",
+        "See the docs",
+    ]
+
+
+def test_an_assignment_elsewhere_binds_only_what_the_guard_can_read() -> None:
+    """mxfp4.py (v0.5.19) tests ``self.use_marlin``; ``use_marlin = ...`` is a
+    local of another class's method in moe_wna16.py and says nothing of it;
+    kv_cache_hook.py tests ``uses_mla``, a local of the same function set
+    40 lines above the raise."""
+    from miner.analysis.facts import predicate_assignments
+
+    files = {
+        "pkg/mxfp4.py": b"class M:\n    def __init__(self):\n"
+        b"        self.use_marlin = should_use_marlin()\n\n"
+        b"class N:\n    def run(self):\n        pass\n",
+        "pkg/wna16.py": b"def pick(cfg):\n    use_marlin = is_marlin_compatible(cfg)\n",
+        "pkg/ctx.py": b"is_fast = is_fast_path()\n",
+    }
+    found = predicate_assignments(files, {"use_marlin", "is_fast"})
+    own, local = sorted(found["use_marlin"], key=lambda a: a.path)
+    assert (own.attribute, own.scope, local.attribute, local.scope) == (
+        True,
+        "M.__init__",
+        False,
+        "pick",
+    )
+    assert own.may_bind("self.use_marlin", "pkg/mxfp4.py", "M.apply")
+    assert not own.may_bind("self.use_marlin", "pkg/mxfp4.py", "N.run")  # another class
+    assert not local.may_bind("self.use_marlin", "pkg/mxfp4.py", "M.apply")
+    assert not own.may_bind("self.use_marlin", "pkg/other.py", "M.apply")
+    assert local.may_bind("ctx.use_marlin", "pkg/other.py", "f")  # a local passed to a constructor
+    assert local.may_bind("use_marlin", "pkg/wna16.py", "pick")  # the same file
+    assert not local.may_bind("use_marlin", "pkg/mxfp4.py", "M.apply")
+    (module,) = found["is_fast"]
+    assert module.may_bind("is_fast", "pkg/ctx.py", "f")
+    assert not module.may_bind("is_fast", "pkg/x.py", "f")
+
+
+def test_an_early_exit_is_placed_at_its_leaving_statement() -> None:
+    """runtime.py:42 (v0.5.19): the ``if`` spans three lines and raises at 45;
+    mxfp4.py:1517 runs statements and then returns."""
+    from miner.analysis.sections import _excerpt_exit
+
+    lines = {
+        42: "    if not _is_stable_series(",
+        43: "        torch_version, _SUPPORTED_TORCH_SERIES",
+        44: "    ) or not _is_stable_at_least(mlx_version, _MIN_MLX_VERSION):",
+        45: "        raise RuntimeError(",
+        46: '            "SGLANG_USE_MLX requires stable Torch"',
+        47: "        )",
+        48: "",
+        49: "    mps_backend = getattr(torch.backends, 'mps', None)",
+    }
+    assert _excerpt_exit(lines, 42) == ("raise", "", 45)
+    assert _excerpt_exit(lines, 41) == ("", "", 0)
+    block = {
+        10: "    if x:",
+        11: "        # done",
+        12: "        log(x)",
+        13: "        if y:",
+        14: "            z()",
+        15: "        return",
+        16: "    go()",
+    }
+    assert _excerpt_exit(block, 10) == ("return", "", 15)
+    assert _excerpt_exit({10: "    if x:", 11: "        return 1"}, 10) == (
+        "return",
+        "if x: return 1",
+        11,
+    )

@@ -102,7 +102,7 @@ def test_early_exit_is_said_as_such() -> None:
     card = cards()["teacache is not supported yet for this model"]
     assert card.trigger == (
         "Raised at `pkg/ops.py:17` in `teacache_step`, when:\n\n"
-        "- `enable_teacache` is true: the code returns early at line 15 otherwise "
+        "- `enable_teacache` is true: the code returns early at line 16 otherwise "
         "(`if not enable_teacache: return False`)"
     )
     assert card.what_it_means is not None

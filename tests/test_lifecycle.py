@@ -34,3 +34,24 @@ def test_a_worker_that_dies_costs_time_not_the_result(caplog) -> None:
     with beside(2, die_in_a_worker, 41) as result:
         pass
     assert result() == 42
+
+
+def die_after_the_first_part(x: int) -> int:
+    if os.getpid() != PARENT and x >= 4:
+        os._exit(3)  # the first parts came back, then a worker died
+    return x + 1
+
+
+def test_fork_imap_streams_in_order_and_redoes_only_what_it_has_not_yielded(caplog) -> None:
+    from miner.lifecycle import fork_imap
+
+    stream = fork_imap(2, square_elsewhere, list(range(20)), 4)
+    first = next(stream)
+    assert first == (0, True)
+    assert [v for v, _ in stream] == [x * x for x in range(1, 20)]
+    assert list(fork_imap(2, die_after_the_first_part, list(range(12)), 2)) == list(range(1, 13))
+    assert "a worker process died" in caplog.text
+    # closed early: the workers are stopped, nothing hangs
+    early = fork_imap(2, square_elsewhere, list(range(40)), 2)
+    assert next(early) == (0, True)
+    early.close()

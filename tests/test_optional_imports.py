@@ -34,6 +34,7 @@ def test_a_name_the_import_error_handler_sets_is_an_optional_import() -> None:
         "None",
         ("torchaudio", "torchaudio.transforms", "pkg.util"),
         ("torchaudio",),
+        ("import torchaudio", "from torchaudio.transforms import Mel"),
         "pkg/m.py",
         2,
         7,

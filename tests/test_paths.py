@@ -253,3 +253,38 @@ def test_release_constructor_reached_only_under_its_flag(mined_release):
         "call of `EmbeddingCacheController` in the commit needs it (tested at "
         f"`{server}:547`)."
     ) in card
+
+
+def test_a_local_of_the_same_name_is_no_caller() -> None:
+    """modelopt_quant.py (v0.5.19): ``fp4_gemm, backend = _get_fp4_gemm_op()``
+    in another file calls that value, not ``fp4_gemm`` of the quantization
+    module; a file that neither defines nor imports the name calls nothing."""
+    from miner.analysis.callers import find_callers
+
+    index = SourceIndex(
+        {
+            "pkg/quant.py": b"def fp4_gemm(a):\n    raise ValueError(a)\n\n\n"
+            b"def apply(x):\n    return fp4_gemm(x)\n",
+            "pkg/uses.py": b"from pkg.quant import (  # noqa: E402\n"
+            b"    other,\n    fp4_gemm,\n)\n\n\n"
+            b"def run(x):\n    return fp4_gemm(x)\n\n\n"
+            b"def shadowed(fp4_gemm, x):\n    return fp4_gemm(x)\n",
+            "pkg/gen.py": b"def op():\n    fp4_gemm, backend = get_op()\n"
+            b"    return fp4_gemm(1)\n\n\n"
+            b"def bare(x):\n    return fp4_gemm(x)\n",
+            "pkg/mod.py": b"import pkg.quant as q\n\n\ndef via(x):\n    return q.fp4_gemm(x)\n",
+            # a lazy import of the class through its getter is a call of it
+            "pkg/worker.py": b"def _get_kv_helper():\n    from pkg.kv import KVHelper\n"
+            b"    return KVHelper\n\n\ndef init(self):\n    KVHelper = _get_kv_helper()\n"
+            b"    self.helper = KVHelper(layers=3)\n",
+            "pkg/kv.py": b"class KVHelper:\n    pass\n",
+        }
+    )
+    assert find_callers(index, ["KVHelper"])["KVHelper"] == (
+        Caller("KVHelper", "init", "pkg/worker.py", 8),
+    )
+    assert find_callers(index, ["fp4_gemm"])["fp4_gemm"] == (
+        Caller("fp4_gemm", "via", "pkg/mod.py", 5),
+        Caller("fp4_gemm", "apply", "pkg/quant.py", 6),
+        Caller("fp4_gemm", "run", "pkg/uses.py", 8),
+    )

@@ -817,3 +817,39 @@ def test_facts_skip_what_the_extractor_skipped_or_failed(make_repo, monkeypatch)
     assert "too large" in notes["pkg/big.py"]["reason"]
     assert notes["pkg/table.py"]["reason"].startswith("not read for the analysis facts")
     assert notes["pkg/bad.py"]["reason"] == "time limit 60 s"
+
+
+def test_a_diff_into_a_mined_folder_waits_for_no_mine_run(tmp_path: Path) -> None:
+    """``miner diff --out OUT/diffs`` writes inside OUT: while another run
+    holds OUT's lock it stops at once with one line, before any work."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").write_text('{"tool": {"name": "raise-miner"}}', encoding="utf-8")
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            f"fd = os.open({str(tmp_path / '.out.lock')!r}, os.O_RDWR | os.O_CREAT)\n"
+            "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "os.write(fd, f'{os.getpid()}\\n'.encode())\n"
+            "print('held', flush=True)\n"
+            "sys.stdin.read()\n",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        diff = run(
+            "diff", "--repo", str(tmp_path / "no-repo"), "a", "b", "--out", str(out / "diffs")
+        )
+    finally:
+        holder.communicate("", timeout=30)
+    assert diff.returncode == 2
+    assert diff.stderr.splitlines() == [
+        f"miner: error: {out}: another miner run (pid {holder.pid}) is writing this folder; "
+        "wait for it to end or pass another --out"
+    ]
+    assert not (out / "diffs").exists() or not any((out / "diffs").iterdir())

@@ -407,3 +407,35 @@ def test_flag_on_by_default_is_said_set_to_false() -> None:
         s.startswith("Leave `--vae-tiling` out: its default is `True`; or pass it as true.")
         for s in card.solutions
     ), card.solutions
+
+
+def test_pip_install_of_a_local_build_is_not_offered_as_a_fix() -> None:
+    """pplx.py:203 (v0.5.19) describes a build ending in ``pip install
+    dist/*.whl``: run alone, it installs nothing."""
+    remedies = Remedies(config(), "python -m sglang.launch_server")
+    texts = [
+        r.text
+        for r in remedies.remedies(
+            "Build it (e.g. `python3 setup.py bdist_wheel && pip install dist/*.whl`). "
+            "Or run pip install flashinfer-python. Then pip install -e . in the checkout."
+        )
+    ]
+    assert "Install what is missing: `pip install flashinfer-python`." in texts
+    assert not any("dist/" in t or "-e ." in t for t in texts)
+
+
+def test_a_sentence_end_is_not_part_of_an_environment_value() -> None:
+    """speculative_hook.py:366 (v0.5.19) ends "requires
+    SGLANG_RAGGED_VERIFY_MODE=static.": the value to set is ``static``."""
+    index = SourceIndex(
+        {
+            "pkg/__init__.py": b"",
+            "pkg/server_args.py": ARGS.encode(),
+            "pkg/env.py": b'import os\nMODE = os.environ.get("APP_VERIFY_MODE", "dynamic")\n',
+        }
+    )
+    remedies = Remedies(mine_config(index), "python -m pkg.launch_server")
+    (found,) = remedies.remedies("DSpark with dp attention requires APP_VERIFY_MODE=static.")
+    assert found.text == "Set `APP_VERIFY_MODE=static`: the message says it is required."
+    assert found.example is not None
+    assert found.example.after == "APP_VERIFY_MODE=static python -m pkg.launch_server ..."

@@ -16,8 +16,10 @@ and only when at most :data:`MAX_FILES` files mention the call; a constructor
 from __future__ import annotations
 
 import bisect
+import functools
+import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,11 +69,21 @@ class _Scopes:
     """``__qualname__`` of the scope each header begins."""
     kinds: list[bytes]
     """``def`` or ``class``."""
+    ends: list[int]
+    """Offset of the first line after the scope's body: the next code line
+    indented no deeper than its header (closing brackets aside)."""
+
+
+@functools.cache
+def _dedent(indent: int) -> re.Pattern[bytes]:
+    """A code line indented ``indent`` columns or less (not a blank line, a
+    comment or a closing bracket)."""
+    return re.compile(rb"^[ \t]{0,%d}(?=[^ \t\r\n#)\]}])" % indent, re.M)
 
 
 def _scopes(data: bytes) -> _Scopes:
-    """Headers and their nesting, from indentation (no parse)."""
-    found = _Scopes([], [], [], [], [])
+    """Headers, their nesting and their ends, from indentation (no parse)."""
+    found = _Scopes([], [], [], [], [], [])
     stack: list[int] = []
     for m in HEADER.finditer(data):
         indent = len(m.group(1).expandtabs(8))
@@ -89,38 +101,212 @@ def _scopes(data: bytes) -> _Scopes:
         found.parents.append(parent)
         found.names.append(qual)
         found.kinds.append(m.group(2))
+        after = data.find(b"\n", m.start) + 1 or len(data)
+        end = _dedent(indent).search(data, after)
+        found.ends.append(end.start() if end is not None else len(data))
         stack.append(len(found.names) - 1)
     return found
 
 
-def _scope_at(data: bytes, offset: int, scopes: _Scopes) -> str:
-    """The innermost scope whose header precedes ``offset`` with less indentation."""
+def _scope_index(data: bytes, offset: int, scopes: _Scopes) -> int:
+    """The header of the innermost scope whose header precedes ``offset``
+    with less indentation and whose body goes on to ``offset`` (-1: module
+    level)."""
     line_start = data.rfind(b"\n", 0, offset) + 1
     line = data[line_start:offset]
     indent = len(line.expandtabs(8)) - len(line.expandtabs(8).lstrip(b" "))
     i = bisect.bisect_right(scopes.starts, line_start - 1) - 1
-    while i >= 0 and scopes.indents[i] >= indent:
+    while i >= 0 and (scopes.indents[i] >= indent or scopes.ends[i] <= line_start):
         i = scopes.parents[i]
-    return scopes.names[i] if i >= 0 else "<module>"
+    return i
 
 
-def _calls(data: bytes, wanted: set[str]) -> list[tuple[str, str, int]]:
+#: An import statement and what it imports (parenthesized over several lines,
+#: or continued with backslashes).
+_IMPORT = re.compile(
+    rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#]*(?:\\\r?\n[^\n#]*)*)",
+    re.M,
+)
+#: One assignment target: ``a``, ``*a``, ``a.b``, ``a[i]``, maybe in parentheses.
+_TARGET = rb"\(?\*?[\w.]+(?:\[[^\]\n]*\])?\)?"
+#: A line of a body binding names: ``a = ...``, ``a, b = ...``, ``a: T = ...``
+#: (the targets; attributes and subscripts bind no name).
+_ASSIGN = re.compile(
+    rb"[ \t]+(" + _TARGET + rb"(?:[ \t]*,[ \t]*" + _TARGET + rb")*)[ \t]*,?[ \t]*"
+    rb"(?::[^=\n]*)?=(?!=)(.*)"
+)
+_FOR = re.compile(rb"[ \t]+(?:async[ \t]+)?for[ \t]+([\w, ()]+?)[ \t]+in\b")
+#: ``with ... as name`` / ``except ... as name`` (an ``import ... as name``
+#: binds the import, which is what a call should name).
+_AS = re.compile(rb"[ \t]*(?:(?:async[ \t]+)?with|except\*?)\b[^\n]*?\bas[ \t]+(\w+)[ \t]*[:,)]")
+_PARAMETER = re.compile(rb"[(,*][ \t\r\n]*(\w+)[ \t\r\n]*[:=,)]")
+_NAME = re.compile(rb"\w+")
+
+
+def scopes_of(data: bytes) -> Callable[[int], str]:
+    """A function from an offset of ``data`` (a file's bytes) to the
+    ``__qualname__`` of the scope there (``<module>`` at module level),
+    found from the ``def``/``class`` lines and indentation (no parse)."""
+    scopes = _scopes(data)
+
+    def at(offset: int) -> str:
+        i = _scope_index(data, offset, scopes)
+        return scopes.names[i] if i >= 0 else "<module>"
+
+    return at
+
+
+def _imported_names(data: bytes) -> frozenset[bytes] | None:
+    """The names the file's imports bind (``from m import a, b as c`` binds
+    ``a`` and ``c``; ``import a.b`` binds ``a``); None when a star import
+    may bind any name."""
+    names: set[bytes] = set()
+    for m in _IMPORT.finditer(data):
+        text = re.sub(rb"#[^\n]*", b"", m.group(1)).strip().strip(b"()").replace(b"\\", b" ")
+        for part in text.split(b","):
+            words = part.split()
+            if not words:
+                continue
+            if words[0] == b"*":
+                return None
+            if len(words) >= 3 and words[-2] == b"as":
+                names.add(words[-1])
+            else:
+                names.add(words[0].split(b".")[0])
+    return frozenset(names)
+
+
+def _targets(text: bytes) -> set[bytes]:
+    """The bare names among assignment targets ``a, (b, c), x.y, *d``."""
+    out = set()
+    for part in text.replace(b"(", b",").replace(b")", b",").split(b","):
+        part = part.strip().lstrip(b"*")
+        if _NAME.fullmatch(part):
+            out.add(part)
+    return out
+
+
+def _getter_of(value: bytes, name: bytes) -> bool:
+    """Whether ``value`` calls a getter of ``name`` (``Helper =
+    _get_helper()``: the lazy import of a class, whose calls are calls of
+    it), by the getter's name ending in ``name``'s words."""
+    m = re.match(rb"[ \t]*[\w.]*?(\w+)\(", value)
+    if m is None:
+        return False
+    words = name.replace(b"_", b"").lower()
+    return len(words) >= 6 and m.group(1).replace(b"_", b"").lower().endswith(words)
+
+
+def _binds_locally(data: bytes, scopes: _Scopes, i: int, name: bytes) -> bool:
+    """Whether the function of header ``i`` binds ``name`` itself: a
+    parameter, or a target of one of its assignments, ``for`` loops or
+    ``as`` clauses (nested functions included). A call of such a name there
+    calls that value, not a function defined elsewhere. A line
+    ``name=value,`` is a keyword argument of a call over several lines, not
+    an assignment, and ``Name = _get_name()`` (one target) binds what the
+    getter returns (:func:`_getter_of`). Only the lines holding ``name`` are read."""
+    start, end = scopes.starts[i], scopes.ends[i]
+    head_end = data.find(b":\n", start, end)
+    head_end = head_end if head_end != -1 else end
+    if any(m.group(1) == name for m in _PARAMETER.finditer(data, start, head_end)):
+        return True
+    at = data.find(name, head_end, end)
+    while at != -1:
+        line_start = data.rfind(b"\n", 0, at) + 1
+        line_end = data.find(b"\n", at, end)
+        line = data[line_start : line_end if line_end != -1 else end]
+        m = _ASSIGN.match(line)
+        if m is not None and not m.group(2).rstrip().endswith((b",", b"(")):
+            targets = _targets(m.group(1))
+            if name in targets and not (len(targets) == 1 and _getter_of(m.group(2), name)):
+                return True
+        m = _FOR.match(line)
+        if m is not None and name in _targets(m.group(1)):
+            return True
+        m = _AS.match(line)
+        if m is not None and m.group(1) == name:
+            return True
+        if line_end == -1:
+            break
+        at = data.find(name, line_end, end)
+    return False
+
+
+#: A triple-quoted string (a docstring: its ``name(...)`` calls nothing).
+_TRIPLE = re.compile(rb"(?s)(\"\"\"|\'\'\').*?(?<!\\)\1")
+
+
+def _strings(data: bytes) -> tuple[list[int], list[int]]:
+    """(starts, ends) of the triple-quoted strings of ``data``, in order."""
+    starts, ends = [], []
+    for m in _TRIPLE.finditer(data):
+        starts.append(m.start())
+        ends.append(m.end())
+    return starts, ends
+
+
+def _inside(spans: tuple[list[int], list[int]], offset: int) -> bool:
+    i = bisect.bisect_right(spans[0], offset) - 1
+    return i >= 0 and offset < spans[1][i]
+
+
+def _in_comment(data: bytes, offset: int) -> bool:
+    """Whether ``offset`` is after a ``#`` of its line that no quote encloses."""
+    prefix = data[data.rfind(b"\n", 0, offset) + 1 : offset]
+    at = prefix.find(b"#")
+    while at != -1:
+        before = prefix[:at]
+        if before.count(b'"') % 2 == 0 and before.count(b"'") % 2 == 0:
+            return True
+        at = prefix.find(b"#", at + 1)
+    return False
+
+
+def _calls(
+    data: bytes, wanted: set[str], home: frozenset[str] = frozenset()
+) -> list[tuple[str, str, int]]:
     """(called name, caller qualname, line) of every ``name(`` of a wanted name
-    (not preceded by a word character, not its own ``def``/``class`` line)."""
+    (not preceded by a word character, not its own ``def``/``class`` line).
+    A bare call ``name(...)`` counts only in a file that defines the name
+    (``home``) or imports it (:func:`_imported_names`), and not in a
+    function that binds the name itself (:func:`_binds_locally`)."""
     scopes: _Scopes | None = None
+    strings: tuple[list[int], list[int]] = ([], [])
+    imported: frozenset[bytes] | None = frozenset()
+    read_imports = False
+    local: dict[tuple[int, bytes], bool] = {}
     out = []
     for name in sorted(wanted):
-        needle = name.encode() + b"("
+        raw = name.encode()
+        needle = raw + b"("
         start = data.find(needle)
         while start != -1:
             prev = data[start - 1 : start]
-            if not (prev.isalnum() or prev == b"_") and not data[
-                max(0, start - 6) : start
-            ].endswith((b"def ", b"class ")):
+            if (
+                not (prev.isalnum() or prev == b"_")
+                and not data[max(0, start - 6) : start].endswith((b"def ", b"class "))
+                and not _in_comment(data, start)
+            ):
                 if scopes is None:
                     scopes = _scopes(data)
+                    strings = _strings(data)
+                if _inside(strings, start):
+                    start = data.find(needle, start + 1)
+                    continue
+                i = _scope_index(data, start, scopes)
+                if prev != b".":
+                    if not read_imports:
+                        imported, read_imports = _imported_names(data), True
+                    bound = name in home or imported is None or raw in imported
+                    if bound and i >= 0 and scopes.kinds[i] == b"def":
+                        if (i, raw) not in local:
+                            local[(i, raw)] = _binds_locally(data, scopes, i, raw)
+                        bound = not local[(i, raw)]
+                    if not bound:
+                        start = data.find(needle, start + 1)
+                        continue
                 line = data.count(b"\n", 0, start) + 1
-                out.append((name, _scope_at(data, start, scopes), line))
+                out.append((name, scopes.names[i] if i >= 0 else "<module>", line))
             start = data.find(needle, start + 1)
     return out
 
@@ -141,7 +327,8 @@ def find_callers(index: SourceIndex, names: Iterable[str]) -> dict[str, tuple[Ca
                 by_path[path].add(name)
     found: dict[str, list[Caller]] = defaultdict(list)
     for path in sorted(by_path):
-        for name, scope, line in _calls(index.files[path], by_path[path]):
+        home = frozenset(n for n in by_path[path] if path in index.definitions(n))
+        for name, scope, line in _calls(index.files[path], by_path[path], home):
             found[name].append(Caller(name, scope, path, line))
     return {
         name: tuple(sorted(found.get(name, []), key=lambda c: (c.path, c.line))) for name in unique

@@ -1313,10 +1313,11 @@ def _asdict(o: Option) -> dict[str, Any]:
     return {name: getattr(o, name) for name in Option.__dataclass_fields__}
 
 
-#: Literal environment reads and writes, found by regular expression (no parse):
+#: Literal environment reads, found by regular expression (no parse):
 #: ``os.environ.get("X", d)``, ``os.getenv("X")``, ``os.environ["X"]``,
-#: ``"X" in os.environ``, ``setdefault`` / ``pop``, and helper readers
-#: ``get_bool_env_var("X", "false")``.
+#: ``"X" in os.environ``, ``setdefault``, and helper readers
+#: ``get_bool_env_var("X", "false")``; not the writes ``os.environ["X"] = v``,
+#: ``del os.environ["X"]`` and ``os.environ.pop("X")`` (:data:`_ENV_WRITE`).
 _ENV_PATTERNS = (
     re.compile(
         rb"""(?:environ\.(?:get|setdefault|pop)|\bgetenv)\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]"""
@@ -1325,6 +1326,10 @@ _ENV_PATTERNS = (
     re.compile(rb"""environ\[\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*\]()"""),
     re.compile(rb"""['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s+(?:not\s+)?in\s+os\.environ\b()"""),
 )
+#: After ``os.environ["X"]``: an assignment to it (a write, not a read).
+_ENV_WRITE = re.compile(rb"[ \t]*(?:[-+*/|&]|//)?=(?!=)")
+#: Before ``os.environ["X"]``: a deletion (``del os.environ["X"]``).
+_ENV_DELETE = re.compile(rb"\bdel[ \t]+(?:os\.)?$")
 _ENV_HELPER = re.compile(
     rb"""\b(get_\w*env\w*|\w+_env_var|\w*getenv\w*)\(\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]"""
     rb"""(?:\s*,\s*(?:default\s*=\s*)?([^()\n]*?))?\s*\)"""
@@ -1357,6 +1362,12 @@ def _mine_env(index: SourceIndex) -> list[EnvVar]:
                     declared.setdefault(var.name, var)
         for pattern in _ENV_PATTERNS:
             for m in pattern.finditer(data):
+                if (
+                    m.group(0).startswith(b"environ.pop")
+                    or _ENV_WRITE.match(data, m.end())
+                    or _ENV_DELETE.search(data, max(0, m.start() - 12), m.start())
+                ):
+                    continue
                 name = m.group(1).decode()
                 reads[name].append((path, None, _normal(m.group(2)), _line_of(data, m.start())))
         for m in _ENV_HELPER.finditer(data):

@@ -63,10 +63,10 @@ class Quote:
 
 #: A possible end of sentence: ``.``, ``!`` or ``?`` after a word, then a
 #: space and a capital, a quote or a parenthesis.
-_SENTENCE_END = re.compile(r"(?<=[a-z0-9)`'\"\]][.!?])\s+(?=[A-Z`'\"(])")
+_SENTENCE_END = re.compile(r"(?<=[\w)`'\"\]}][.!?])\s+(?=[A-Z`'\"(-])")
 #: Abbreviations whose full stop ends no sentence (``(e.g. Step3p ...)``).
 _ABBREVIATION = re.compile(
-    r"(?:\b(?:e\.g|i\.e|etc|vs|cf|approx|incl|resp|viz|Mr|Dr|No|Fig|Eq|Sec)\.)$", re.I
+    r"(?:\b(?:e\.g|i\.e|eg|ie|etc|vs|cf|approx|incl|resp|viz|Mr|Dr|No|Fig|Eq|Sec)\.)$", re.I
 )
 
 
@@ -136,9 +136,10 @@ def _prose(parts: Iterable[str]) -> str | None:
 def _from_sentence_start(parts: list[str]) -> list[str]:
     """``parts`` (the lines of a comment whose start may be cut off) from its
     first whole sentence: when the first line does not start like a sentence
-    (a capital, a digit, a quote or a code mark), what comes before the
+    (a capital, a digit, a quote or a code mark; not a parenthesis, which
+    goes on a sentence begun above), what comes before the
     first sentence end is dropped; nothing is left when there is none."""
-    if not parts or re.match(r"[A-Z0-9`'\"(\[]", parts[0]):
+    if not parts or re.match(r"[A-Z0-9`'\"]", parts[0]):
         return parts
     text = " ".join(parts)
     ends = sentence_ends(text)
@@ -147,14 +148,21 @@ def _from_sentence_start(parts: list[str]) -> list[str]:
 
 def comment_above(lines: dict[int, str], line: int) -> tuple[str, int] | None:
     """The comment block ending just above ``line`` (and the trailing comment
-    on ``line`` itself when there is no block): (text, first line)."""
+    on ``line`` itself when there is no block): (text, first line). The
+    block is the nearest paragraph (a bare ``#`` line ends it) at the line's
+    own indentation or less: a comment indented deeper than ``line`` closes
+    the block above it."""
     parts: list[str] = []
     first = line
     n = line - 1
+    own = lines.get(line, "")
+    indent = len(own) - len(own.lstrip())
     while n in lines:
         found = _comment_of(lines[n])
         if found is None or not found[1] or (not found[0] and parts):
             break  # a bare ``#`` line ends the paragraph nearest the line
+        if own.strip() and len(lines[n]) - len(lines[n].lstrip()) > indent:
+            break  # indented deeper: the end of the block above, not about this line
         if found[0]:
             parts.insert(0, found[0])
             first = n

@@ -12,12 +12,12 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from miner.analysis.callers import Caller, crowded, find_callers, target_name
+from miner.analysis.callers import Caller, crowded, find_callers, scopes_of, target_name
 from miner.analysis.code import SourceIndex, call_name, parse_expr
 from miner.analysis.config import (
     ConfigModel,
@@ -58,11 +58,11 @@ class RepoFacts:
     call_docs: Mapping[str, tuple[str, str, int]] = field(default_factory=dict)
     """Function called in a guard or exit test (defined once in the commit)
     -> (its docstring's first paragraph, path, line) (:func:`call_docstrings`)."""
-    exits: Mapping[tuple[str, int], tuple[str, str]] = field(default_factory=dict)
+    exits: Mapping[tuple[str, int], tuple[str, str, int]] = field(default_factory=dict)
     """(path, line) of an ``exit`` guard of a site -> (how its branch leaves:
     ``raise``, ``return``, ``continue``, ``break`` or ``""`` when the branch is
     more than one statement; the ``if`` with that statement on one line, or
-    ``""``) (:func:`exit_branches`)."""
+    ``""``; the line of that statement, 0 when not known) (:func:`exit_branches`)."""
     resolved: Mapping[str, tuple[Resolved, ...]] = field(default_factory=dict)
     """Literal values the argument-handling code stores into each setting
     (:func:`miner.analysis.config.mine_resolutions`)."""
@@ -104,12 +104,41 @@ class Assigned:
     value: str
     path: str
     line: int
+    attribute: bool = False
+    """Written ``self.name = ...`` (an attribute of the instance)."""
+    scope: str = "<module>"
+    """The ``__qualname__`` of the scope the assignment is in."""
+
+    def may_bind(self, written: str, path: str, scope: str) -> bool:
+        """Whether this assignment may give ``written`` (the name as a guard
+        in the function ``scope`` of the file ``path`` writes it: ``self.x``,
+        ``ctx.x`` or ``x``) its value: ``self.x`` an attribute set in the
+        same class; ``ctx.x`` any assignment (an attribute, or a local
+        passed on to the object's constructor, as ``is_hybrid_ssm =
+        uses_ssm_state(...)`` becomes ``ctx.is_hybrid_ssm``); a bare ``x`` a
+        name of the same file (at module level, in the same function, or a
+        local passed on by keyword to the function's parameter of that name,
+        as ``is_dsv4_model=is_dsv4_model`` in kv_cache_configurator.py).
+        An assignment in another file binds no ``self.x`` nor ``x``."""
+        owner, _, _ = written.rpartition(".")
+        if self.path != path and owner in ("", "self"):
+            return False
+        if owner == "self":
+            return self.attribute and _class_of(self.scope) == _class_of(scope)
+        if owner:
+            return True
+        return not self.attribute
+
+
+def _class_of(scope: str) -> str:
+    """The class part of a method's ``__qualname__`` (``A.B.f`` -> ``A.B``)."""
+    return scope.rsplit(".", 1)[0] if "." in scope else ""
 
 
 #: An assignment of a predicate call: ``[self.]name = [mod.]is_x(...)`` (also
 #: ``uses_``, ``has_``, ``supports_``, ``use_``, ``can_``, ``should_``, ``needs_``).
 _PREDICATE_ASSIGN = re.compile(
-    rb"^[ \t]*(?:self\.)?([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=[ \t]*"
+    rb"^[ \t]*(self\.)?([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=[ \t]*"
     rb"([\w.]*\b(?:uses|is|has|supports|use|can|should|needs)_\w*\(.*)$",
     re.M,
 )
@@ -137,11 +166,14 @@ def predicate_assignments(
     :data:`MAX_ASSIGNED` different values are left out."""
     found: dict[str, list[Assigned]] = {}
     for path, data in files.items():
+        scope_at: Callable[[int], str] | None = None
         for m in _PREDICATE_ASSIGN.finditer(data):
-            name = m.group(1).decode("ascii", "replace")
+            name = m.group(2).decode("ascii", "replace")
             if name not in names:
                 continue
-            value = " ".join(m.group(2).decode("utf-8", "replace").split()).rstrip(",")
+            value = " ".join(m.group(3).decode("utf-8", "replace").split())
+            if value.endswith(","):
+                continue  # ``name=call(...),``: a keyword argument of a call over several lines
             try:
                 node = ast.parse(value, mode="eval").body
             except (SyntaxError, ValueError, RecursionError):
@@ -149,7 +181,11 @@ def predicate_assignments(
             if not isinstance(node, ast.Call):
                 continue
             line = data.count(b"\n", 0, m.start()) + 1
-            found.setdefault(name, []).append(Assigned(name, value, path, line))
+            if scope_at is None:
+                scope_at = scopes_of(data)
+            found.setdefault(name, []).append(
+                Assigned(name, value, path, line, bool(m.group(1)), scope_at(m.start(2)))
+            )
     out = {}
     for name, items in sorted(found.items()):
         if len({a.value for a in items}) <= MAX_ASSIGNED:
@@ -166,12 +202,15 @@ def _depth(text: str) -> int:
     return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
-def exit_branch(lines: list[str], line: int) -> tuple[str, str]:
-    """How the ``if`` branch at ``line`` (1-based) of ``lines`` leaves when it
-    is one statement: (``raise`` / ``return`` / ``continue`` / ``break``, the
-    ``if`` and that statement on one line when short); ``("", "")`` else."""
+def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
+    """How the ``if`` branch at ``line`` (1-based) of ``lines`` leaves: its
+    first statement, or else its last one at the branch's level, is a
+    ``raise`` / ``return`` / ``continue`` / ``break``. Returns (that keyword,
+    the ``if`` and the statement on one line when the branch is that one
+    short statement else ``""``, the statement's line); ``("", "", 0)`` when
+    neither leaves or the branch is not in ``lines``."""
     if not 0 < line <= len(lines):
-        return "", ""
+        return "", "", 0
     head = lines[line - 1]
     indent = len(head) - len(head.lstrip())
     start = line
@@ -180,8 +219,9 @@ def exit_branch(lines: list[str], line: int) -> tuple[str, str]:
         depth += _depth(lines[start])
         start += 1
     body: int | None = None
-    kind, first, count = "", "", 0
-    for text in lines[start : start + 60]:
+    statements: list[tuple[int, str]] = []  # (line, text) at the branch's level
+    continued = False  # the first statement goes on over several lines
+    for number, text in enumerate(lines[start : start + 200], start + 1):
         stripped = text.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -190,31 +230,45 @@ def exit_branch(lines: list[str], line: int) -> tuple[str, str]:
         if level <= indent and not closing:
             break
         if body is None:
-            body, first = level, stripped
-            kind = next((k for k in _LEAVES if re.match(rf"{k}\b", stripped)), "")
-            count = 1
-        elif level <= body and not closing:
-            count += 1
-            break
-        else:
-            count += 1  # a continuation line of the statement
-    if not kind or body is None:
-        return "", ""
+            body = level
+        if level <= body and not closing:
+            statements.append((number, stripped))
+        elif len(statements) == 1:
+            continued = True
+    if not statements:
+        return "", "", 0
+
+    def leaves(text: str) -> str:
+        return next((k for k in _LEAVES if re.match(rf"{k}\b", text)), "")
+
+    first_line, first = statements[0]
+    kind, at = leaves(first), first_line
+    if not kind:
+        at, last = statements[-1]
+        kind = leaves(last)
+    if not kind:
+        return "", "", 0
     one = f"{head.strip()} {first}"
-    simple = count == 1 and start == line and head.strip().endswith(":") and len(one) <= 110
-    return kind, one if simple else ""
+    simple = (
+        len(statements) == 1
+        and not continued
+        and start == line
+        and head.strip().endswith(":")
+        and len(one) <= 110
+    )
+    return kind, one if simple else "", at
 
 
 def exit_branches(
     files: Mapping[str, bytes], sites: Iterable[Site]
-) -> dict[tuple[str, int], tuple[str, str]]:
+) -> dict[tuple[str, int], tuple[str, str, int]]:
     """:func:`exit_branch` of every ``exit`` guard of ``sites``."""
     wanted: dict[str, set[int]] = {}
     for site in sites:
         for guard in site.exits:
             if guard.kind == "exit":
                 wanted.setdefault(site.path, set()).add(guard.line)
-    out: dict[tuple[str, int], tuple[str, str]] = {}
+    out: dict[tuple[str, int], tuple[str, str, int]] = {}
     for path, numbers in sorted(wanted.items()):
         data = files.get(path)
         if data is None:
@@ -243,6 +297,10 @@ class OptionalImport:
     packages: tuple[str, ...]
     """The top-level modules among them that are not the repository's own
     (``torchaudio`` for ``torchaudio.transforms``): what to install."""
+    statements: tuple[str, ...]
+    """The ``try`` body's imports of those packages as one-line statements
+    (``from flashinfer import fp4_quantize, mm_fp4``): running them shows
+    whether the installed version provides every name the code imports."""
     path: str
     try_line: int
     handler_line: int
@@ -311,16 +369,21 @@ def module_optional_imports(
         if not isinstance(node, ast.Try):
             continue
         modules: list[str] = []
+        statements: list[str] = []
         sure: set[int] = set()  # the nodes binding a name when the imports succeed
         for statement in node.body:
             if isinstance(statement, ast.Import):
                 modules += [a.name for a in statement.names]
-                if all(a.name.split(".")[0] not in local for a in statement.names):
+                outside = [a for a in statement.names if a.name.split(".")[0] not in local]
+                if outside:
+                    statements.append(ast.unparse(ast.Import(names=outside)))
+                if len(outside) == len(statement.names):
                     sure.add(id(statement))
             elif isinstance(statement, ast.ImportFrom) and statement.level == 0:
                 module = statement.module or ""
                 modules.append(module)
                 if module.split(".")[0] not in local:
+                    statements.append(ast.unparse(statement))
                     sure.add(id(statement))
             elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant):
                 if statement.value.value is not None and statement.value.value is not False:
@@ -353,6 +416,7 @@ def module_optional_imports(
                         value,
                         tuple(modules),
                         packages,
+                        tuple(dict.fromkeys(statements)),
                         path,
                         node.lineno,
                         handler.lineno,

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from miner.analysis.audience import path_kind
 from miner.analysis.code import call_name, dotted, literal_text, parse_expr, unparse
 from miner.analysis.config import Condition, ConfigModel, Derived, Option, leaf_condition
 from miner.model import Guard, Site
@@ -215,7 +216,7 @@ class Linker:
             option = self.config.option(name)
             derived = self.config.derived_setting(name)
             exact = self._object_exact(base, option, chain)
-            if option is not None and (exact or self._nameable(name)):
+            if option is not None and (exact or self._nameable(name) and _library(option)):
                 where = f"`{option.owner}.{name}`"
                 evidence = (
                     f"`{text}` reads the setting {where}"
@@ -228,9 +229,8 @@ class Linker:
                     text, "derived", name, exact, self._derived_evidence(text, derived, exact)
                 )
         if isinstance(node, ast.Name) and self._nameable(node.id):
-            if self.config.option(node.id) is not None:
-                opt = self.config.option(node.id)
-                assert opt is not None
+            opt = self.config.option(node.id)
+            if opt is not None and _library(opt):
                 return Read(
                     text,
                     "option",
@@ -346,6 +346,13 @@ class Linker:
                 found.append(read)
                 inside.update(id(n) for n in ast.walk(node))
         return found
+
+
+def _library(opt: Option) -> bool:
+    """Whether ``opt`` is a setting of the library, which a name alone may
+    link to: not an option of a test or a script (``--max-new-tokens`` of a
+    benchmark's ``BenchArgs`` is not ``SamplingParams.max_new_tokens``)."""
+    return opt.path is None or path_kind(opt.path) is None
 
 
 def linked_reads(links: tuple[GuardLink, ...]) -> list[tuple[Clause, Read]]:

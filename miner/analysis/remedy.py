@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from miner.analysis.audience import named_env_vars
 from miner.analysis.config import ConfigModel, Option
+from miner.analysis.evidence import sentence_ends
 from miner.analysis.wording import code, shown, values_list
 from miner.model import ExampleFix
 
@@ -44,7 +45,14 @@ _ADVICE = re.compile(
     r"ensure|make sure|reinstall|update)\b[^.;!?]*",
     re.I,
 )
-_PIP = re.compile(r"\b(?:pip3?|uv pip) install\s+[^\s'\"`,;)]+(?:\s+[^\s'\"`,;)]+)*")
+_PIP = re.compile(
+    r"\b(?:pip3?|uv pip) install\s+[^\s'\"`,;)]+"
+    r"(?:\s+(?!(?:and|or|to|then|for|with|in|if|first|before|after|from|the|a|an|instead|"
+    r"again|it|them|on|of|is|are|be|as|via|using|so|but)\b)[^\s'\"`,;)]+)*"
+)
+#: A ``pip install`` of a local file or folder (``dist/*.whl``, ``.``, ``-e .``):
+#: one step of a build the message describes, not a fix by itself.
+_LOCAL_TARGET = re.compile(r"\s(?:-e\s+)?(?:\.{1,2}(?:/|\s|$)|[\w.-]*/(?!/)|\S*\*|\S+\.whl\b)")
 _CONFLICT = re.compile(
     r"mutually exclusive|not compatible|incompatible|cannot be (?:used|combined|enabled)"
     r"(?: together)?(?: with)?|can(?:no|')t be (?:used|combined) (?:together|with)|"
@@ -104,29 +112,43 @@ class Remedy:
 
 
 def sentences(words: str) -> list[str]:
-    """The message split into sentences (``{}`` kept)."""
-    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z\-`'\"(])|\n+", words)
-    return [" ".join(p.split()) for p in parts if p.strip()]
+    """The message split into sentences (``{}`` kept): at line breaks, and
+    where :func:`~miner.analysis.evidence.sentence_ends` ends one (not after
+    ``e.g.`` nor inside parentheses)."""
+    out = []
+    for line in words.splitlines():
+        line = " ".join(line.split())
+        start = 0
+        for end in [*sentence_ends(line), len(line)]:
+            if line[start:end].strip():
+                out.append(line[start:end].strip())
+            start = end
+    return out
 
 
 def _marked(text: str, flags: Iterable[str], env: Iterable[str]) -> str:
-    """``text`` with placeholders as ``…`` and known flags, variables and pip
-    commands as code spans."""
+    """``text`` with placeholders as ``…``, and as code spans the message's
+    own backquoted spans (as written), known flags, variables and pip
+    commands."""
     text = text.replace("{}", "…").strip().rstrip(".,;:")
     names = sorted({*flags, *env}, key=len, reverse=True)
-    spans: list[tuple[int, int]] = []
+    # (start, end, the code span's text): the message's own `...` spans first
+    spans: list[tuple[int, int, str]] = [
+        (m.start(), m.end(), m.group(1)) for m in re.finditer(r"`([^`\n]+)`", text)
+    ]
     for m in _PIP.finditer(text):
-        spans.append((m.start(), m.end()))
+        if not any(s <= m.start() < e for s, e, _ in spans):
+            spans.append((m.start(), m.end(), m.group(0)))
     for name in names:
         for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?:=[\w.:/+-]+)?(?![\w-])", text):
-            if not any(s <= m.start() < e for s, e in spans):
-                spans.append((m.start(), m.end()))
+            if not any(s <= m.start() < e for s, e, _ in spans):
+                spans.append((m.start(), m.end(), m.group(0)))
     out, last = [], 0
-    for start, end in sorted(spans):
+    for start, end, shown_text in sorted(spans):
         if start < last:
             continue
         out.append(text[last:start].replace("`", "'"))
-        out.append(code(text[start:end]))
+        out.append(code(shown_text))
         last = end
     out.append(text[last:].replace("`", "'"))
     return "".join(out).replace('"', "'")
@@ -195,6 +217,7 @@ class Remedies:
             env = named_env_vars(part, self.env)
             for m in _REQUIRES.finditer(part):
                 name, sep, value = m.group(1), m.group(2) or "", m.group(3)
+                value = value.rstrip(".:") if value else value  # the sentence's end
                 if name.startswith("--"):
                     done = self._set(name, value, sep)
                     if done is not None:
@@ -282,11 +305,13 @@ class Remedies:
                     )
                     if value_m is not None:
                         cmd = self.entry
-                        example = ExampleFix("shell", f"{cmd} ...", f"{value_m.group(0)} {cmd} ...")
+                        setting = value_m.group(0).rstrip(".:")
+                        example = ExampleFix("shell", f"{cmd} ...", f"{setting} {cmd} ...")
                 add(Remedy(f'Do what the message advises: "{text}".', example, tuple(named)))
             for m in _PIP.finditer(part):
                 command = m.group(0).rstrip(".")
-                add(Remedy(f"Install what is missing: {code(command)}.", None, ()))
+                if not _LOCAL_TARGET.search(command):
+                    add(Remedy(f"Install what is missing: {code(command)}.", None, ()))
         return out
 
 

@@ -48,7 +48,7 @@ from miner.analysis.config import Condition as Setting
 from miner.analysis.config import ConfigModel, Option
 from miner.analysis.evidence import Quote, first_sentence, help_sentence, quotes
 from miner.analysis.exceptions import short
-from miner.analysis.facts import OptionalImport, RepoFacts, binding_line
+from miner.analysis.facts import OptionalImport, RepoFacts, binding_line, exit_branch
 from miner.analysis.links import Clause, Linker, Read
 from miner.analysis.remedy import Phrases, Remedies, Remedy
 from miner.analysis.resolvers import callee, guard_names, local_calls
@@ -237,7 +237,8 @@ class Term:
 
 @dataclass(frozen=True, slots=True)
 class Source:
-    """Where a name tested by the condition gets its value, in the excerpt."""
+    """Where a name tested by the condition gets its value: in its function
+    (``path`` empty), or elsewhere in the commit."""
 
     name: str
     line: int
@@ -246,8 +247,8 @@ class Source:
     read: Read | None = None
     """A setting the value reads for sure, if any."""
     path: str = ""
-    """The file of the assignment when it is not the site's (found anywhere
-    in the commit: :attr:`miner.analysis.facts.RepoFacts.assigned`)."""
+    """The file of the assignment when it is not in the site's function
+    (found anywhere in the commit: :attr:`miner.analysis.facts.RepoFacts.assigned`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,7 +490,11 @@ class Writer:
             call: str | None = name if isinstance(node, ast.Call) else None
             if call is None:
                 here = local_calls(site.excerpt.text, [name])
-                calls = {callee(a.value) for a in self.facts.assigned.get(name, ())}
+                calls = {
+                    callee(a.value)
+                    for a in self.facts.assigned.get(name, ())
+                    if a.may_bind(dotted(node) or name, site.path, site.scope)
+                }
                 if name in here:
                     call = here[name]
                 elif len(calls) == 1:
@@ -562,10 +567,16 @@ class Writer:
                     seen.add(name)
                     found = _assignment(name, lines, start, below)
                     if found is None:
-                        elsewhere = self.facts.assigned.get(name.rsplit(".", 1)[-1], ())
+                        elsewhere = [
+                            a
+                            for a in self.facts.assigned.get(name.rsplit(".", 1)[-1], ())
+                            if a.may_bind(name, site.path, site.scope)
+                        ]
                         if elsewhere:
                             first = elsewhere[0]
-                            out.append(Source(name, first.line, first.value, None, first.path))
+                            here = first.path == site.path and first.scope == site.scope
+                            path = "" if here else first.path  # the function, above the excerpt
+                            out.append(Source(name, first.line, first.value, None, path))
                         continue
                     line, value = found
                     read = self._setting_read(value, site)
@@ -845,7 +856,7 @@ class Writer:
             return "", ""
         found = self.facts.exits.get((r.site.path, guard.line))
         if found is not None:
-            return found
+            return found[0], found[1]
         stmt = exit_statement(guard, r.lines)
         if raises_instead(guard, r.lines):
             return "raise", stmt or ""
@@ -898,9 +909,13 @@ class Writer:
                 "continue": "skips to the next item",
                 "break": "leaves the loop",
             }.get(verb, "leaves early")
+            found = self.facts.exits.get((r.site.path, n)) or _excerpt_exit(r.lines, n)
+            at = found[2] if found[0] == verb else 0
+            if not at:
+                return f": the code {does} in the `if` at line {n} otherwise"
             if not stmt:
-                return f": the code {does} at line {n} otherwise"
-            return f": the code {does} at line {n} otherwise ({code(stmt)})"
+                return f": the code {does} at line {at} otherwise"
+            return f": the code {does} at line {at} otherwise ({code(stmt)})"
         if guard.kind == "asserted":
             return f": asserted at line {n}"
         if guard.kind == "exit-while":
@@ -1005,9 +1020,10 @@ class Writer:
                     f", default {code(shown(var.default))}" if var.default not in (None, "") else ""
                 )
                 where = f"`{var.path}:{var.line}`" if var.path else "the code"
+                verb = "declared" if var.registry else "read"
                 out.append(
                     f"The message names the environment variable {code(name)}{default} "
-                    f"(read at {where})."
+                    f"({verb} at {where})."
                 )
         return out
 
@@ -1474,7 +1490,8 @@ class Writer:
         default = (
             f", default {code(shown(var.default))}" if var and var.default not in (None, "") else ""
         )
-        where = f" (read at `{var.path}:{var.line}`{default})" if var and var.path else ""
+        verb = "declared" if var and var.registry else "read"
+        where = f" ({verb} at `{var.path}:{var.line}`{default})" if var and var.path else ""
         if cond.op == "truthy" and not (var is not None and var.kind == "bool"):
             text = f"Unset {code(name)} or set it to an empty value{where}."
             return Fix(text, ExampleFix("shell", f"{name}=1 {cmd} ...", f"unset {name}\n{cmd} ..."))
@@ -1784,7 +1801,7 @@ class Writer:
         out = []
         for found, names in self._import_groups(r):
             plural = "s" if len(found.packages) > 1 else ""
-            check = code(f'python -c "import {", ".join(found.modules)}"')
+            check = code(f'python -c "{"; ".join(found.statements)}"')
             verb = "is" if len(names) == 1 else "are"
             out.append(
                 f"Install the package that provides the {values_list(found.packages, 'and')} "
@@ -1855,9 +1872,22 @@ def _binds_locally(name: str, lines: dict[int, str], below: int) -> bool:
     )
 
 
+def _excerpt_exit(lines: dict[int, str], head: int) -> tuple[str, str, int]:
+    """:func:`~miner.analysis.facts.exit_branch` of the ``if`` at ``head``
+    read from the excerpt ``lines`` (line -> text); ``("", "", 0)`` when the
+    excerpt does not show it."""
+    if head not in lines:
+        return "", "", 0
+    shown = [lines.get(n, "") for n in range(head, max(lines) + 1)]
+    kind, one, at = exit_branch(shown, 1)
+    return kind, one, at + head - 1 if at else 0
+
+
 def _names(text: str) -> list[str]:
     """The local names and attribute paths (``self.x``, ``ctx.is_hybrid_ssm``)
-    an expression tests, in order."""
+    an expression tests, in order; not the functions it calls
+    (``forward_mode.is_target_verify()`` tests no value named
+    ``is_target_verify``)."""
     try:
         node = ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, RecursionError):
@@ -1867,7 +1897,9 @@ def _names(text: str) -> list[str]:
     for sub in ast.walk(node):
         if id(sub) in inside:
             continue
-        if isinstance(sub, ast.Attribute):
+        if isinstance(sub, ast.Call):
+            inside.update(id(n) for n in ast.walk(sub.func))
+        elif isinstance(sub, ast.Attribute):
             path = dotted(sub)
             if path is not None:
                 found.append(path)

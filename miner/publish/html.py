@@ -57,8 +57,7 @@ import logging
 import os
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,7 +70,7 @@ from pygments.lexers import PythonLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
 from miner import __version__
-from miner.lifecycle import die_with_parent, stop_pool
+from miner.lifecycle import fork_imap
 from miner.model import (
     SCHEMA_VERSION,
     Analysis,
@@ -875,17 +874,6 @@ class CardContext:
         return self.commits.get(error_id, self.result.commit)
 
 
-_CONTEXT: CardContext | None = None
-
-
-def _set_context(context: CardContext) -> None:
-    """A render worker's start: die with the parent, leave Ctrl-C to it, and
-    keep the context."""
-    global _CONTEXT
-    die_with_parent()
-    _CONTEXT = context
-
-
 def render_card(context: CardContext, error: Error) -> str:
     """One error's HTML page."""
     analysis = context.analyses.get(error.error_id) or Analysis(error_id=error.error_id, trigger="")
@@ -916,11 +904,6 @@ def render_card(context: CardContext, error: Error) -> str:
     )
 
 
-def _render_at(position: int) -> str:
-    assert _CONTEXT is not None, "worker started without its context"
-    return render_card(_CONTEXT, _CONTEXT.errors[position])
-
-
 def card_files(
     context: CardContext, records: Sequence[Error] | None = None, jobs: int = 1
 ) -> Iterator[tuple[str, str]]:
@@ -941,21 +924,10 @@ def card_files(
             context.histories.get(error.error_id),
         )
         yield f"api/errors/{error.error_id}.json", dumps(record)
-    count = len(context.errors)
-    if jobs <= 1 or count < PARALLEL_MIN:
-        pages: Iterator[str] = (render_card(context, e) for e in context.errors)
-        pool = None
-    else:
-        pool = ProcessPoolExecutor(jobs, initializer=_set_context, initargs=(context,))
-        pages = pool.map(_render_at, range(count), chunksize=64)
-    finished = False
-    try:
-        for error, page in zip(context.errors, pages, strict=True):
-            yield context.refs.get(error.error_id, card_path(error.error_id)), page
-        finished = True
-    finally:
-        if pool is not None:
-            stop_pool(pool, graceful=finished)
+    workers = jobs if len(context.errors) >= PARALLEL_MIN else 1
+    pages = fork_imap(workers, partial(render_card, context), context.errors, 64)
+    for error, page in zip(context.errors, pages, strict=True):
+        yield context.refs.get(error.error_id, card_path(error.error_id)), page
 
 
 def write_site_into(

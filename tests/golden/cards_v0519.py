@@ -901,7 +901,9 @@ CARDS: tuple[dict[str, Any], ...] = (
             ),
             "solutions": (
                 r"Install the package that provides the `torchaudio` module",
-                r'`python -c "import torchaudio, torchaudio\.transforms"`',
+                # the check imports the name the code imports, not only the module
+                r'`python -c "import torchaudio; '
+                r'from torchaudio\.transforms import MelSpectrogram"`',
             ),
         },
     ),
