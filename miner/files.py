@@ -23,11 +23,12 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import filecmp
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from miner.errors import OutputError
@@ -63,6 +64,35 @@ def write_bytes(path: Path, data: bytes) -> bool:
         Path(tmp).unlink(missing_ok=True)
         raise
     return True
+
+
+def write_chunks(path: Path, chunks: Iterable[str]) -> tuple[bool, int]:
+    """Write the text of ``chunks`` to ``path`` atomically, one chunk at a
+    time (a file of many megabytes is never held whole), unless it already
+    holds those bytes. Returns (whether the file was (re)written, its size
+    in bytes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    size = 0
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                data = chunk.encode("utf-8", "surrogateescape")
+                handle.write(data)
+                size += len(data)
+        try:
+            same = path.stat().st_size == size and filecmp.cmp(tmp, path, shallow=False)
+        except (FileNotFoundError, NotADirectoryError):
+            same = False
+        if same:
+            Path(tmp).unlink()
+            return False, size
+        Path(tmp).chmod(0o644)
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True, size
 
 
 #: Temporary files of :func:`write_bytes` (``.<name>.<8 random characters>``)

@@ -737,13 +737,13 @@ def _document(
     builder = HistoryBuilder()
     index = ReleaseIndexBuilder()
     commits: list[CommitInfo] = []
-    diffs: dict[str, Diff] = {}
-    newest: Mined | None = None
+    diffs: dict[str, release_pages.ReleaseDiff] = {}
+    newest: Mining | None = None
     for position, tag in enumerate(tags):
         # Only the newest release's facts and analyses are published; an older
         # release gives its errors (histories, diffs, retired cards) alone.
         if position == len(tags) - 1:
-            newest = mine_and_analyze(
+            newest = start_mining(
                 repo_arg,
                 tag,
                 slug=slug,
@@ -768,30 +768,35 @@ def _document(
         changes = builder.add(tag, mined_result)
         index.add(tag, mined_result)
         if changes is not None:
-            diffs[release_pages.diff_stem(changes)] = changes
+            stem = release_pages.diff_stem(changes)
+            diffs[stem] = release_pages.release_diff(changes, stem)
+        del changes  # it holds both releases' records
         commits.append(mined_result.commit)
     assert newest is not None
     book = builder.finish()
+    # analysed after the history is built: the older releases' records that
+    # no card needs are freed by then, and the workers fork from less memory
+    analysed = analyze_mining(newest)
     retired = retired_analyses(book)
     with output.publication(out) as pub:
         counts = release_pages.write_release_site(
             pub.folder,
             book,
-            newest.result,
-            newest.analyses,
+            analysed.result,
+            analysed.analyses,
             retired,
             commits,
             diffs,
-            config=newest.facts.to_json(),
+            config=analysed.facts.to_json(),
             release_index=index.to_json(),
             jobs=max(1, default_jobs() if jobs is None else jobs),
         )
         site_counts = html.write_site_into(
             pub.subfolder("site"),
-            newest.result,
-            newest.analyses,
-            records.manifest_json(newest.result, newest.analyses)["counts"],
-            diffs=[(stem, change.to_json()) for stem, change in diffs.items()],
+            analysed.result,
+            analysed.analyses,
+            records.manifest_json(analysed.result, analysed.analyses)["counts"],
+            diffs=[(stem, dict(change.data)) for stem, change in diffs.items()],
             jobs=jobs,
             release=html.ReleaseView(
                 histories=book.histories,
@@ -803,7 +808,7 @@ def _document(
         releases=book.releases,
         diffs=tuple(diffs),
         counts=counts,
-        errors=len(newest.result.errors),
+        errors=len(analysed.result.errors),
         retired=len(book.retired),
         site=site_counts,
     )

@@ -55,3 +55,20 @@ def test_fork_imap_streams_in_order_and_redoes_only_what_it_has_not_yielded(capl
     early = fork_imap(2, square_elsewhere, list(range(40)), 2)
     assert next(early) == (0, True)
     early.close()
+
+
+def test_write_chunks_writes_as_it_goes_and_keeps_an_equal_file(tmp_path) -> None:
+    """The JSON Lines records of a release site (88 MB of analyses for
+    v0.5.23) are written line by line: never held whole."""
+    from miner.files import write_chunks
+
+    path = tmp_path / "a" / "analyses.jsonl"
+    lines = ['{"id": "é"}\n', '{"id": "b"}\n']
+    assert write_chunks(path, iter(lines)) == (True, 25)
+    assert path.read_text(encoding="utf-8") == "".join(lines)
+    before = path.stat().st_mtime_ns
+    assert write_chunks(path, iter(lines)) == (False, 25)  # equal bytes: left alone
+    assert path.stat().st_mtime_ns == before
+    assert write_chunks(path, iter(lines[1:])) == (True, 12)
+    assert path.read_text(encoding="utf-8") == lines[1]
+    assert [p.name for p in path.parent.iterdir()] == ["analyses.jsonl"]  # no temp file left

@@ -27,9 +27,10 @@ cell (:func:`code_span`, :func:`fence`, :func:`table_cell`).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -38,7 +39,7 @@ from urllib.parse import quote
 
 import jinja2
 
-from miner.lifecycle import fork_map
+from miner.lifecycle import fork_imap
 from miner.model import Analysis, CommitInfo, Error, Guard, History, MineResult, Site
 from miner.publish import output
 from miner.publish.records import dumps, error_json, manifest_json, record_files
@@ -616,13 +617,16 @@ def output_files(
     histories: Mapping[str, History] | None = None,
     retired: Sequence[tuple[Error, CommitInfo, Analysis]] = (),
     jobs: int = 1,
-) -> dict[str, str]:
-    """Every record and card of ``result`` but the manifest, folder-relative
-    path -> text (see :func:`write_output`). ``jobs`` > 1: the error records,
-    cards and grouped pages are rendered by that many forked processes when
-    there are :data:`PARALLEL_MIN` or more (the same text, in the same order)."""
+) -> Iterator[tuple[str, str | Iterable[str]]]:
+    """Every record and card of ``result`` but the manifest, as
+    (folder-relative path, text) in writing order, each path once (the JSON
+    Lines records as their lines: :func:`~miner.publish.records.record_files`; see
+    :func:`write_output`). ``jobs`` > 1: the error records, cards and grouped
+    pages are rendered by that many forked processes when there are
+    :data:`PARALLEL_MIN` or more (the same text, in the same order), and come
+    back as they are rendered: the whole output is never held at once."""
     histories = histories or {}
-    rel = record_files(result, analyses, config=config, histories=histories)
+    yield from record_files(result, analyses, config=config, histories=histories).items()
     placed = [
         Placed(e, result.commit, analyses[e.error_id], histories.get(e.error_id))
         for e in result.errors
@@ -635,24 +639,23 @@ def output_files(
         result.commit, current, pages, {e.error_id: e for e in result.errors}, refs
     )
     count = len(current) + len(pages)
-    parts = fork_map(jobs if count >= PARALLEL_MIN else 1, rendering.files, range(count), CHUNK)
-    for part in parts[: len(current)]:
-        rel.update(part)
-    rel.update(retired_files(retired, histories, refs))
-    for part in parts[len(current) :]:
-        rel.update(part)
+    parts = fork_imap(jobs if count >= PARALLEL_MIN else 1, rendering.files, range(count), CHUNK)
+    for _ in range(len(current)):
+        yield from next(parts)
+    yield from retired_files(retired, histories, refs).items()
+    for part in parts:
+        yield from part
     for audience in GROUPED:
         mine = [p for p in pages if p.audience == audience]
         if mine:
-            rel[f"{audience}/README.md"] = render_audience(audience, mine, result.commit)
+            yield f"{audience}/README.md", render_audience(audience, mine, result.commit)
     # superseded ids (the error lives on under a newer id) are not listed as retired
     gone = [
         error
         for error, _, _ in retired
         if error.error_id not in histories or histories[error.error_id].error_id == error.error_id
     ]
-    rel["index.md"] = render_index(result, analyses, gone, refs, pages)
-    return rel
+    yield "index.md", render_index(result, analyses, gone, refs, pages)
 
 
 def write_records(
@@ -675,8 +678,7 @@ def write_records(
     files = output_files(
         result, analyses, config=config, histories=histories, retired=retired, jobs=jobs
     )
-    files.update(extra or {})
-    for rel, text in files.items():
+    for rel, text in itertools.chain(files, (extra or {}).items()):
         folder.write(rel, text)
     counts = folder.finish(
         lambda written: dumps(manifest_json(result, analyses, written=written, inputs=inputs))

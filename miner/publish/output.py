@@ -30,7 +30,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,8 @@ from miner.files import (
     locked,
     remove_listed,
     tree_size,
-    write_text,
+    write_bytes,
+    write_chunks,
 )
 
 MANIFEST = "manifest.json"
@@ -239,8 +240,10 @@ class Folder:
     """When a list, every ``(path, text)`` written is appended to it, in
     order (what :func:`replay` writes again)."""
 
-    def write(self, rel: str, text: str) -> bool:
+    def write(self, rel: str, text: str | Iterable[str]) -> bool:
         """Write ``text`` to ``rel`` (when it changed); True when it did.
+        ``text`` may be an iterable of chunks (the lines of a JSON Lines
+        file), written as they come unless the folder records its files.
 
         Raises:
             OutputError: it cannot be written (the old output is kept).
@@ -249,9 +252,16 @@ class Folder:
             path = inside(self.root, rel)
         except ValueError as exc:
             raise OutputError(f"{self.label}: refusing to write {exc}") from None
+        if not isinstance(text, str) and self.record is not None:
+            text = "".join(text)
         start = time.perf_counter()
         try:
-            changed = write_text(path, text)
+            if isinstance(text, str):
+                data = text.encode("utf-8", "surrogateescape")
+                changed, size = write_bytes(path, data), len(data)
+                del data
+            else:
+                changed, size = write_chunks(path, text)
         except OSError as exc:
             raise OutputError(
                 f"{self.label}: cannot write {rel} ({exc.strerror or exc}); nothing was "
@@ -259,10 +269,11 @@ class Folder:
             ) from None
         self.seconds += time.perf_counter() - start
         if self.record is not None:
+            assert isinstance(text, str)
             self.record.append((rel, text))
         self.written.add(rel)
         self.counts["written" if changed else "unchanged"] += 1
-        self.counts["bytes"] += len(text.encode("utf-8", "surrogateescape"))
+        self.counts["bytes"] += size
         return changed
 
     def listing(self) -> list[str]:

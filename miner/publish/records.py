@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring
 from pathlib import Path
@@ -313,15 +313,16 @@ def record_files(
     *,
     config: Mapping[str, Any] | None = None,
     histories: Mapping[str, History] | None = None,
-) -> dict[str, str]:
-    """The record files of a mined folder, folder-relative path -> text:
+) -> dict[str, str | Iterable[str]]:
+    """The record files of a mined folder, folder-relative path -> text (the
+    two JSON Lines files as their lines, made as they are written):
     sites, analyses (every error of ``result``, in id order), their JSON
     Schemas and, when given, the configuration model's JSON. The manifest is
     written last, with the list of every file (:mod:`miner.publish.output`)."""
     histories = histories or {}
-    files = {
-        SITES: "".join(json_line(s.to_json()) for s in result.sites),
-        ANALYSES: "".join(
+    files: dict[str, str | Iterable[str]] = {
+        SITES: (json_line(s.to_json()) for s in result.sites),
+        ANALYSES: (
             json_line(analysis_row(e.error_id, analyses[e.error_id], histories.get(e.error_id)))
             for e in result.errors
         ),

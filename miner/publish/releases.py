@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +173,25 @@ the Markdown and JSON at <a href="index.md">index.md</a>, <a href="releases.md">
 """
 
 
+@dataclass(frozen=True, slots=True)
+class ReleaseDiff:
+    """One consecutive pair's diff as the release site publishes it, rendered
+    when it is found so that the two releases' records need not be kept."""
+
+    files: Mapping[str, str]
+    """``diffs/<stem>.md`` and ``.json`` -> text (cards linked in ``../errors/``)."""
+    data: Mapping[str, Any]
+    """:meth:`Diff.to_json` (unchanged pairs counted, not listed), for the HTML site."""
+
+
+def release_diff(change: Diff, stem: str) -> ReleaseDiff:
+    """``change`` rendered for the release site (:class:`ReleaseDiff`)."""
+    return ReleaseDiff(
+        diff_files(change, stem, old_cards="../errors/", new_cards="../errors/"),
+        change.to_json(),
+    )
+
+
 def write_release_site(
     folder: Folder,
     book: HistoryBook,
@@ -179,7 +199,7 @@ def write_release_site(
     analyses: Mapping[str, Analysis],
     retired: Sequence[tuple[Error, CommitInfo, Analysis]],
     commits: Sequence[CommitInfo],
-    diffs: Mapping[str, Diff],
+    diffs: Mapping[str, ReleaseDiff],
     *,
     config: Mapping[str, Any] | None = None,
     release_index: Mapping[str, Any] | None = None,
@@ -192,7 +212,8 @@ def write_release_site(
     ``analyses`` are the newest release's; ``retired`` the errors it no longer
     raises, each with the last commit that raised it and its analysis;
     ``commits`` the releases' commits, oldest first (their ``rev`` is the
-    tag); ``diffs`` each consecutive pair's diff by stem, oldest first;
+    tag); ``diffs`` each consecutive pair's diff (:func:`release_diff`) by
+    stem, oldest first;
     ``release_index`` the lookup index of every release
     (:mod:`miner.publish.release_index`), written as ``release-index.json``.
     Diffs of an earlier run that are not among them are removed with every
@@ -221,8 +242,8 @@ def write_release_site(
     }
     if release_index is not None:
         extra[RELEASE_INDEX] = index_text(release_index)
-    for stem, change in diffs.items():
-        extra.update(diff_files(change, stem, old_cards="../errors/", new_cards="../errors/"))
+    for change in diffs.values():
+        extra.update(change.files)
     return write_records(
         folder,
         newest,
