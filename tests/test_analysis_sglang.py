@@ -152,7 +152,7 @@ def test_teacache_card_says_it_needs_teacache_enabled(release):
     assert (
         "- `enable_teacache` is true; by its name, `enable_teacache` is the setting "
         "`SamplingParams.enable_teacache` (no command-line flag): the code returns early at "
-        "line 957 otherwise (`if not enable_teacache: return False`)" in trigger
+        "line 958 otherwise (`if not enable_teacache: return False`)" in trigger
     )
     assert "every time this line is reached" not in card
     assert "`enable_teacache=False`" in section(card, "## Solutions")
