@@ -398,3 +398,94 @@ def test_an_early_exit_is_placed_at_its_leaving_statement() -> None:
         "if x: return 1",
         11,
     )
+
+
+SPLIT = """
+from pkg.server_args import get_server_args
+
+
+def check_split(model):
+    if get_server_args().disable_radix_cache and not model.is_dsa:
+        # Only DSA models keep split caches.
+        raise ValueError("The split needs a DSA model.")
+    if model.is_dsa:
+        if get_server_args().disable_radix_cache and get_server_args().cache_strategy != "auto":
+            # A missing cache cannot hold split layers.
+            if get_server_args().cache_strategy == "none":
+                raise ValueError("The split is not supported without a cache.")
+            raise ValueError("The split runs only with extra caches.")
+    return model
+"""
+
+PROBE = """
+import json
+
+
+def probe(text, expected):
+    try:
+        payload = json.loads(text)
+    except ValueError as exc:
+        detail = str(exc)
+        raise RuntimeError(f"the probe returned invalid JSON: {detail}") from exc
+    if payload.get("rate") != expected:
+        raise RuntimeError("the probe reports another rate")
+    return payload
+"""
+
+
+def test_a_conjunct_is_placed_at_the_guard_that_requires_it() -> None:
+    """model_hook.py:235 (v0.5.19): the flag is required by the ``if`` at
+    line 9, not by the exit at line 5 (``flag and not dsa``), which the
+    enclosing ``if model.is_dsa`` makes pass; the two values the other
+    branches rule out are both left out of "What it means"."""
+    card = analyses({**DATACLASS_REPO, "pkg/split.py": SPLIT})[
+        "The split runs only with extra caches."
+    ]
+    assert card.trigger.split("\n")[2:5] == [
+        "- `--disable-radix-cache` is on (line 9)",
+        "- `model.is_dsa` is true (line 8)",
+        "- `--cache-strategy` is not `auto` (so it is `none`, `extra` or `extra_lazy`) (line 9)",
+    ]
+    assert "line 5" not in card.trigger
+    assert (card.what_it_means or "").startswith(
+        "You get this with `--disable-radix-cache` and `--cache-strategy` set to `extra` or "
+        "`extra_lazy` when `model.is_dsa` is true, in `check_split`."
+    )
+    # the comment above the exit that raises the other error is about that error
+    assert "split layers" not in (card.what_it_means or "")
+
+
+def test_a_handler_that_raises_is_not_a_way_out() -> None:
+    """video_adapter.py:457 (v0.5.19): ``except ValueError`` raises another
+    error, so "the `try` raised ValueError" is no fix and no "after"."""
+    card = analyses({"pkg/__init__.py": "", "pkg/probe.py": PROBE})[
+        "the probe reports another rate"
+    ]
+    assert (
+        "- the `try` block did not raise `ValueError` (the handler at line 7 leaves): "
+        "that handler raises another error at line 9"
+    ) in card.trigger
+    assert not any("ValueError" in s for s in card.solutions)
+    assert card.example_fix is not None
+    assert card.example_fix.after == (
+        "# it does not when this holds instead (the other conditions lead to other errors):\n"
+        'payload.get("rate") == expected'
+    )
+    assert "ValueError" not in (card.what_it_means or "")
+
+
+def test_a_short_help_text_is_quoted_whole() -> None:
+    from miner.analysis.evidence import lead_sentences
+
+    help_text = (
+        "Enabling data parallelism for attention and tensor parallelism for FFN. The dp size "
+        "should be equal to the tp size. Currently DeepSeek-V2 and Qwen 2/3 MoE models are "
+        "supported."
+    )
+    assert lead_sentences(help_text) == help_text  # 179 characters
+    assert lead_sentences(help_text, 150) == (
+        "Enabling data parallelism for attention and tensor parallelism for FFN. The dp size "
+        "should be equal to the tp size."
+    )
+    assert lead_sentences("One. Two.") == "One. Two."
+    assert lead_sentences("x" * 200 + ". Two.") == "x" * 179 + "…"

@@ -117,7 +117,8 @@ def test_host_pool_card_names_the_flag_and_the_model_state(release):
     )
     assert (
         '`--disaggregation-decode-retraction-backup` is described as "Storage backend for KV '
-        'preserved across PD decode retraction." (`python/sglang/srt/server_args.py:3211`)'
+        "preserved across PD decode retraction. 'cpu_tensor' uses per-request CPU tensors.\" "
+        "(`python/sglang/srt/server_args.py:3211`)"
     ) in meaning
     assert "- `--disaggregation-decode-retraction-backup` is `host_pool` (line 152)" in trigger
     assert "- `ctx.is_hybrid_ssm` is true (line 153)" in trigger

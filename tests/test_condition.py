@@ -911,3 +911,30 @@ def test_many_atoms_are_flattened_not_simplified() -> None:
     got = cond(*exits)
     assert len(got.conjuncts()) == 100
     assert got.conjuncts()[-1].text() == "x != 99"
+
+
+def test_each_atom_comes_from_the_guard_that_requires_it() -> None:
+    """model_hook.py:235 and receiver.py:2579 (v0.5.19): an atom is placed
+    at an exit or guard whose test is that atom alone (``if not x: return``
+    too), else at the last one that requires it by itself, never at an exit
+    that only reads it (``if flag and not dsa: raise``)."""
+    from miner.analysis.condition import reach_of
+
+    exits = [
+        Guard("exit", "split and not is_dsa(h)", True, 87),
+        Guard("exit", "not data", True, 90),
+    ]
+    guards = [
+        Guard("if", "is_dsa(h)", False, 154),
+        Guard("if", 'split and mode != "prefill"', False, 224),
+        Guard("if", "data and ok", False, 230),
+    ]
+    found = reach_of(guards, exits)
+    assert found.condition.text() == 'split and is_dsa(h) and data and mode != "prefill" and ok'
+    assert {a.shown: found.origin(a).line for a in found.condition.atoms()} == {
+        "split": 224,
+        "is_dsa(h)": 154,
+        "data": 90,
+        'mode != "prefill"': 224,
+        "ok": 230,
+    }

@@ -288,3 +288,26 @@ def test_a_local_of_the_same_name_is_no_caller() -> None:
         Caller("fp4_gemm", "apply", "pkg/quant.py", 6),
         Caller("fp4_gemm", "run", "pkg/uses.py", 8),
     )
+
+
+def test_import_statements_are_read_with_their_continuations() -> None:
+    """One reader of import lines serves the callers' index (the names a
+    file binds) and the call paths (the module a name comes from)."""
+    from miner.analysis.callers import _imported_names, import_statements
+
+    data = (
+        b"from .x import a, b as c  # note\n"
+        b"import os.path, json as j\n"
+        b"from m import (\n    d,  # why\n    e as e,\n)\n"
+        b"from n import \\\n    f, g\n"
+        b"    from . import h\n"
+    )
+    assert import_statements(data) == [
+        (".x", (("a", "a"), ("b", "c"))),
+        (None, (("os.path", "os"), ("json", "j"))),
+        ("m", (("d", "d"), ("e", "e"))),
+        ("n", (("f", "f"), ("g", "g"))),
+        (".", (("h", "h"),)),
+    ]
+    assert _imported_names(data) == {b"a", b"c", b"os", b"j", b"d", b"e", b"f", b"g", b"h"}
+    assert _imported_names(data + b"from p import *\n") is None

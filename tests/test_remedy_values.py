@@ -439,3 +439,18 @@ def test_a_sentence_end_is_not_part_of_an_environment_value() -> None:
     assert found.text == "Set `APP_VERIFY_MODE=static`: the message says it is required."
     assert found.example is not None
     assert found.example.after == "APP_VERIFY_MODE=static python -m pkg.launch_server ..."
+
+
+def test_a_flag_that_must_be_set_is_passed() -> None:
+    """parallel_hook.py:67 (v0.5.19): "--cp-strategy must be set when
+    --enable-prefill-cp is enabled" asks for the flag, not for "a value that
+    is set when"."""
+    remedies = Remedies(config(), "python -m pkg.launch_server")
+    texts = [
+        r.text for r in remedies.remedies("--nnodes must be set when --enable-lora is enabled.")
+    ]
+    assert texts == ["Pass `--nnodes` when `--enable-lora` is enabled, as the message asks."]
+    texts = [r.text for r in remedies.remedies("--nnodes must not be given with --enable-lora.")]
+    assert texts == ["Leave out `--nnodes` with `--enable-lora`, as the message asks."]
+    texts = [r.text for r in remedies.remedies("--nnodes must be a power of two.")]
+    assert texts == ["Give `--nnodes` a value that is a power of two, as the message asks."]

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from miner.analysis.code import HEADER, SourceIndex
+from miner.analysis.code import HEADER, SourceIndex, comment_start
 
 #: A name called from more files than this is "called from many places".
 MAX_FILES = 25
@@ -124,7 +124,8 @@ def _scope_index(data: bytes, offset: int, scopes: _Scopes) -> int:
 #: An import statement and what it imports (parenthesized over several lines,
 #: or continued with backslashes).
 _IMPORT = re.compile(
-    rb"^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#]*(?:\\\r?\n[^\n#]*)*)",
+    rb"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+)?import[ \t]+"
+    rb"(\([^)]*\)|[^\n#\\]*(?:\\\r?\n[^\n#\\]*)*)",
     re.M,
 )
 #: One assignment target: ``a``, ``*a``, ``a.b``, ``a[i]``, maybe in parentheses.
@@ -156,23 +157,43 @@ def scopes_of(data: bytes) -> Callable[[int], str]:
     return at
 
 
+def import_statements(data: bytes) -> list[tuple[str | None, tuple[tuple[str, str], ...]]]:
+    """Every import statement of a file's bytes, read line by line (no
+    parse): (the module of a ``from`` import as written, ``.x`` or
+    ``pkg.mod``, or None for ``import``; its (name, the name it binds)
+    pairs): ``from m import a, b as c`` is ``("m", (("a", "a"), ("b",
+    "c")))``, ``import a.b`` is ``(None, (("a.b", "a"),))``, a star import
+    ``("m", (("*", "*"),))``. Parentheses, comments in them and backslash
+    continuations are read."""
+    out = []
+    for m in _IMPORT.finditer(data):
+        text = re.sub(rb"#[^\n]*", b"", m.group(2)).strip().strip(b"()").replace(b"\\", b" ")
+        pairs = []
+        for part in text.decode("utf-8", "replace").split(","):
+            words = part.split()
+            if not words:
+                continue
+            if len(words) >= 3 and words[-2] == "as":
+                pairs.append((words[0], words[-1]))
+            elif m.group(1) is None:
+                pairs.append((words[0], words[0].split(".")[0]))
+            else:
+                pairs.append((words[0], words[0]))
+        module = None if m.group(1) is None else m.group(1).decode("utf-8", "replace")
+        out.append((module, tuple(pairs)))
+    return out
+
+
 def _imported_names(data: bytes) -> frozenset[bytes] | None:
     """The names the file's imports bind (``from m import a, b as c`` binds
     ``a`` and ``c``; ``import a.b`` binds ``a``); None when a star import
     may bind any name."""
     names: set[bytes] = set()
-    for m in _IMPORT.finditer(data):
-        text = re.sub(rb"#[^\n]*", b"", m.group(1)).strip().strip(b"()").replace(b"\\", b" ")
-        for part in text.split(b","):
-            words = part.split()
-            if not words:
-                continue
-            if words[0] == b"*":
+    for _, pairs in import_statements(data):
+        for name, bound in pairs:
+            if name == "*":
                 return None
-            if len(words) >= 3 and words[-2] == b"as":
-                names.add(words[-1])
-            else:
-                names.add(words[0].split(b".")[0])
+            names.add(bound.encode())
     return frozenset(names)
 
 
@@ -253,13 +274,7 @@ def _inside(spans: tuple[list[int], list[int]], offset: int) -> bool:
 def _in_comment(data: bytes, offset: int) -> bool:
     """Whether ``offset`` is after a ``#`` of its line that no quote encloses."""
     prefix = data[data.rfind(b"\n", 0, offset) + 1 : offset]
-    at = prefix.find(b"#")
-    while at != -1:
-        before = prefix[:at]
-        if before.count(b'"') % 2 == 0 and before.count(b"'") % 2 == 0:
-            return True
-        at = prefix.find(b"#", at + 1)
-    return False
+    return b"#" in prefix and comment_start(prefix.decode("utf-8", "replace")) != -1
 
 
 def _calls(

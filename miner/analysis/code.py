@@ -150,6 +150,20 @@ class SourceIndex:
 
 
 @functools.lru_cache(maxsize=1 << 16)
+def comment_start(line: str, mark: str = "#") -> int:
+    """Offset in one source ``line`` of the first ``mark`` (``#``, or ``  #``
+    for a comment after code) that no quote encloses (an even count of each
+    quote character before it); -1 when there is none. A quote of a string
+    that goes on over lines is not seen."""
+    at = line.find(mark)
+    while at != -1:
+        before = line[:at]
+        if before.count('"') % 2 == 0 and before.count("'") % 2 == 0:
+            return at
+        at = line.find(mark, at + 1)
+    return -1
+
+
 def parse_expr(text: str) -> ast.expr | None:
     """``text`` parsed as one expression (warnings silenced), or None.
 

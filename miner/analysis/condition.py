@@ -81,9 +81,20 @@ class Reach:
     origins: dict[str, Guard]
     whole: dict[str, Guard] = field(default_factory=dict)
     """Atom -> the last guard or exit whose test is that atom alone."""
+    implied: dict[tuple[str, bool], Guard] = field(default_factory=dict)
+    """(atom, negated) -> the last guard or exit that requires that literal
+    by itself: its test is an ``and`` with the literal among its operands
+    (``if a and b:`` requires ``a``; ``if not (a and not b): return`` does not)."""
 
     def origin(self, atom: Condition) -> Guard | None:
-        return self.whole.get(atom.atom) or self.origins.get(atom.atom)
+        """The guard or exit ``atom`` (a leaf of :attr:`condition`) is read
+        from: one whose test is the atom alone, else one that requires the
+        literal with its polarity, else the first that reads the atom."""
+        return (
+            self.whole.get(atom.atom)
+            or self.implied.get((atom.atom, atom.negated))
+            or self.origins.get(atom.atom)
+        )
 
 
 def reach_of(guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: bool = True) -> Reach:
@@ -91,16 +102,19 @@ def reach_of(guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: boo
     builder = _Builder()
     terms = []
     whole: dict[str, Guard] = {}
+    implied: dict[tuple[str, bool], Guard] = {}
     for guard in sorted([*exits, *guards], key=lambda g: g.line):
         builder.current = guard
         term = builder.guard(guard)
         if term is not None:
             terms.append(term)
-            inner = term.args[0] if isinstance(term, builder.algebra.NOT) else term
-            if isinstance(inner, builder.algebra.Symbol):
-                whole[builder.atoms[inner.obj].positive] = guard
+            literals = builder.literals(term)
+            for literal, negated in literals:
+                implied[(builder.atoms[literal].positive, negated)] = guard
+            if len(literals) == 1 and builder.is_literal(term):
+                whole[builder.atoms[literals[0][0]].positive] = guard
     condition = builder.condition(terms, simplify)
-    return Reach(absorbed(condition) if simplify else condition, builder.origins, whole)
+    return Reach(absorbed(condition) if simplify else condition, builder.origins, whole, implied)
 
 
 def absorbed(cond: Condition) -> Condition:
@@ -337,6 +351,28 @@ class _Builder:
         if len(parts) == 1:
             return parts[0]
         return (self.algebra.AND if op == "and" else self.algebra.OR)(*parts)
+
+    def is_literal(self, term: boolean.Expression) -> bool:
+        """``term`` is one atom, negated any number of times (``not (not x)``)."""
+        while isinstance(term, self.algebra.NOT):
+            term = term.args[0]
+        return isinstance(term, self.algebra.Symbol)
+
+    def literals(self, term: boolean.Expression) -> list[tuple[int, bool]]:
+        """The literals ``term`` requires by itself, as (atom number,
+        negated): the term when it is one, else the literal operands of the
+        ``and`` it is once negation is pushed inward."""
+        expr = term.literalize()
+        parts = expr.args if isinstance(expr, self.algebra.AND) else (expr,)
+        out = []
+        for part in parts:
+            if isinstance(part, self.algebra.Symbol):
+                out.append((part.obj, False))
+            elif isinstance(part, self.algebra.NOT) and isinstance(
+                part.args[0], self.algebra.Symbol
+            ):
+                out.append((part.args[0].obj, True))
+        return out
 
     # tests
     def test(self, text: str) -> boolean.Expression:

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from miner.analysis.code import comment_start
 from miner.analysis.config import Option
 from miner.analysis.exceptions import ExceptionInfo
 from miner.model import Guard, Site, shorten
@@ -94,6 +95,18 @@ def first_sentence(text: str, width: int = QUOTE_WIDTH) -> str:
     return shorten(text, width)
 
 
+def lead_sentences(text: str, width: int = QUOTE_WIDTH) -> str:
+    """As many whole sentences from the start of ``text`` (one line) as fit
+    in ``width`` characters, at least the first (:func:`first_sentence`): a
+    short help text keeps its second sentence ("... tensor parallelism for
+    FFN. The dp size should be equal to the tp size.")."""
+    text = " ".join(text.split())
+    fit = [end for end in (*sentence_ends(text), len(text)) if end <= width]
+    if not fit:
+        return first_sentence(text, width)
+    return text[: fit[-1]].replace('"', "'")
+
+
 def is_code(text: str) -> bool:
     """A comment that is commented-out code rather than prose."""
     if len(_WORDS.findall(text)) >= 4 and not re.search(r"[=(){}\[\]]", text):
@@ -116,13 +129,8 @@ def _comment_of(line: str) -> tuple[str, bool] | None:
     stripped = line.strip()
     if stripped.startswith("#"):
         return stripped.lstrip("#").strip(), True
-    at = line.find("  #")
-    while at != -1:
-        before = line[:at]
-        if before.count('"') % 2 == 0 and before.count("'") % 2 == 0:
-            return line[at:].strip().lstrip("#").strip(), False
-        at = line.find("  #", at + 1)
-    return None
+    at = comment_start(line, "  #")
+    return None if at == -1 else (line[at:].strip().lstrip("#").strip(), False)
 
 
 def _prose(parts: Iterable[str]) -> str | None:
@@ -238,7 +246,7 @@ def quotes(
     for opt in options:
         if opt.help and opt.help != "==SUPPRESS==":
             name = opt.flag or f"{opt.owner}.{opt.name}"
-            add(Quote("help", first_sentence(opt.help), opt.path, opt.line, name, 20))
+            add(Quote("help", lead_sentences(opt.help), opt.path, opt.line, name, 20))
     scope = site.scope.split(".<locals>.")[-1]
     func = scope.rsplit(".", 1)[-1]
     cls = scope.split(".")[0] if "." in scope else None

@@ -59,7 +59,7 @@ class RepoFacts:
     """Function called in a guard or exit test (defined once in the commit)
     -> (its docstring's first paragraph, path, line) (:func:`call_docstrings`)."""
     exits: Mapping[tuple[str, int], tuple[str, str, int]] = field(default_factory=dict)
-    """(path, line) of an ``exit`` guard of a site -> (how its branch leaves:
+    """(path, line) of an ``exit`` or ``exit-except`` guard of a site -> (how its branch leaves:
     ``raise``, ``return``, ``continue``, ``break`` or ``""`` when the branch is
     more than one statement; the ``if`` with that statement on one line, or
     ``""``; the line of that statement, 0 when not known) (:func:`exit_branches`)."""
@@ -85,12 +85,12 @@ class RepoFacts:
     """Called names also used other than in calls: their callers may be
     incomplete (:func:`miner.analysis.paths.referenced`)."""
     optional_imports: Mapping[tuple[str, str], OptionalImport] = field(default_factory=dict)
+    """(path, name) -> the module-level name of a file with sites that is
+    ``None`` or ``False`` when an import fails (:func:`optional_imports`)."""
     module_values: Mapping[tuple[str, str], tuple[int, str]] = field(default_factory=dict)
     """(path, name) -> (line, value as written) of the one module-level
     assignment of a name the guards of that file's sites test
     (:func:`module_values`)."""
-    """(path, name) -> the module-level name of a file with sites that is
-    ``None`` or ``False`` when an import fails (:func:`optional_imports`)."""
 
     def to_json(self) -> dict[str, Any]:
         return self.config.to_json()
@@ -202,6 +202,11 @@ def _depth(text: str) -> int:
     return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
+#: The exits whose branch is a block that leaves: an ``if`` (``exit``) or an
+#: ``except`` clause (``exit-except``); :func:`exit_branch` reads either.
+LEAVING_KINDS = ("exit", "exit-except")
+
+
 def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
     """How the ``if`` branch at ``line`` (1-based) of ``lines`` leaves: its
     first statement, or else its last one at the branch's level, is a
@@ -262,11 +267,12 @@ def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
 def exit_branches(
     files: Mapping[str, bytes], sites: Iterable[Site]
 ) -> dict[tuple[str, int], tuple[str, str, int]]:
-    """:func:`exit_branch` of every ``exit`` guard of ``sites``."""
+    """:func:`exit_branch` of every ``exit`` and ``exit-except`` guard of
+    ``sites`` (an ``except`` clause's block reads like an ``if`` branch)."""
     wanted: dict[str, set[int]] = {}
     for site in sites:
         for guard in site.exits:
-            if guard.kind == "exit":
+            if guard.kind in LEAVING_KINDS:
                 wanted.setdefault(site.path, set()).add(guard.line)
     out: dict[tuple[str, int], tuple[str, str, int]] = {}
     for path, numbers in sorted(wanted.items()):

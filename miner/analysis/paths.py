@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from miner.analysis.callers import Caller, _scopes, target_name
+from miner.analysis.callers import Caller, _scopes, import_statements, target_name
 from miner.analysis.code import SourceIndex
 from miner.analysis.condition import reach_of
 from miner.analysis.links import Clause
@@ -104,9 +104,6 @@ _STORE = re.compile(
     r"(?::[^=]+)?(?:[-+*/|&%^@]|//|>>|<<|\*\*)?=(?!=))"
 )
 _WITH_AS = re.compile(r"\bas\s+([\w.]+)")
-_FROM_IMPORT = re.compile(
-    rb"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.M
-)
 
 
 def _indent(text: str) -> int:
@@ -146,12 +143,10 @@ class _File:
         """Module as written (``.x``, ``pkg.mod``) -> names imported from it unaliased."""
         if self._imports is None:
             found: dict[str, set[str]] = {}
-            for m in _FROM_IMPORT.finditer(self.data):
-                names = m.group(2).decode("utf-8", "replace").strip("() \t\r\n")
-                for item in names.split(","):
-                    words = item.split()
-                    if len(words) == 1 or (len(words) == 3 and words[2] == words[0]):
-                        found.setdefault(m.group(1).decode(), set()).add(words[0])
+            for module, pairs in import_statements(self.data):
+                for name, bound in pairs:
+                    if module is not None and name == bound:
+                        found.setdefault(module, set()).add(name)
             self._imports = found
         return self._imports
 
@@ -567,7 +562,7 @@ class _Reaches:
 
     def read(self, name: str, caller: Caller) -> None:
         """The :class:`CallReach` of one call of ``name``."""
-        from miner.analysis.facts import exit_branch  # facts imports this module
+        from miner.analysis.facts import LEAVING_KINDS, exit_branch  # facts imports this module
 
         key = (name, caller.path, caller.line)
         if key in self.out:
@@ -589,7 +584,9 @@ class _Reaches:
         raising = tuple(
             g.line
             for g in exits
-            if g.kind == "exit" and g.negated and exit_branch(file.lines, g.line)[0] == "raise"
+            if g.kind in LEAVING_KINDS
+            and g.negated
+            and exit_branch(file.lines, g.line)[0] == "raise"
         )
         self.out[key] = CallReach(
             name, caller.path, caller.line, caller.scope, form, guards, exits, raising

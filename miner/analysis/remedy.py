@@ -64,6 +64,9 @@ _MUST = re.compile(
     r"divide|equal)\s+((?:[^.;!?]|\.(?=\S))*)",
     re.I,
 )
+#: What follows "must be" when the message asks for the flag itself: "set
+#: when --enable-prefill-cp is enabled" -> the rest after the word.
+_GIVEN = re.compile(r"(?:set|given|specified|provided|passed|used)\b\s*(.*)$", re.I | re.S)
 _REQUIRED = re.compile(rf"({_FLAG})\s+(?:is|are)\s+(?:required|mandatory|needed)", re.I)
 _REQUIRES = re.compile(
     rf"\b(?:requires?|needs?|only supports?|supports only|must (?:use|set|pass))\s+"
@@ -261,7 +264,13 @@ class Remedies:
                 }[m.group(4).lower()]
                 if m.group(3):
                     verb = {"is": "is not", "has": "does not have"}.get(verb, "does not " + verb)
-                if rest:
+                given = _GIVEN.match(rest) if verb in ("is", "is not") else None
+                if given is not None:
+                    # "--x must be set when ...": pass it (or leave it out)
+                    do = "Leave out" if m.group(3) else "Pass"
+                    when = f" {given.group(1)}" if given.group(1) else ""
+                    add(Remedy(f"{do} {code(flag)}{when}, as the message asks.", None, (flag,)))
+                elif rest:
                     add(
                         Remedy(
                             f"Give {code(flag)} a value that {verb} {rest}, as the message asks.",

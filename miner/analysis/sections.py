@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from miner.analysis import paths as callpaths
@@ -48,7 +49,13 @@ from miner.analysis.config import Condition as Setting
 from miner.analysis.config import ConfigModel, Option
 from miner.analysis.evidence import Quote, first_sentence, help_sentence, quotes
 from miner.analysis.exceptions import short
-from miner.analysis.facts import OptionalImport, RepoFacts, binding_line, exit_branch
+from miner.analysis.facts import (
+    LEAVING_KINDS,
+    OptionalImport,
+    RepoFacts,
+    binding_line,
+    exit_branch,
+)
 from miner.analysis.links import Clause, Linker, Read
 from miner.analysis.remedy import Phrases, Remedies, Remedy
 from miner.analysis.resolvers import callee, guard_names, local_calls
@@ -56,7 +63,6 @@ from miner.analysis.wording import (
     atom_words,
     code,
     excerpt_lines,
-    exit_statement,
     joined,
     negate_compare,
     negated,
@@ -375,7 +381,16 @@ class Writer:
             opt = self._flag_option(name)
             if opt is not None:
                 options.append(opt)
-        guards = sorted({p.origin for p in parts if p.origin is not None}, key=lambda g: -g.line)
+        lines = excerpt_lines(site.excerpt.text, site.excerpt.start_line)
+        # A comment above an exit that raises another error is about that error.
+        guards = sorted(
+            {
+                p.origin
+                for p in parts
+                if p.origin is not None and not self._raises_at(site, p.origin, lines)
+            },
+            key=lambda g: -g.line,
+        )
         exception = self.facts.exceptions.get(short(error.exception))
         calls = []
         for part in parts:
@@ -395,7 +410,6 @@ class Writer:
                 self.facts.module_doc_lines.get(site.path, 0),
             ),
         )
-        lines = excerpt_lines(site.excerpt.text, site.excerpt.start_line)
         facing = audience in {a.value for a in USER_FACING}
         sources = self.sources(site, terms, lines) if facing else ()
         preds = self.predicates(site, terms)
@@ -590,12 +604,23 @@ class Writer:
         return tuple(out)
 
     def _raises_at(self, site: Site, guard: Guard | None, lines: dict[int, str]) -> bool:
+        """Is ``guard`` an early exit whose branch raises, or an earlier
+        ``assert`` (its other side is another error, not a way out)?"""
         if guard is not None and guard.kind == "asserted":
             return True
-        if guard is None or guard.kind != "exit" or not guard.negated:
-            return False
-        found = self.facts.exits.get((site.path, guard.line))
-        return found[0] == "raise" if found is not None else raises_instead(guard, lines)
+        return self.exit_found(site, guard, lines)[0] == "raise"
+
+    def exit_found(
+        self, site: Site, guard: Guard | None, lines: dict[int, str]
+    ) -> tuple[str, str, int]:
+        """How the branch of an exit of ``site`` leaves (an ``if`` or an
+        ``except`` clause, :data:`~miner.analysis.facts.LEAVING_KINDS`): (the
+        keyword, the ``if`` and its statement on one line or ``""``, the
+        leaving statement's line), from :attr:`RepoFacts.exits`, else read
+        from the excerpt ``lines``; ``("", "", 0)`` when not known."""
+        if guard is None or guard.kind not in LEAVING_KINDS or not guard.negated:
+            return "", "", 0
+        return self.facts.exits.get((site.path, guard.line)) or _excerpt_exit(lines, guard.line)
 
     def _setting_read(self, value: str, site: Site) -> Read | None:
         for read in self.linker.reads_in(value):
@@ -848,28 +873,9 @@ class Writer:
             parts[(flipped.atom, flipped.negated)] = Part(flipped, clause, p.origin, p.strong)
         return self.cond_words(negated(term.cond), parts)
 
-    def exit_of(self, r: Reading, guard: Guard | None) -> tuple[str, str]:
-        """How an ``exit`` guard's branch leaves and its one-line statement
-        (:attr:`miner.analysis.facts.RepoFacts.exits`, else read from the
-        excerpt); ``("", "")`` when not known."""
-        if guard is None or guard.kind != "exit" or not guard.negated:
-            return "", ""
-        found = self.facts.exits.get((r.site.path, guard.line))
-        if found is not None:
-            return found[0], found[1]
-        stmt = exit_statement(guard, r.lines)
-        if raises_instead(guard, r.lines):
-            return "raise", stmt or ""
-        if stmt is not None:
-            return stmt.split(":", 1)[1].split()[0], stmt
-        return "", ""
-
     def raises(self, r: Reading, guard: Guard | None) -> bool:
-        """Is ``guard`` an early exit whose branch raises, or an earlier
-        ``assert`` (its other side is another error, not a way out)?"""
-        if guard is not None and guard.kind == "asserted":
-            return True
-        return self.exit_of(r, guard)[0] == "raise"
+        """:meth:`_raises_at` for the site of ``r``."""
+        return self._raises_at(r.site, guard, r.lines)
 
     def module_value_note(self, term: Term, r: Reading) -> str:
         """``; `x` is set at module level as `v` (line N)`` for each bare name
@@ -902,15 +908,13 @@ class Writer:
         if guard.kind == "exit":
             if not guard.negated:
                 return f": every other branch of the `if` chain ending at line {n} leaves"
-            verb, stmt = self.exit_of(r, guard)
+            verb, stmt, at = self.exit_found(r.site, guard, r.lines)
             does = {
                 "return": "returns early",
                 "raise": "raises another error",
                 "continue": "skips to the next item",
                 "break": "leaves the loop",
             }.get(verb, "leaves early")
-            found = self.facts.exits.get((r.site.path, n)) or _excerpt_exit(r.lines, n)
-            at = found[2] if found[0] == verb else 0
             if not at:
                 return f": the code {does} in the `if` at line {n} otherwise"
             if not stmt:
@@ -923,6 +927,9 @@ class Writer:
         if guard.kind == "exit-case":
             return f": past the `case` at line {n}"
         if guard.kind == "exit-except":
+            verb, _, at = self.exit_found(r.site, guard, r.lines)
+            if verb == "raise" and at:
+                return f": that handler raises another error at line {at}"
             return ""
         if guard.kind == "assert":
             return f": the assertion at line {n} fails"
@@ -1069,12 +1076,14 @@ class Writer:
         where = self.where(site)
         settings: list[str] = []
         rest: list[Term] = []
+        excluded = _excluded_values(r.terms)
         for term in r.terms:
             if self.raises(r, term.origin):
                 continue  # not what leads here: the other side is another error
             phrase = None
             if term.cond.op == "atom" and term.parts[0].clause is not None:
-                phrase = self.with_phrase(term.parts[0].clause, term.parts[0].strong)
+                clause = _with_excluded(term.parts[0].clause, excluded)
+                phrase = self.with_phrase(clause, term.parts[0].strong)
             if phrase:
                 settings.append(phrase)
             else:
@@ -1165,28 +1174,28 @@ class Writer:
         doc = self.facts.call_docs.get(name) if name else None
         if name is None or doc is None:
             return ""
-        text = first_sentence(doc[0]).rstrip(".")
+        text = _closed(first_sentence(doc[0]))
         if not text[:1].isupper() or len(text.split()) < 3:
             return ""  # a fragment ("either server-based or req-based")
-        return f', and {code(name + "()")} is documented as "{text}." (`{doc[1]}:{doc[2]}`)'
+        return f', and {code(name + "()")} is documented as "{text}" (`{doc[1]}:{doc[2]}`)'
 
     def quote_sentence(self, q: Quote) -> str:
-        text = q.text.rstrip(".")
+        text = _closed(q.text)
         if q.kind == "comment":
-            return f'The comment {q.about} ({q.where}) says: "{text}."'
+            return f'The comment {q.about} ({q.where}) says: "{text}"'
         if q.kind == "setting-comment":
-            return f'{q.about} ({q.where}), a comment says: "{text}."'
+            return f'{q.about} ({q.where}), a comment says: "{text}"'
         if q.kind == "help":
-            return f'{code(q.about)} is described as "{text}." ({q.where}).'
+            return f'{code(q.about)} is described as "{text}" ({q.where}).'
         if q.kind == "call-doc":
-            return f'{code(q.about + "()")} is documented as "{text}." ({q.where}).'
+            return f'{code(q.about + "()")} is documented as "{text}" ({q.where}).'
         if q.kind == "function-doc":
-            return f'{code(q.about)} is documented as "{text}." ({q.where}).'
+            return f'{code(q.about)} is documented as "{text}" ({q.where}).'
         if q.kind == "class-doc":
-            return f'The class {code(q.about)} is documented as "{text}." ({q.where}).'
+            return f'The class {code(q.about)} is documented as "{text}" ({q.where}).'
         if q.kind == "module-doc":
-            return f'The module {code(q.about)} is documented as "{text}." ({q.where}).'
-        return f'The exception {code(q.about)} is documented as "{text}." ({q.where}).'
+            return f'The module {code(q.about)} is documented as "{text}" ({q.where}).'
+        return f'The exception {code(q.about)} is documented as "{text}" ({q.where}).'
 
     def by_name(self, r: Reading) -> list[str]:
         """One sentence per setting linked by name only (what the name says)."""
@@ -1349,7 +1358,7 @@ class Writer:
         text = help_sentence(opt, value) if value else None
         if text is None and opt.help and opt.help != "==SUPPRESS==" and value is None:
             text = first_sentence(opt.help)
-        return f' Its help says: "{text.rstrip(".")}."' if text else ""
+        return f' Its help says: "{_closed(text)}"' if text else ""
 
     def _option_fix(self, opt: Option, cond: Setting) -> Fix | None:
         choices = list(opt.choices or ())
@@ -1840,11 +1849,18 @@ class Writer:
         site = r.site
         where = f"{site.path}:{site.line}"
         cond = r.condition
-        if r.terms and not r.contradictory:
+        # Making a conjunct false that an exit raising another error keeps
+        # true gets that error instead: the "after" negates only the others.
+        ways = [t.cond for t in r.terms if not self.raises(r, t.origin)]
+        if ways and not r.contradictory:
+            other = len(ways) < len(r.terms)
+            instead = negated(ways[0] if len(ways) == 1 else Condition("and", tuple(ways)))
             return ExampleFix(
                 "python",
                 f"# {where} raises when this holds:\n{cond.text()}",
-                f"# it does not when this holds instead:\n{negated(cond).text()}",
+                "# it does not when this holds instead"
+                + (" (the other conditions lead to other errors)" if other else "")
+                + f":\n{instead.text()}",
             )
         return ExampleFix(
             "python",
@@ -1940,38 +1956,44 @@ def _assignment(name: str, lines: dict[int, str], start: int, below: int) -> tup
     return None
 
 
+def _closed(text: str) -> str:
+    """A quoted sentence with one full stop at its end; one cut short ends
+    with its ellipsis alone ("... buffer_only requires…", never "….")."""
+    text = text.rstrip(".")
+    return text if text.endswith(("…", "!", "?")) else text + "."
+
+
+def _excluded_values(terms: Iterable[Term]) -> dict[str, tuple[str, ...]]:
+    """Option field -> every value the conjuncts that are one atom rule out
+    (``!=`` / ``not in``), those that lead to another error included:
+    ``mode != "prefill"`` and an exit ``if mode == "decode": raise`` leave
+    only the other choices."""
+    out: dict[str, tuple[str, ...]] = {}
+    for term in terms:
+        clause = term.parts[0].clause if term.cond.op == "atom" else None
+        if clause is None or clause.read is None or clause.read.kind != "option":
+            continue
+        if clause.condition.op in ("!=", "not in") and clause.condition.values:
+            known = out.get(clause.read.target, ())
+            out[clause.read.target] = tuple(dict.fromkeys((*known, *clause.condition.values)))
+    return out
+
+
+def _with_excluded(clause: Clause, excluded: Mapping[str, tuple[str, ...]]) -> Clause:
+    """``clause`` ruling out every value in ``excluded`` for its option
+    (:func:`_excluded_values`) when it rules out some itself."""
+    read, cond = clause.read, clause.condition
+    if read is None or read.kind != "option" or cond.op not in ("!=", "not in"):
+        return clause
+    values = excluded.get(read.target, cond.values)
+    if values == cond.values:
+        return clause
+    return Clause(replace(cond, op="not in", values=values), read)
+
+
 def _flat(cond: Condition) -> bool:
     """An atom, or an ``or`` / ``and`` of atoms (its negation reads plainly)."""
     return cond.op == "atom" or all(a.op == "atom" for a in cond.args)
-
-
-def raises_instead(guard: Guard | None, lines: dict[int, str]) -> bool:
-    """Is ``guard`` an early exit whose branch is one ``raise`` statement (its
-    other side is another error, not a way out)?"""
-    if guard is None or guard.kind != "exit" or not guard.negated:
-        return False
-    head = lines.get(guard.line)
-    if head is None:
-        return False
-    indent = len(head) - len(head.lstrip())
-    body: int | None = None
-    for n in range(guard.line + 1, guard.line + 40):
-        text = lines.get(n)
-        if text is None:
-            return False
-        stripped = text.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        level = len(text) - len(text.lstrip())
-        if level <= indent and not stripped.startswith((")", "]", "}")):
-            return body is not None
-        if body is None:
-            if not stripped.startswith("raise"):
-                return False
-            body = level
-        elif level <= body and not stripped.startswith((")", "]", "}")):
-            return False  # a second statement in the branch
-    return False
 
 
 _WHETHER = re.compile(

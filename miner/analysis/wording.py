@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from miner.analysis.code import parse_expr
-from miner.model import Condition, ConditionOp, Guard
+from miner.model import Condition, ConditionOp
 
 #: Names that hold a flag (true or false), not a value.
 _FLAGGY = re.compile(
@@ -281,21 +281,3 @@ def python_text(cond: Condition) -> str:
 def excerpt_lines(excerpt_text: str, start_line: int) -> dict[int, str]:
     """Line number -> the line's text, for an excerpt."""
     return {start_line + i: line for i, line in enumerate(excerpt_text.split("\n"))}
-
-
-def exit_statement(guard: Guard, lines: dict[int, str]) -> str | None:
-    """``if not enable_teacache: return False`` for an ``exit`` guard whose two
-    lines are in ``lines``; None when they are not (or the branch is longer)."""
-    head = lines.get(guard.line, "").strip()
-    if guard.kind != "exit" or not head.startswith(("if ", "elif ")) or not head.endswith(":"):
-        return None
-    body = lines.get(guard.line + 1, "").strip()
-    if not body or not re.match(r"^(?:return|raise|continue|break)\b", body):
-        return None
-    after = lines.get(guard.line + 2, "")
-    indent = len(lines[guard.line + 1]) - len(lines[guard.line + 1].lstrip())
-    if after.strip() and len(after) - len(after.lstrip()) >= indent:
-        return None
-    if len(head) + len(body) > 110:
-        return None
-    return f"{head} {body}"

@@ -1213,7 +1213,14 @@ CARDS: tuple[dict[str, Any], ...] = (
             "when": (
                 r"`len\(partitions\) != pp_size`",
                 r"`partition_list_str` is not `None`",
+                # the handler at line 111 raises 'Invalid partition string: ...' instead
+                r"the handler at line 111 leaves\): that handler raises another error at line 112",
             ),
+        },
+        absent={
+            # a partition string that is not comma-separated ints is no fix
+            "solutions": (r"the `try` block raised `ValueError`",),
+            "example_after": (r"try body raised",),
         },
         defects=(
             dict(
@@ -1225,17 +1232,6 @@ CARDS: tuple[dict[str, Any], ...] = (
                 must={
                     "when": (r"`SGLANG_PP_LAYER_PARTITION`",),
                     "solutions": (r"`SGLANG_PP_LAYER_PARTITION`",),
-                },
-            ),
-            dict(
-                reason=(
-                    "Solution 1 offers 'the `try` block raised `ValueError` (handled at line "
-                    "111)' as a way out, but that handler raises another error, 'Invalid "
-                    "partition string: ...' (distributed/utils.py:111-114): a partition string "
-                    "that is not comma-separated ints is no fix"
-                ),
-                must_not={
-                    "solutions": (r"the `try` block raised `ValueError` \(handled at line 111\)",),
                 },
             ),
         ),
