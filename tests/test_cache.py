@@ -29,7 +29,8 @@ FILES = {
 
 
 def mine(root: Path, rev: str, cache_dir: Path | None, **kw) -> MineResult:
-    options = MineOptions(jobs=1, cache=cache_dir is not None, cache_dir=cache_dir, **kw)
+    kw.setdefault("jobs", 1)
+    options = MineOptions(cache=cache_dir is not None, cache_dir=cache_dir, **kw)
     return pipeline.mine(str(root), rev, options=options)
 
 
@@ -135,7 +136,7 @@ def test_a_row_holding_another_blob_is_never_served(make_repo, tmp_path: Path, c
 @pytest.mark.parametrize(
     "setup, reason",
     [
-        ("PRAGMA user_version = 7", "cache format 7, this miner reads format 1"),
+        ("PRAGMA user_version = 7", "cache format 7, this miner reads format 2"),
         ("PRAGMA application_id = 42", "not a raise-miner cache (application_id 0x2a)"),
     ],
 )
@@ -289,3 +290,92 @@ def test_progress_bar_counts_files_sites_and_failures(make_repo, capsys) -> None
 def test_no_progress_bar_unless_asked(make_repo, capsys) -> None:
     mine(make_repo(FILES), "v1", None)
     assert "sites=" not in capsys.readouterr().err
+
+
+MOVED = {
+    "pkg/a.py": (
+        "import os\n\n\nclass Loader:\n"
+        "    def load(self, path, mode):\n"
+        "        if not path:\n"
+        "            return None\n"
+        "        if mode == 'fast':\n"
+        "            raise ValueError(f'no fast load for {path}')\n"
+        "        return path\n\n\n"
+        "def top(x):\n"
+        "    if x is None:\n"
+        "        raise TypeError('x is None')\n"
+        "    return x\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("jobs", [0, 2])
+def test_a_changed_file_parses_only_its_changed_units(
+    make_repo, tmp_path: Path, monkeypatch, jobs: int
+) -> None:
+    """The sites of a unit whose text and context are unchanged come from
+    the cache's ``units`` table, placed at the unit's new lines, with the
+    excerpt of the new file: the records equal those of a run without cache."""
+    from miner.extract import runner
+
+    root = make_repo(MOVED)
+    cache_dir = tmp_path / "cache"
+    mine(root, "v1", cache_dir, jobs=jobs)
+    text = MOVED["pkg/a.py"]
+    changed = text.replace("import os\n", "import os\nimport sys\n\nDEBUG = 1\n").replace(
+        "    if x is None:", "    if x == 0:\n        return 0\n    if x is None:"
+    )
+    add_commit(root, {"pkg/a.py": changed}, tag="v2")
+    parsed: list[str] = []
+    real = runner.cst.parse_module
+
+    def counting(code: str, *args, **kwargs):
+        parsed.append(code)
+        return real(code, *args, **kwargs)
+
+    if jobs == 0:  # the workers of jobs=2 run in other processes
+        monkeypatch.setattr(runner.cst, "parse_module", counting)
+    second = mine(root, "v2", cache_dir, jobs=jobs)
+    parsed_by_second = list(parsed)
+    plain = mine(root, "v2", None, jobs=0)
+    assert second.files == plain.files
+    assert [(s.line, s.excerpt.start_line) for s in second.sites] == [(12, 1), (20, 2)]
+    if jobs == 0:
+        # load's unit moved by three lines and is served; top's has a new exit before it
+        assert len(parsed_by_second) == 1 and "x is None" in parsed_by_second[0]
+        assert len(parsed) == 3  # the run without cache parses both
+
+
+def test_a_damaged_unit_row_is_parsed_again(make_repo, tmp_path: Path) -> None:
+    root = make_repo(MOVED)
+    cache_dir = tmp_path / "cache"
+    mine(root, "v1", cache_dir)
+    with sqlite3.connect(cache_dir / FILENAME) as conn:
+        assert conn.execute("SELECT count(*) FROM units").fetchone()[0] == 2
+        conn.execute("UPDATE units SET data = ?", (b"junk",))
+        conn.execute("DELETE FROM results")
+    again = mine(root, "v1", cache_dir)
+    assert again.files == mine(root, "v1", None).files
+
+
+def test_a_format_1_cache_is_upgraded_in_place(tmp_path: Path) -> None:
+    """A cache written before the ``units`` table keeps its file: the table is added."""
+    with sqlite3.connect(tmp_path / FILENAME) as conn:
+        conn.execute(
+            "CREATE TABLE results (version TEXT NOT NULL, blob TEXT NOT NULL, "
+            "data BLOB NOT NULL, PRIMARY KEY (version, blob)) WITHOUT ROWID"
+        )
+        conn.execute(
+            "CREATE TABLE versions (version TEXT PRIMARY KEY, last_used REAL NOT NULL) "
+            "WITHOUT ROWID"
+        )
+        conn.execute(f"PRAGMA application_id = {cache_mod.APPLICATION_ID}")
+        conn.execute("PRAGMA user_version = 1")
+    with BlobCache.open(tmp_path) as cache:
+        assert cache.state == "used"
+        cache.put_units([("k" * 64, cache_mod.encode_sites(()))])
+        reader = cache.unit_reader()
+        assert reader is not None and reader.get("k" * 64) == ()
+        reader.close()
+    with sqlite3.connect(tmp_path / FILENAME) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2

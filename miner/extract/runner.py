@@ -15,7 +15,10 @@ The work per file, cheapest first:
    What a unit's sites need from outside it comes with the scope: the exits
    of the statements of its block before it (read from the ``ast`` tree with
    the same rules), whether the rest of the function's body is trivial, and
-   whether the function or class is abstract.
+   whether the function or class is abstract. A unit whose text and context
+   were parsed before (``memo``, the blob cache's ``units`` table) is not
+   parsed again: its stored sites are placed at its lines
+   (:mod:`miner.extract.units`).
 4. When ``ast`` cannot parse the file (newer grammar than the host Python, NUL
    bytes), when a unit does not parse on its own, or when the units' sites do
    not add up to ``ast``'s count, the whole module is parsed with libcst
@@ -43,6 +46,7 @@ from miner.extract.cst_visitor import SiteCollector
 from miner.extract.helpers import HelperTable, bound_helpers, call_shape
 from miner.extract.rules import MESSAGE_KEYWORDS, UnitContext, child_qualname, doc_summary
 from miner.extract.text import DecodeError, SourceText, decode_source
+from miner.extract.units import UnitMemo, placed, relative, unit_key
 from miner.model import FileResult, Site
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -94,6 +98,7 @@ def extract_file(
     *,
     partial: bool = True,
     helpers: HelperTable | None = None,
+    memo: UnitMemo | None = None,
 ) -> FileResult:
     """Mine the ``raise`` and ``assert`` sites of one file; never raises.
 
@@ -106,6 +111,9 @@ def extract_file(
             :data:`~miner.extract.limits.MAX_WHOLE_PARSE_BYTES`).
         helpers: raising helpers the file's calls may name: each call of one
             is a ``call`` site (:mod:`miner.extract.helpers`).
+        memo: the sites of units parsed before, by their text and context
+            (:mod:`miner.extract.units`): a unit found there is not parsed,
+            and each unit parsed is stored. Not used with ``helpers``.
 
     Returns:
         ``mined`` (possibly with no sites; ``reason`` notes a lossy decode or
@@ -145,10 +153,14 @@ def extract_file(
 
     try:
         try:
-            sites, note = _extract(path, source, tree, partial=partial, deep=False, helpers=helpers)
+            sites, note = _extract(
+                path, source, tree, partial=partial, deep=False, helpers=helpers, memo=memo
+            )
         except RecursionError:
             sites, note = limits.call_with_deep_stack(
-                lambda: _extract(path, source, tree, partial=partial, deep=True, helpers=helpers)
+                lambda: _extract(
+                    path, source, tree, partial=partial, deep=True, helpers=helpers, memo=memo
+                )
             )
     except RecursionError:
         return failed(f"recursion limit ({limits.DEEP_RECURSION_LIMIT}) reached while mining")
@@ -240,6 +252,7 @@ def _extract(
     partial: bool,
     deep: bool,
     helpers: HelperTable | None = None,
+    memo: UnitMemo | None = None,
 ) -> tuple[list[Site] | None, str]:
     """Sites by libcst, else by the ``ast`` fallback; ``(None, libcst's reason)``
     when neither parser can. The second item is a note for the file's result.
@@ -253,7 +266,7 @@ def _extract(
         return [], ""
     try:
         if plan is not None and partial:
-            sites = _extract_units(path, lines, plan, helpers)
+            sites = _extract_units(path, lines, plan, helpers, memo)
             if sites is not None:
                 return sites, ""
         if tree is not None and len(source.text) > limits.MAX_WHOLE_PARSE_BYTES:
@@ -308,12 +321,24 @@ def collect(
 
 
 def _extract_units(
-    path: str, lines: list[str], plan: Plan, helpers: HelperTable | None = None
+    path: str,
+    lines: list[str],
+    plan: Plan,
+    helpers: HelperTable | None = None,
+    memo: UnitMemo | None = None,
 ) -> list[Site] | None:
     sites: list[Site] = []
     for unit in plan.units:
         text = "\n".join(lines[unit.start - 1 : unit.end]) + "\n"
         offset = unit.start - 1
+        context = unit.full_context(lines)
+        key = None
+        if memo is not None and not helpers:
+            key = unit_key(text, context, offset)
+            kept = memo.get(key)
+            if kept is not None:
+                sites.extend(placed(kept, path, offset, lines))
+                continue
         indented = text[:1] in (" ", "\t", "\f")
         if indented:
             # An indented unit: a block opener lets it parse where it stands.
@@ -322,23 +347,23 @@ def _extract_units(
             module = cst.parse_module(text)
         except cst.ParserSyntaxError:
             return None
-        context = unit.full_context(lines)
         if indented:
             # Take the unit's statements out of the opener again, so that it
             # is not seen as a guard; the opener's line goes with it.
             opener = module.body[0]
             assert isinstance(opener, cst.If) and isinstance(opener.body, cst.IndentedBlock)
             module = module.with_changes(body=opener.body.body)
-        sites.extend(
-            collect(
-                module,
-                path=path,
-                lines=lines,
-                line_offset=offset,
-                context=context,
-                helpers=helpers,
-            )
+        found = collect(
+            module,
+            path=path,
+            lines=lines,
+            line_offset=offset,
+            context=context,
+            helpers=helpers,
         )
+        if memo is not None and key is not None:
+            memo.put(key, relative(found, offset))
+        sites.extend(found)
     if len(sites) != plan.site_count:
         return None
     return sites

@@ -9,8 +9,12 @@ can never serve records it would no longer produce.
 Storage is one SQLite database (the standard library's ``sqlite3``) in the
 cache folder, ``extract.sqlite3``, in WAL mode: readers never wait, and one
 writer at a time holds the lock for one short transaction per batch of
-results, so several ``miner mine`` processes can share it. Each row is a
-:class:`~miner.model.FileResult` as zlib-compressed JSON.
+results, so several ``miner mine`` processes can share it. Each row of
+``results`` is a :class:`~miner.model.FileResult` as zlib-compressed JSON; each
+row of ``units`` the sites of one unit (:mod:`miner.extract.units`) by the
+digest of its text and context, so that a changed file re-parses only the
+units that changed. The workers read ``units`` (read-only connections) and
+hand the units they parse to the parent, which writes them with the results.
 
 Nothing in it is trusted blindly:
 
@@ -28,6 +32,7 @@ Nothing in it is trusted blindly:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import importlib.metadata
@@ -41,14 +46,15 @@ import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from miner.model import FileResult
+from miner.model import FileResult, Site
 
 log = logging.getLogger("miner")
 
 #: Marks the database as ours (``PRAGMA application_id``): "RMc1".
 APPLICATION_ID = 0x524D6331
 #: Layout of the tables (``PRAGMA user_version``); bump when it changes.
-FORMAT = 1
+#: Format 1 (no ``units`` table) is upgraded in place.
+FORMAT = 2
 FILENAME = "extract.sqlite3"
 #: Extractor versions whose rows are kept (most recently used first).
 KEEP_VERSIONS = 4
@@ -105,12 +111,89 @@ def decode(blob: str, data: bytes) -> FileResult:
     return result
 
 
+def encode_sites(sites: tuple[Site, ...]) -> bytes:
+    """A unit's relative sites (:func:`miner.extract.units.relative`) as
+    stored: compact JSON, zlib-compressed."""
+    text = json.dumps([s.to_json() for s in sites], separators=(",", ":"), ensure_ascii=False)
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+
+
+def decode_sites(data: bytes) -> tuple[Site, ...]:
+    """Inverse of :func:`encode_sites`.
+
+    Raises:
+        ValueError: the row is damaged.
+    """
+    try:
+        raw = json.loads(zlib.decompress(data).decode("utf-8", "surrogatepass"))
+        return tuple(Site.from_json(item) for item in raw)
+    except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"damaged unit row: {type(exc).__name__}") from None
+
+
+class UnitReader:
+    """The ``units`` table as a :class:`~miner.extract.units.UnitMemo`, for
+    one process (a worker opens its own): reads go to the database,
+    read-only; the units parsed are kept in :attr:`new` for the parent to
+    store (:meth:`BlobCache.put_units`), as (key, encoded sites). A read that
+    fails turns reading off for this reader (the parse then runs); never
+    raises."""
+
+    def __init__(self, path: str | Path, version: str) -> None:
+        self.path = str(path)
+        self.version = version
+        self.new: list[tuple[str, bytes]] = []
+        self._conn: sqlite3.Connection | None = None
+        self._off = False
+
+    def get(self, key: str) -> tuple[Site, ...] | None:
+        if self._off:
+            return None
+        try:
+            if self._conn is None:
+                uri = Path(self.path).resolve().as_uri() + "?mode=ro"
+                # one thread at a time, but not always the same one: a deep
+                # file is mined again on a thread with a larger stack
+                self._conn = sqlite3.connect(
+                    uri, uri=True, timeout=5.0, isolation_level=None, check_same_thread=False
+                )
+            row = self._conn.execute(
+                "SELECT data FROM units WHERE version = ? AND key = ?", (self.version, key)
+            ).fetchone()
+            return None if row is None else decode_sites(row[0])
+        except (sqlite3.Error, ValueError, OSError):
+            self.close()
+            self._off = True
+            return None
+
+    def put(self, key: str, sites: tuple[Site, ...]) -> None:
+        self.new.append((key, encode_sites(sites)))
+
+    def take(self) -> list[tuple[str, bytes]]:
+        """The units parsed since the last call (and forget them)."""
+        out, self.new = self.new, []
+        return out
+
+    def close(self) -> None:
+        """Close the connection (idempotent, never raises)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                conn.close()
+
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
     version TEXT NOT NULL,
     blob TEXT NOT NULL,
     data BLOB NOT NULL,
     PRIMARY KEY (version, blob)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS units (
+    version TEXT NOT NULL,
+    key TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (version, key)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS versions (
     version TEXT PRIMARY KEY,
@@ -232,6 +315,34 @@ class BlobCache:
         except sqlite3.DatabaseError as exc:
             self._broken(str(exc))
 
+    def put_units(self, rows: Iterable[tuple[str, bytes]]) -> None:
+        """Store the units' sites ``rows`` ((key, :func:`encode_sites`), one
+        transaction) unless the cache is read-only or off."""
+        if self._conn is None or not self.writable:
+            return
+        values = [(self.version, key, data) for key, data in rows]
+        if not values:
+            return
+        try:
+            with self._transaction():
+                self._conn.executemany(
+                    "INSERT OR REPLACE INTO units (version, key, data) VALUES (?, ?, ?)", values
+                )
+        except sqlite3.OperationalError as exc:
+            if _is_locked(exc):
+                self.writable = False
+                self.state = "read-only"
+                return
+            self._broken(str(exc))
+        except sqlite3.DatabaseError as exc:
+            self._broken(str(exc))
+
+    def unit_reader(self) -> UnitReader | None:
+        """A reader of the ``units`` table for this version, or None when the cache is off."""
+        if self._conn is None:
+            return None
+        return UnitReader(self.path, self.version)
+
     def close(self) -> None:
         """Close the connection (idempotent)."""
         if self._conn is not None:
@@ -320,6 +431,13 @@ def _check_or_create(conn: sqlite3.Connection, version: str) -> None:
             fmt = conn.execute("PRAGMA user_version").fetchone()[0]
         if app_id != APPLICATION_ID:
             raise _ForeignError(f"not a raise-miner cache (application_id {app_id:#x})")
+        if fmt == 1:  # format 1 had no units table: add it
+            with _Transaction(conn):
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {FORMAT}")
+            fmt = conn.execute("PRAGMA user_version").fetchone()[0]
         if fmt != FORMAT:
             raise _ForeignError(f"cache format {fmt}, this miner reads format {FORMAT}")
         _touch_version(conn, version)
@@ -345,6 +463,7 @@ def _touch_version(conn: sqlite3.Connection, version: str) -> None:
             ]
             for old in stale:
                 conn.execute("DELETE FROM results WHERE version = ?", (old,))
+                conn.execute("DELETE FROM units WHERE version = ?", (old,))
                 conn.execute("DELETE FROM versions WHERE version = ?", (old,))
     except sqlite3.OperationalError as exc:
         if not _is_locked(exc):

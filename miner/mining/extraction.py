@@ -109,6 +109,7 @@ def extract_blobs(
                 sink.settle(blob, result)
             misses = [blob for blob in sink.by_blob if blob not in hits]
             fresh: list[FileResult] = []
+            units: list[tuple[str, bytes]] = []
             failed = 0
 
             def mined(blob: str, result: FileResult, cacheable: bool) -> None:
@@ -119,11 +120,16 @@ def extract_blobs(
                     if len(fresh) >= _FLUSH_EVERY:
                         cache.put_many(fresh)
                         fresh.clear()
+                        cache.put_units(units)
+                        units.clear()
                 else:
                     failed += 1
 
-            jobs, lost = _mine_misses(repo, entries, sink.by_blob, misses, options, partial, mined)
+            jobs, lost = _mine_misses(
+                repo, entries, sink.by_blob, misses, options, partial, mined, cache, units.extend
+            )
             cache.put_many(fresh)
+            cache.put_units(units)
             state = cache.state
     done = [r for r in sink.results if r is not None]
     assert len(done) == len(entries), "every entry gets exactly one result"
@@ -192,21 +198,32 @@ def _mine_misses(
     options: MineOptions,
     partial: bool,
     mined: Callable[[str, FileResult, bool], None],
+    cache: BlobCache,
+    parsed: Callable[[list[tuple[str, bytes]]], None],
 ) -> tuple[int, int]:
     """Mine the blobs the cache did not hold, in this process (``jobs`` 0) or
-    in the worker pool; ``mined`` sees each result. Returns the worker
-    processes used and the workers lost.
+    in the worker pool; ``mined`` sees each result and ``parsed`` the units
+    parsed for it (:class:`~miner.mining.cache.UnitReader`), read from and
+    kept for ``cache``. Returns the worker processes used and the workers lost.
 
     Raises:
         WorkerStartError: worker processes cannot start at all.
     """
     jobs = default_jobs() if options.jobs is None else max(0, options.jobs)
     jobs = min(jobs, len(misses))
+    reader = cache.unit_reader() if partial else None
     if jobs == 0:
-        for blob in misses:
-            entry = entries[by_blob[blob][0]]
-            data = source.read_blob(repo, blob)
-            mined(blob, extract_file(entry.path, blob, data, partial=partial), True)
+        try:
+            for blob in misses:
+                entry = entries[by_blob[blob][0]]
+                data = source.read_blob(repo, blob)
+                result = extract_file(entry.path, blob, data, partial=partial, memo=reader)
+                mined(blob, result, True)
+                if reader is not None:
+                    parsed(reader.take())
+        finally:
+            if reader is not None:
+                reader.close()
         return 0, 0
     tasks: list[Task] = []
     for blob in misses:
@@ -220,6 +237,8 @@ def _mine_misses(
         partial=partial,
         limits=options.limits,
         on_result=lambda i, result, ok: mined(tasks[i].blob, result, ok),
+        units=None if reader is None else (reader.path, reader.version),
+        on_units=parsed,
     )
     return jobs, lost
 

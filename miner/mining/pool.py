@@ -56,6 +56,7 @@ import git
 from miner.errors import WorkerStartError
 from miner.extract.runner import extract_file
 from miner.lifecycle import die_with_parent
+from miner.mining.cache import UnitReader
 from miner.model import FileResult
 
 #: Exit code of a worker that stops on purpose after reporting a file (out of
@@ -158,8 +159,11 @@ def _worker_main(
     memory_mb: int | None,
     stderr_path: str,
     test_hooks: bool,
+    units: tuple[str, str] | None = None,
 ) -> None:
-    """Serve batches from ``conn`` until it closes: one message per file."""
+    """Serve batches from ``conn`` until it closes: one message per file,
+    ``(index, result, cacheable, units parsed)``; ``units`` is the blob
+    cache's (path, extractor version) whose ``units`` table it reads."""
     # Killed when the forkserver (whose child this is) ends, which it does when
     # the run's process ends (even by SIGKILL); Ctrl-C is the parent's to handle.
     die_with_parent()
@@ -173,7 +177,8 @@ def _worker_main(
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     repo: git.Repo | None = None
-    conn.send((_READY, None, False))
+    memo = UnitReader(*units) if units is not None and partial else None
+    conn.send((_READY, None, False, []))
     while True:
         try:
             batch: list[Task] | None = conn.recv()
@@ -190,23 +195,24 @@ def _worker_main(
                     data = repo.odb.stream(bytes.fromhex(task.blob)).read()
             except Exception as exc:  # noqa: BLE001 - one unreadable blob fails alone
                 reason = f"cannot read blob: {type(exc).__name__}: {exc}"
-                conn.send((task.index, _failed(task, reason), False))
+                conn.send((task.index, _failed(task, reason), False, []))
                 continue
             try:
                 if test_hooks:
                     _test_hook(data)
-                result = extract_file(task.path, task.blob, data, partial=partial)
+                result = extract_file(task.path, task.blob, data, partial=partial, memo=memo)
                 if result.status == "failed" and "MemoryError" in (result.reason or ""):
                     raise MemoryError
             except MemoryError:
                 data = None
-                conn.send((task.index, _failed(task, out_of_memory(memory_mb)), False))
+                conn.send((task.index, _failed(task, out_of_memory(memory_mb)), False, []))
                 sys.exit(EXIT_RESTART)  # a fresh process rather than a doubtful one
             except Exception as exc:  # noqa: BLE001 - extract_file should never raise
                 reason = f"{type(exc).__name__} while mining: {exc}"
-                conn.send((task.index, _failed(task, reason), False))
+                conn.send((task.index, _failed(task, reason), False, []))
                 continue
-            conn.send((task.index, result, True))
+            parsed = memo.take() if memo is not None else []
+            conn.send((task.index, result, True, parsed))
 
 
 def _failed(task: Task, reason: str) -> FileResult:
@@ -262,6 +268,8 @@ def extract_parallel(
     partial: bool = True,
     limits: Limits | None = None,
     on_result: Callable[[int, FileResult, bool], None],
+    units: tuple[str, str] | None = None,
+    on_units: Callable[[list[tuple[str, bytes]]], None] | None = None,
 ) -> int:
     """Mine ``tasks`` in ``jobs`` worker processes.
 
@@ -276,6 +284,11 @@ def extract_parallel(
             once per task, in completion order; ``cacheable`` is True when the
             extractor produced the result, False when the pool recorded a
             failure (crash, limit, unreadable blob).
+        units: the blob cache's (path, extractor version): the workers read
+            the sites of units parsed before from its ``units`` table
+            (:class:`~miner.mining.cache.UnitReader`).
+        on_units: called in the parent with the (key, encoded sites) of the
+            units a worker parsed for one file, after that file's result.
 
     Returns:
         How many workers were lost (crashed, killed or restarted) and replaced.
@@ -285,7 +298,7 @@ def extract_parallel(
     worker's batch goes to a fresh worker. Never raises for a file's sake;
     ``KeyboardInterrupt`` stops every worker before it propagates.
     """
-    pool = _Pool(git_dir, jobs, partial, limits or Limits(), on_result)
+    pool = _Pool(git_dir, jobs, partial, limits or Limits(), on_result, units, on_units)
     pool.pending.extend(make_batches(tasks, jobs))
     if not pool.pending:
         return 0
@@ -309,8 +322,12 @@ class _Pool:
         partial: bool,
         limits: Limits,
         on_result: Callable[[int, FileResult, bool], None],
+        units: tuple[str, str] | None = None,
+        on_units: Callable[[list[tuple[str, bytes]]], None] | None = None,
     ) -> None:
         self.git_dir = git_dir
+        self.units = units if on_units is not None else None
+        self.on_units = on_units
         self.jobs = jobs
         self.partial = partial
         self.limits = limits
@@ -350,6 +367,7 @@ class _Pool:
                 self.limits.memory_mb,
                 stderr_path,
                 self.test_hooks,
+                self.units,
             ),
             name=f"raise-miner-worker-{self.serial}",
             daemon=True,
@@ -428,7 +446,7 @@ class _Pool:
         """Take every result waiting in the pipe; False when the pipe is closed."""
         try:
             while worker.conn.poll():
-                index, result, cacheable = worker.conn.recv()
+                index, result, cacheable, parsed = worker.conn.recv()
                 if index == _READY:
                     worker.ready = True
                     continue
@@ -436,6 +454,8 @@ class _Pool:
                     worker.position += 1
                     worker.started = time.monotonic()
                 self.on_result(index, result, cacheable)
+                if parsed and self.on_units is not None:
+                    self.on_units(parsed)
         except (EOFError, OSError):
             return False
         except Exception:  # noqa: BLE001 - a message cut short by the worker's death
