@@ -413,6 +413,7 @@ def check_split(model):
             # A missing cache cannot hold split layers.
             if get_server_args().cache_strategy == "none":
                 raise ValueError("The split is not supported without a cache.")
+
             raise ValueError("The split runs only with extra caches.")
     return model
 """
@@ -453,6 +454,15 @@ def test_a_conjunct_is_placed_at_the_guard_that_requires_it() -> None:
     )
     # the comment above the exit that raises the other error is about that error
     assert "split layers" not in (card.what_it_means or "")
+    # ... unless that check and this raise are one paragraph of checks
+    together = SPLIT.replace('a cache.")\n\n', 'a cache.")\n')
+    card = analyses({**DATACLASS_REPO, "pkg/split.py": together})[
+        "The split runs only with extra caches."
+    ]
+    assert (
+        'The comment above the early exit at line 11 (`pkg/split.py:10`) says: "A missing '
+        'cache cannot hold split layers."'
+    ) in (card.what_it_means or "")
 
 
 def test_a_handler_that_raises_is_not_a_way_out() -> None:
@@ -489,3 +499,15 @@ def test_a_short_help_text_is_quoted_whole() -> None:
     )
     assert lead_sentences("One. Two.") == "One. Two."
     assert lead_sentences("x" * 200 + ". Two.") == "x" * 179 + "…"
+
+
+def test_a_quote_ends_with_one_full_stop() -> None:
+    """server_args.py (v0.5.19) help texts end in "....'" or are cut with "…":
+    neither gets another full stop."""
+    from miner.analysis.sections import _closed
+
+    assert _closed("Disable the radix cache") == "Disable the radix cache."
+    assert _closed("Disable the radix cache.") == "Disable the radix cache."
+    assert _closed("buffer_only requires…") == "buffer_only requires…"
+    assert _closed("Options include: {choices}.'") == "Options include: {choices}.'"
+    assert _closed("the 'auto' value") == "the 'auto' value."

@@ -938,3 +938,27 @@ def test_each_atom_comes_from_the_guard_that_requires_it() -> None:
         'mode != "prefill"': 224,
         "ok": 230,
     }
+
+
+def test_a_literal_and_an_or_come_from_the_exit_that_can_require_them() -> None:
+    """serving_hook.py:94 (v0.5.19): ``--ssl-keyfile`` set is required by
+    the exit ``if certfile and not keyfile: raise`` (line 39, given the
+    certfile), never by ``if keyfile and not certfile: raise`` (line 35),
+    which can only require the keyfile unset; ``not keyfile or
+    isfile(keyfile)`` comes from the exit at line 53 that has both literals."""
+    from miner.analysis.condition import reach_of
+
+    exits = [
+        Guard("exit", "keyfile and not certfile", True, 35),
+        Guard("exit", "certfile and not keyfile", True, 39),
+        Guard("exit", "keyfile and not isfile(keyfile)", True, 53),
+        Guard("exit", "refresh and not (certfile and keyfile)", True, 68),
+    ]
+    found = reach_of([Guard("if", "refresh", False, 93)], exits)
+    lines = {c.text(): found.origin_of(c).line for c in found.condition.conjuncts()}
+    assert lines == {
+        "keyfile": 39,
+        "not keyfile or isfile(keyfile)": 53,
+        "certfile": 35,
+        "refresh": 93,
+    }

@@ -85,16 +85,39 @@ class Reach:
     """(atom, negated) -> the last guard or exit that requires that literal
     by itself: its test is an ``and`` with the literal among its operands
     (``if a and b:`` requires ``a``; ``if not (a and not b): return`` does not)."""
+    reads: dict[tuple[str, bool], Guard] = field(default_factory=dict)
+    """(atom, negated) -> the first guard or exit whose requirement, negation
+    pushed inward, has that literal anywhere: only such a one can make the
+    literal necessary (``if refresh and not (cert and key): raise`` can
+    require ``key``; ``if key and not cert: raise`` can only require ``not key``)."""
+    literals: tuple[tuple[frozenset[tuple[str, bool]], Guard], ...] = ()
+    """Each guard or exit with every literal of its requirement."""
 
     def origin(self, atom: Condition) -> Guard | None:
         """The guard or exit ``atom`` (a leaf of :attr:`condition`) is read
         from: one whose test is the atom alone, else one that requires the
-        literal with its polarity, else the first that reads the atom."""
+        literal with its polarity, else the first that has the literal, else
+        the first that reads the atom."""
+        key = (atom.atom, atom.negated)
         return (
             self.whole.get(atom.atom)
-            or self.implied.get((atom.atom, atom.negated))
+            or self.implied.get(key)
+            or self.reads.get(key)
             or self.origins.get(atom.atom)
         )
+
+    def origin_of(self, cond: Condition) -> Guard | None:
+        """The guard or exit a conjunct of :attr:`condition` comes from: for
+        an atom :meth:`origin`; for an ``or`` (or ``and``) of atoms, the last
+        one whose requirement has every literal of it (``if key and not
+        isfile(key): raise`` for ``not key or isfile(key)``), else the
+        origin of its first atom."""
+        atoms = cond.atoms()
+        if cond.op == "atom" or not atoms:
+            return self.origin(cond) if cond.op == "atom" else None
+        wanted = {(a.atom, a.negated) for a in atoms}
+        found = [guard for literals, guard in self.literals if wanted <= literals]
+        return found[-1] if found else self.origin(atoms[0])
 
 
 def reach_of(guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: bool = True) -> Reach:
@@ -103,6 +126,8 @@ def reach_of(guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: boo
     terms = []
     whole: dict[str, Guard] = {}
     implied: dict[tuple[str, bool], Guard] = {}
+    reads: dict[tuple[str, bool], Guard] = {}
+    sets: list[tuple[frozenset[tuple[str, bool]], Guard]] = []
     for guard in sorted([*exits, *guards], key=lambda g: g.line):
         builder.current = guard
         term = builder.guard(guard)
@@ -113,8 +138,21 @@ def reach_of(guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: boo
                 implied[(builder.atoms[literal].positive, negated)] = guard
             if len(literals) == 1 and builder.is_literal(term):
                 whole[builder.atoms[literals[0][0]].positive] = guard
+            every = frozenset(
+                (builder.atoms[n].positive, negated) for n, negated in builder.every_literal(term)
+            )
+            for key in every:
+                reads.setdefault(key, guard)
+            sets.append((every, guard))
     condition = builder.condition(terms, simplify)
-    return Reach(absorbed(condition) if simplify else condition, builder.origins, whole, implied)
+    return Reach(
+        absorbed(condition) if simplify else condition,
+        builder.origins,
+        whole,
+        implied,
+        reads,
+        tuple(sets),
+    )
 
 
 def absorbed(cond: Condition) -> Condition:
@@ -357,6 +395,21 @@ class _Builder:
         while isinstance(term, self.algebra.NOT):
             term = term.args[0]
         return isinstance(term, self.algebra.Symbol)
+
+    def every_literal(self, term: boolean.Expression) -> set[tuple[int, bool]]:
+        """Every literal of ``term`` once negation is pushed inward, as (atom
+        number, negated)."""
+        out = set()
+        stack = [term.literalize()]
+        while stack:
+            expr = stack.pop()
+            negated = isinstance(expr, self.algebra.NOT)
+            leaf = expr.args[0] if negated else expr
+            if isinstance(leaf, self.algebra.Symbol):
+                out.add((leaf.obj, negated))
+            elif isinstance(expr, (self.algebra.AND, self.algebra.OR)):
+                stack.extend(expr.args)
+        return out
 
     def literals(self, term: boolean.Expression) -> list[tuple[int, bool]]:
         """The literals ``term`` requires by itself, as (atom number,

@@ -705,7 +705,7 @@ class Paths:
                 atoms = cond.atoms()
                 if cond.op in ("true", "false") or any(a.kind != "expr" for a in atoms):
                     continue
-                origin = next((o for a in atoms if (o := found.origin(a)) is not None), None)
+                origin = found.origin_of(cond)
                 clauses = tuple(self.link(a, found.origin(a)) for a in atoms)
                 raising = origin is not None and origin.line in reach.raising
                 out.append(Need(cond, clauses, reach, origin, raising, _key(cond, clauses, reach)))

@@ -382,12 +382,17 @@ class Writer:
             if opt is not None:
                 options.append(opt)
         lines = excerpt_lines(site.excerpt.text, site.excerpt.start_line)
-        # A comment above an exit that raises another error is about that error.
+        # A comment above an exit that raises another error is about that
+        # error, unless that check and this site are one paragraph of checks.
         guards = sorted(
             {
                 p.origin
                 for p in parts
-                if p.origin is not None and not self._raises_at(site, p.origin, lines)
+                if p.origin is not None
+                and (
+                    not self._raises_at(site, p.origin, lines)
+                    or _one_paragraph(p.origin.line, site.line, lines)
+                )
             },
             key=lambda g: -g.line,
         )
@@ -629,15 +634,17 @@ class Writer:
         return None
 
     def _term(self, cond: Condition, reach: Reach, site: Site) -> Term:
+        whole = reach.origin_of(cond) if cond.op != "atom" else None
         parts = []
         for atom in cond.atoms():
-            clause = self.link_atom(atom, reach.origin(atom))
+            origin = whole or reach.origin(atom)
+            clause = self.link_atom(atom, origin)
             strong = (
                 clause is not None
                 and clause.read is not None
                 and reads_setting(clause.read, site, self.classes)
             )
-            parts.append(Part(atom, clause, reach.origin(atom), strong))
+            parts.append(Part(atom, clause, origin, strong))
         return Term(cond, tuple(parts))
 
     def _flag_option(self, name: str) -> Option | None:
@@ -1956,9 +1963,18 @@ def _assignment(name: str, lines: dict[int, str], start: int, below: int) -> tup
     return None
 
 
+def _one_paragraph(first: int, last: int, lines: dict[int, str]) -> bool:
+    """Lines ``first`` .. ``last`` of the excerpt ``lines`` are one paragraph:
+    none is blank or missing (zaya.py:394-400: a comment above two asserts)."""
+    return first < last and all(lines.get(n, "").strip() for n in range(first, last + 1))
+
+
 def _closed(text: str) -> str:
     """A quoted sentence with one full stop at its end; one cut short ends
-    with its ellipsis alone ("... buffer_only requires…", never "….")."""
+    with its ellipsis alone ("... buffer_only requires…", never "…."), and one
+    that ends inside its own quotes keeps that end ("... path instead.'")."""
+    if text.rstrip("'\")]").endswith((".", "…", "!", "?")) and text[-1:] in "'\")]":
+        return text
     text = text.rstrip(".")
     return text if text.endswith(("…", "!", "?")) else text + "."
 
