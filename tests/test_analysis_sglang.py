@@ -151,8 +151,9 @@ def test_teacache_card_says_it_needs_teacache_enabled(release):
         "raised only when `forward_batch` is not `None` and `enable_teacache` is true."
     ) in meaning
     assert (
-        "- `enable_teacache` is true; by its name, `enable_teacache` is the setting "
-        "`SamplingParams.enable_teacache` (no command-line flag): the code returns early at "
+        "- `enable_teacache` is true (by its name, `enable_teacache` is the setting "
+        "`SamplingParams.enable_teacache`, which has no command-line flag): the code returns "
+        "early at "
         "line 958 otherwise (`if not enable_teacache: return False`)" in trigger
     )
     assert "every time this line is reached" not in card

@@ -667,10 +667,16 @@ class Writer:
 
     # ------------------------------------------------------------ settings in words
 
-    def option_ref(self, opt: Option) -> str:
+    def option_ref(self, opt: Option, inner: bool = False) -> str:
+        """``the flag `--x` `` or ``the setting `S.x` (no command-line
+        flag)``; ``inner`` (inside parentheses already): ``..., which has no
+        command-line flag``."""
         if opt.flag:
             return f"the flag {code(opt.flag)}"
-        return f"the setting {code(opt.owner + '.' + opt.name)} (no command-line flag)"
+        name = code(opt.owner + "." + opt.name)
+        if inner:
+            return f"the setting {name}, which has no command-line flag"
+        return f"the setting {name} (no command-line flag)"
 
     def option_state(self, opt: Option, cond: Setting) -> str:
         """``--x`` is ``v`` and the like (what makes the error happen)."""
@@ -770,7 +776,12 @@ class Writer:
             if read.exact or strong:
                 return self.option_state(opt, cond)
             said = plain or code(read.text)
-            return f"{said}; by its name, {code(read.text)} is {self.option_ref(opt)}"
+            # an aside in parentheses: after ";" it would read as another
+            # item of an "any of" list (a way out, in Solutions)
+            aside = f"by its name, {code(read.text)} is {self.option_ref(opt, True)}"
+            if said.endswith(")"):  # "is falsy (`None`, empty or zero; by its name, ...)"
+                return f"{said[:-1]}; {aside})"
+            return f"{said} ({aside})"
         found = self.expanded(read, cond)
         truth = "true" if cond.op == "truthy" else "false"
         if found is None:
