@@ -511,3 +511,48 @@ def test_a_quote_ends_with_one_full_stop() -> None:
     assert _closed("buffer_only requires…") == "buffer_only requires…"
     assert _closed("Options include: {choices}.'") == "Options include: {choices}.'"
     assert _closed("the 'auto' value") == "the 'auto' value."
+
+
+REGISTRY_OPS = '''
+class KernelRegistry:
+    def get_backend(self, op):
+        """The spec for ``op`` provided by ``backend``."""
+        return op
+'''
+
+ALLREDUCE = """
+import torch.distributed._symmetric_memory as symm_mem
+
+from pkg.registry_ops import KernelRegistry
+
+
+def setup(group):
+    if symm_mem.get_backend(group) != "NVSHMEM":
+        raise RuntimeError("symmetric memory needs the NVSHMEM backend")
+    return group
+
+
+def pick(registry: KernelRegistry, op):
+    if registry.get_backend(op) is None:
+        raise RuntimeError("no backend for this op")
+    return op
+"""
+
+
+def test_a_call_on_a_module_from_outside_the_repository_gets_no_docstring() -> None:
+    """mnnvl_cutedsl_ar.py:137 (v0.5.19) calls ``symm_mem.get_backend``, torch's
+    function, not the repository's ``KernelRegistry.get_backend``."""
+    found = analyses(
+        {
+            "pkg/__init__.py": "",
+            "pkg/registry_ops.py": REGISTRY_OPS,
+            "pkg/allreduce.py": ALLREDUCE,
+        }
+    )
+    assert "documented as" not in (
+        found["symmetric memory needs the NVSHMEM backend"].what_it_means or ""
+    )
+    assert (
+        '`get_backend()` is documented as "The spec for ``op`` provided by ``backend``." '
+        "(`pkg/registry_ops.py:2`)"
+    ) in (found["no backend for this op"].what_it_means or "")

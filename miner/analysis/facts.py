@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from miner.analysis.callers import Caller, crowded, find_callers, scopes_of, target_name
+from miner.analysis.callers import (
+    Caller,
+    crowded,
+    find_callers,
+    import_statements,
+    scopes_of,
+    target_name,
+)
 from miner.analysis.code import SourceIndex, call_name, parse_expr
 from miner.analysis.config import (
     ConfigModel,
@@ -91,6 +98,11 @@ class RepoFacts:
     """(path, name) -> (line, value as written) of the one module-level
     assignment of a name the guards of that file's sites test
     (:func:`module_values`)."""
+    foreign: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    """Path of a file with sites -> the names its imports bind to modules
+    outside the repository (``symm_mem`` for ``from torch.distributed import
+    _symmetric_memory as symm_mem``): a call ``symm_mem.get_backend()`` is
+    not the repository's ``get_backend`` (:func:`foreign_names`)."""
 
     def to_json(self) -> dict[str, Any]:
         return self.config.to_json()
@@ -641,6 +653,25 @@ def module_docstrings(files: Mapping[str, bytes], paths: Iterable[str]) -> dict[
     return out
 
 
+def foreign_names(index: SourceIndex, paths: Iterable[str]) -> dict[str, frozenset[str]]:
+    """For each of ``paths``: the names its import statements bind to a
+    module whose top-level package is not one of the repository's (read
+    by :func:`miner.analysis.callers.import_statements`, no parse; a
+    relative import is the repository's)."""
+    own = {index.module_name(p).split(".")[0] for p in index.files}
+    out: dict[str, frozenset[str]] = {}
+    for path in sorted(set(paths)):
+        names = set()
+        for module, pairs in import_statements(index.files.get(path, b"")):
+            for name, bound in pairs:
+                top = (module if module is not None else name).split(".")[0]
+                if top and top not in own and name != "*":
+                    names.add(bound)
+        if names:
+            out[path] = frozenset(names)
+    return out
+
+
 def called_names(sites: Iterable[Site]) -> set[str]:
     """Names of the functions called in the guard and exit tests of ``sites``."""
     names: set[str] = set()
@@ -755,7 +786,9 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         if (m := _MODULE_DOC.match(files[path][:20000])) is not None
     }
     doc_lines = header_lines(files, sites)
+    foreign = foreign_names(index, (s.path for s in sites))
     return RepoFacts(
+        foreign=foreign,
         call_reach=reaches,
         referenced=refs,
         config=config,

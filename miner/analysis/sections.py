@@ -401,7 +401,7 @@ class Writer:
         for part in parts:
             for name in _CALLED.findall(part.atom.atom):
                 doc = self.facts.call_docs.get(name)
-                if doc is not None:
+                if doc is not None and not self._foreign_call(part.atom.atom, name, site.path):
                     calls.append((name, *doc))
         found = quotes(
             site,
@@ -1171,13 +1171,13 @@ class Writer:
             if src.path:
                 there.append(
                     f"{code(src.name.rsplit('.', 1)[-1])} is set as {code(src.value)} "
-                    f"(`{src.path}:{src.line}`)" + self.call_doc_words(src.value)
+                    f"(`{src.path}:{src.line}`)" + self.call_doc_words(src.value, src.path)
                 )
                 continue
             item = f"{code(f'{src.name} = {src.value}')} at line {src.line}"
             if src.read is not None:
                 item += f", the value of {self.read_ref(src.read)}"
-            here.append(item + self.call_doc_words(src.value))
+            here.append(item + self.call_doc_words(src.value, r.site.path))
         text = []
         if here:
             text.append(sentence("The values it tests are set in the function: " + "; ".join(here)))
@@ -1185,12 +1185,25 @@ class Writer:
             text.append(sentence("Elsewhere in the code, " + "; ".join(there)))
         return " ".join(text)
 
-    def call_doc_words(self, value: str) -> str:
+    def _foreign_call(self, text: str, name: str, path: str) -> bool:
+        """Is every call of ``name`` in ``text`` (source in the file ``path``)
+        made on a name that file imports from outside the repository
+        (``symm_mem.get_backend()``, :attr:`RepoFacts.foreign`)?"""
+        foreign = self.facts.foreign.get(path, frozenset())
+        roots = [
+            m.group(1)
+            for m in re.finditer(rf"(?<![\w.])(\w+)(?:\.\w+)*\.{re.escape(name)}\(", text)
+        ]
+        bare = len(re.findall(rf"(?<![\w.]){re.escape(name)}\(", text))
+        return bool(roots) and not bare and all(r in foreign for r in roots)
+
+    def call_doc_words(self, value: str, path: str) -> str:
         """``, and `f()` is documented as "..." (`path:line`)`` for a value that
-        is a call of a function with a docstring; else empty."""
+        is a call of a function with a docstring (not one the file ``path``
+        imports from outside the repository); else empty."""
         name = callee(value)
         doc = self.facts.call_docs.get(name) if name else None
-        if name is None or doc is None:
+        if name is None or doc is None or self._foreign_call(value, name, path):
             return ""
         text = _closed(first_sentence(doc[0]))
         if not text[:1].isupper() or len(text.split()) < 3:
