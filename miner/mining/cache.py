@@ -291,33 +291,17 @@ class BlobCache:
     # -- writing -------------------------------------------------------------
     def put_many(self, results: Iterable[FileResult]) -> None:
         """Store ``results`` (one transaction) unless the cache is read-only or off."""
-        if self._conn is None or not self.writable:
-            return
-        rows = [(self.version, r.blob, encode(r)) for r in results]
-        if not rows:
-            return
-        try:
-            with self._transaction():
-                self._conn.executemany(
-                    "INSERT OR REPLACE INTO results (version, blob, data) VALUES (?, ?, ?)", rows
-                )
-        except sqlite3.OperationalError as exc:
-            if _is_locked(exc):
-                log.warning(
-                    "%s: cache write lock busy (%s); results of this run are not cached",
-                    self.path,
-                    exc,
-                )
-                self.writable = False
-                self.state = "read-only"
-                return
-            self._broken(str(exc))
-        except sqlite3.DatabaseError as exc:
-            self._broken(str(exc))
+        self._put("results", "blob", ((r.blob, encode(r)) for r in results))
 
     def put_units(self, rows: Iterable[tuple[str, bytes]]) -> None:
         """Store the units' sites ``rows`` ((key, :func:`encode_sites`), one
         transaction) unless the cache is read-only or off."""
+        self._put("units", "key", rows)
+
+    def _put(self, table: str, column: str, rows: Iterable[tuple[str, bytes]]) -> None:
+        """Insert (``column`` value, data) ``rows`` into ``table`` for this
+        version in one transaction; a busy write lock makes the cache
+        read-only, damage rebuilds it (never raises)."""
         if self._conn is None or not self.writable:
             return
         values = [(self.version, key, data) for key, data in rows]
@@ -326,10 +310,16 @@ class BlobCache:
         try:
             with self._transaction():
                 self._conn.executemany(
-                    "INSERT OR REPLACE INTO units (version, key, data) VALUES (?, ?, ?)", values
+                    f"INSERT OR REPLACE INTO {table} (version, {column}, data) VALUES (?, ?, ?)",
+                    values,
                 )
         except sqlite3.OperationalError as exc:
             if _is_locked(exc):
+                log.warning(
+                    "%s: cache write lock busy (%s); results of this run are not cached",
+                    self.path,
+                    exc,
+                )
                 self.writable = False
                 self.state = "read-only"
                 return
