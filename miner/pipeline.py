@@ -32,8 +32,7 @@ from miner.errors import OutputError, ReleaseError
 from miner.extract.limits import MAX_FILE_BYTES
 from miner.files import Staging, locked
 from miner.mining import digest, source, store
-from miner.mining.calls import link_calls
-from miner.mining.extraction import Extraction, MineOptions, extract_blobs
+from miner.mining.extraction import Extraction, MineOptions, extract_blobs, link_helper_calls
 from miner.mining.ids import assign_ids
 from miner.mining.pool import default_jobs
 from miner.model import (
@@ -226,7 +225,9 @@ def _mine_commit(
     source.prefetch_blobs(repo, commit, entries)
     options = options or MineOptions(cache_dir=cache_dir)
     extraction = extract(repo, entries, partial=partial, progress=progress, options=options)
-    files = link_calls(repo, commit.hexsha, extraction.files, partial=partial)
+    files = link_helper_calls(
+        repo, commit.hexsha, extraction.files, partial=partial, options=options
+    )
     if reuse:
         try:
             store.save_files(store_dir, commit.hexsha, files, partial=partial)

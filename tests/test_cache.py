@@ -136,7 +136,7 @@ def test_a_row_holding_another_blob_is_never_served(make_repo, tmp_path: Path, c
 @pytest.mark.parametrize(
     "setup, reason",
     [
-        ("PRAGMA user_version = 7", "cache format 7, this miner reads format 2"),
+        ("PRAGMA user_version = 7", "cache format 7, this miner reads format 3"),
         ("PRAGMA application_id = 42", "not a raise-miner cache (application_id 0x2a)"),
     ],
 )
@@ -358,8 +358,10 @@ def test_a_damaged_unit_row_is_parsed_again(make_repo, tmp_path: Path) -> None:
     assert again.files == mine(root, "v1", None).files
 
 
-def test_a_format_1_cache_is_upgraded_in_place(tmp_path: Path) -> None:
-    """A cache written before the ``units`` table keeps its file: the table is added."""
+@pytest.mark.parametrize("old_format", [1, 2])
+def test_an_older_cache_is_upgraded_in_place(tmp_path: Path, old_format: int) -> None:
+    """A cache written before the ``units`` (format 1) or ``helpers``
+    (format 2) table keeps its file: the tables are added."""
     with sqlite3.connect(tmp_path / FILENAME) as conn:
         conn.execute(
             "CREATE TABLE results (version TEXT NOT NULL, blob TEXT NOT NULL, "
@@ -370,12 +372,19 @@ def test_a_format_1_cache_is_upgraded_in_place(tmp_path: Path) -> None:
             "WITHOUT ROWID"
         )
         conn.execute(f"PRAGMA application_id = {cache_mod.APPLICATION_ID}")
-        conn.execute("PRAGMA user_version = 1")
+        if old_format == 2:
+            conn.execute(
+                "CREATE TABLE units (version TEXT NOT NULL, key TEXT NOT NULL, "
+                "data BLOB NOT NULL, PRIMARY KEY (version, key)) WITHOUT ROWID"
+            )
+        conn.execute(f"PRAGMA user_version = {old_format}")
     with BlobCache.open(tmp_path) as cache:
         assert cache.state == "used"
         cache.put_units([("k" * 64, cache_mod.encode_sites(()))])
         reader = cache.unit_reader()
         assert reader is not None and reader.get("k" * 64) == ()
         reader.close()
+        cache.put_helpers([("b" * 40, ())])
+        assert cache.get_helpers(["b" * 40, "c" * 40]) == {"b" * 40: ()}
     with sqlite3.connect(tmp_path / FILENAME) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3

@@ -585,6 +585,118 @@ def test_raising_helper_calls_are_sites(make_repo) -> None:
     assert (own.kind, own.message_kind, own.via) == ("raise", "dynamic", ())
 
 
+def test_raising_helpers_are_kept_in_the_blob_cache(make_repo, tmp_path, monkeypatch) -> None:
+    """The helpers of a blob's own sites come from the cache's ``helpers``
+    table in a later run, re-pathed when the blob stands at another path,
+    and the call sites are the same as without the cache."""
+    import sqlite3
+
+    from miner.mining.cache import FILENAME
+    from miner.mining.extraction import MineOptions
+    from miner.pipeline import mine as mine_repo
+
+    moved = {("pkg/tools.py" if p == "pkg/util.py" else p): t for p, t in HELPER_FILES.items()}
+    moved["pkg/checker.py"] = moved["pkg/checker.py"].replace("pkg.util", "pkg.tools")
+    first = make_repo(HELPER_FILES, tag="v1")
+    second = make_repo(moved, tag="v1")
+    cache = MineOptions(jobs=0, cache_dir=tmp_path / "cache")
+    bare = MineOptions(jobs=0, cache=False)
+    assert mine_repo(str(first), "v1", options=cache).sites == tuple(helper_sites(make_repo))
+    with sqlite3.connect(tmp_path / "cache" / FILENAME) as conn:
+        stored = conn.execute("SELECT count(*) FROM helpers").fetchone()[0]
+    assert stored == 1  # util.py's blob: the only one whose own sites may make helpers
+    from miner.mining import calls as calls_mod
+
+    parsed: list[str] = []
+    functions = calls_mod._Sources.functions
+    monkeypatch.setattr(
+        calls_mod._Sources,
+        "functions",
+        lambda self, path: parsed.append(path) or functions(self, path),
+    )
+    kept = mine_repo(str(second), "v1", options=cache)
+    assert "pkg/tools.py" not in parsed  # its helpers came from the cache
+    monkeypatch.undo()
+    assert kept.sites == mine_repo(str(second), "v1", options=bare).sites
+    calls = [s for s in kept.sites if s.kind == "call"]
+    assert [s.via[-1] for s in calls] == [
+        "pkg/tools.py:8 raise_error_or_warn",
+        "pkg/tools.py:21 fail_with",
+        "pkg/tools.py:8 raise_error_or_warn",
+        "pkg/tools.py:8 raise_error_or_warn",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "may"),
+    [
+        ("def fail(strict, message):\n    raise E(message)\n", True),
+        ("def fail(strict):\n    message = 'x'\n    raise E(message)\n", False),
+        # parameters over several lines, with annotations and defaults
+        (
+            "def fail(\n    strict: bool = f(1),\n    message: str = None,\n):\n"
+            "    raise E(message)\n",
+            True,
+        ),
+        # a string in the parameter list may hide a parenthesis: not read
+        ("def fail(strict=')'):\n    message = 'x'\n    raise E(message)\n", True),
+        # another function of the same name has the parameter: parse
+        ("def fail():\n    raise E(message)\nclass C:\n    def fail(self, message): ...\n", True),
+        # type parameters: not read
+        ("def fail[T](strict):\n    raise E(message)\n", True),
+    ],
+)
+def test_a_file_is_parsed_for_helpers_only_when_the_message_may_be_a_parameter(
+    source: str, may: bool
+) -> None:
+    from miner.mining.calls import _may_be_parameter
+
+    (site,) = [s for s in mine(source.replace("[T]", ""), "p.py") if s.kind == "raise"]
+    assert (site.scope, site.message_source) == ("fail", "message")
+    assert _may_be_parameter(site, source) is may
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = helper_x(1)\nhelper(2)\n",
+        "obj.helper(1)\n",
+        "\u00e9helper(1)\n",
+        "def helper(a):\n    pass\n  async def helper():\n    x = 1; def helper(): pass\n",
+        "helper\n",
+        "_helper(1) + helper_(2) + helper (3)",
+        '# helper(\n"""def helper(x)"""',
+    ],
+)
+def test_name_searches_equal_their_regular_expressions(text: str) -> None:
+    """The literal-first searches of :mod:`miner.mining.calls` find what the
+    plain (slower) regular expressions find."""
+    import re
+
+    from miner.mining.calls import _bare_call, _defs, _has_word
+
+    assert _has_word(text, "helper") == bool(re.search(r"\bhelper\b", text))
+    plain = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(helper)\b", re.M)
+    assert _defs(text, ["helper"]).get("helper", 0) == len(plain.findall(text))
+    bare = any(
+        not text[max(0, m.start() - 4) : m.start()].endswith("def ")
+        for m in re.finditer(r"(?<![\w.])helper[ \t]*\(", text)
+    )
+    assert _bare_call(text, "helper") == bare
+
+
+def test_helper_to_json_round_trip() -> None:
+    import ast
+
+    from miner.extract.helpers import Helper, functions, helper_of
+
+    util = HELPER_FILES["pkg/util.py"]
+    for line, name in ((8, "raise_error_or_warn"), (21, "fail_with")):
+        (site,) = [s for s in mine(util, "pkg/util.py") if s.line == line]
+        helper = helper_of(site, *functions(ast.parse(util))[name])
+        assert helper is not None and Helper.from_json(helper.to_json()) == helper
+
+
 def test_raising_helper_calls_are_the_same_with_both_parsers(make_repo) -> None:
     import ast
 

@@ -293,7 +293,8 @@ def test_a_local_of_the_same_name_is_no_caller() -> None:
 def test_import_statements_are_read_with_their_continuations() -> None:
     """One reader of import lines serves the callers' index (the names a
     file binds) and the call paths (the module a name comes from)."""
-    from miner.analysis.callers import _imported_names, import_statements
+    from miner.analysis.callers import _imported_names
+    from miner.extract.imports import import_statements
 
     data = (
         b"from .x import a, b as c  # note\n"

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from miner.analysis.code import HEADER, SourceIndex, comment_start
+from miner.extract.imports import import_statements
 
 #: A name called from more files than this is "called from many places".
 MAX_FILES = 25
@@ -121,13 +122,6 @@ def _scope_index(data: bytes, offset: int, scopes: _Scopes) -> int:
     return i
 
 
-#: An import statement and what it imports (parenthesized over several lines,
-#: or continued with backslashes).
-_IMPORT = re.compile(
-    rb"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+)?import[ \t]+"
-    rb"(\([^)]*\)|[^\n#\\]*(?:\\\r?\n[^\n#\\]*)*)",
-    re.M,
-)
 #: One assignment target: ``a``, ``*a``, ``a.b``, ``a[i]``, maybe in parentheses.
 _TARGET = rb"\(?\*?[\w.]+(?:\[[^\]\n]*\])?\)?"
 #: A line of a body binding names: ``a = ...``, ``a, b = ...``, ``a: T = ...``
@@ -155,33 +149,6 @@ def scopes_of(data: bytes) -> Callable[[int], str]:
         return scopes.names[i] if i >= 0 else "<module>"
 
     return at
-
-
-def import_statements(data: bytes) -> list[tuple[str | None, tuple[tuple[str, str], ...]]]:
-    """Every import statement of a file's bytes, read line by line (no
-    parse): (the module of a ``from`` import as written, ``.x`` or
-    ``pkg.mod``, or None for ``import``; its (name, the name it binds)
-    pairs): ``from m import a, b as c`` is ``("m", (("a", "a"), ("b",
-    "c")))``, ``import a.b`` is ``(None, (("a.b", "a"),))``, a star import
-    ``("m", (("*", "*"),))``. Parentheses, comments in them and backslash
-    continuations are read."""
-    out = []
-    for m in _IMPORT.finditer(data):
-        text = re.sub(rb"#[^\n]*", b"", m.group(2)).strip().strip(b"()").replace(b"\\", b" ")
-        pairs = []
-        for part in text.decode("utf-8", "replace").split(","):
-            words = part.split()
-            if not words:
-                continue
-            if len(words) >= 3 and words[-2] == "as":
-                pairs.append((words[0], words[-1]))
-            elif m.group(1) is None:
-                pairs.append((words[0], words[0].split(".")[0]))
-            else:
-                pairs.append((words[0], words[0]))
-        module = None if m.group(1) is None else m.group(1).decode("utf-8", "replace")
-        out.append((module, tuple(pairs)))
-    return out
 
 
 def _imported_names(data: bytes) -> frozenset[bytes] | None:

@@ -21,7 +21,6 @@ from miner.analysis.callers import (
     Caller,
     crowded,
     find_callers,
-    import_statements,
     scopes_of,
     target_name,
 )
@@ -37,6 +36,7 @@ from miner.analysis.config import (
 from miner.analysis.exceptions import ExceptionInfo, repo_exceptions
 from miner.analysis.paths import CallReach, call_reaches, referenced
 from miner.analysis.resolvers import Choice, Note, callee, guard_names, local_calls, setting_code
+from miner.extract.imports import import_statements
 from miner.lifecycle import beside
 from miner.model import Site
 
@@ -656,7 +656,7 @@ def module_docstrings(files: Mapping[str, bytes], paths: Iterable[str]) -> dict[
 def foreign_names(index: SourceIndex, paths: Iterable[str]) -> dict[str, frozenset[str]]:
     """For each of ``paths``: the names its import statements bind to a
     module whose top-level package is not one of the repository's (read
-    by :func:`miner.analysis.callers.import_statements`, no parse; a
+    by :func:`miner.extract.imports.import_statements`, no parse; a
     relative import is the repository's)."""
     own = {index.module_name(p).split(".")[0] for p in index.files}
     out: dict[str, frozenset[str]] = {}

@@ -40,12 +40,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from miner.analysis.callers import Caller, _scopes, import_statements, target_name
+from miner.analysis.callers import Caller, _scopes, target_name
 from miner.analysis.code import SourceIndex
 from miner.analysis.condition import reach_of
 from miner.analysis.links import Clause
 from miner.analysis.wording import code, joined
 from miner.extract.ast_fallback import prefix_facts, statement_reach
+from miner.extract.imports import import_statements
 from miner.extract.rules import UnitContext, killed
 from miner.model import Condition, Guard
 

@@ -45,7 +45,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from miner.extract.template import Message, TemplateBuilder
 from miner.model import Guard, MessagePart, MessageStyle, Site
@@ -98,6 +98,53 @@ class Helper:
     @property
     def params(self) -> frozenset[str]:
         return frozenset((*self.positional, *self.keywords))
+
+    def to_json(self) -> dict[str, Any]:
+        """The helper as JSON (what the blob cache keeps; :meth:`from_json` reads it)."""
+        return {
+            "name": self.name,
+            "qualname": self.qualname,
+            "path": self.path,
+            "line": self.line,
+            "exception": self.exception,
+            "parts": [p.to_json() for p in self.parts],
+            "style": self.style,
+            "positional": list(self.positional),
+            "keywords": list(self.keywords),
+            "defaults": [list(d) for d in self.defaults],
+            "varargs": self.varargs,
+            "varkw": self.varkw,
+            "method": self.method,
+            "conditions": [g.to_json() for g in self.conditions],
+            "via": list(self.via),
+            "forms": list(self.forms),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Helper:
+        """Inverse of :meth:`to_json`.
+
+        Raises:
+            KeyError, TypeError, ValueError: ``data`` is not a helper's JSON.
+        """
+        return cls(
+            name=str(data["name"]),
+            qualname=str(data["qualname"]),
+            path=str(data["path"]),
+            line=int(data["line"]),
+            exception=str(data["exception"]),
+            parts=tuple(MessagePart.from_json(p) for p in data["parts"]),
+            style=data["style"],
+            positional=tuple(map(str, data["positional"])),
+            keywords=tuple(map(str, data["keywords"])),
+            defaults=tuple((str(k), str(v)) for k, v in data["defaults"]),
+            varargs=bool(data["varargs"]),
+            varkw=bool(data["varkw"]),
+            method=bool(data["method"]),
+            conditions=tuple(Guard.from_json(g) for g in data["conditions"]),
+            via=tuple(map(str, data["via"])),
+            forms=tuple(data["forms"]),
+        )
 
     def needed(self) -> frozenset[str]:
         """The parameters a call must bind (or leave to a default)."""

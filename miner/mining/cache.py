@@ -15,6 +15,9 @@ row of ``units`` the sites of one unit (:mod:`miner.extract.units`) by the
 digest of its text and context, so that a changed file re-parses only the
 units that changed. The workers read ``units`` (read-only connections) and
 hand the units they parse to the parent, which writes them with the results.
+Each row of ``helpers`` holds the raising helpers a blob's own sites make of
+its functions (:mod:`miner.mining.calls`), so that a new commit parses with
+``ast`` only the changed files among the helper candidates.
 
 Nothing in it is trusted blindly:
 
@@ -43,18 +46,22 @@ import sqlite3
 import sys
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
+from miner.extract.helpers import Helper
 from miner.model import FileResult, Site
+
+_T = TypeVar("_T")
 
 log = logging.getLogger("miner")
 
 #: Marks the database as ours (``PRAGMA application_id``): "RMc1".
 APPLICATION_ID = 0x524D6331
 #: Layout of the tables (``PRAGMA user_version``); bump when it changes.
-#: Format 1 (no ``units`` table) is upgraded in place.
-FORMAT = 2
+#: Formats 1 (no ``units`` table) and 2 (no ``helpers`` table) are upgraded in place.
+FORMAT = 3
 FILENAME = "extract.sqlite3"
 #: Extractor versions whose rows are kept (most recently used first).
 KEEP_VERSIONS = 4
@@ -131,6 +138,27 @@ def decode_sites(data: bytes) -> tuple[Site, ...]:
         raise ValueError(f"damaged unit row: {type(exc).__name__}") from None
 
 
+def encode_helpers(helpers: tuple[Helper, ...]) -> bytes:
+    """The raising helpers a blob's own sites make of its functions
+    (:func:`miner.mining.calls.find_helpers`) as stored: compact JSON,
+    zlib-compressed."""
+    text = json.dumps([h.to_json() for h in helpers], separators=(",", ":"), ensure_ascii=False)
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+
+
+def decode_helpers(blob: str, data: bytes) -> tuple[Helper, ...]:
+    """Inverse of :func:`encode_helpers`.
+
+    Raises:
+        ValueError: the row is damaged.
+    """
+    try:
+        raw = json.loads(zlib.decompress(data).decode("utf-8", "surrogatepass"))
+        return tuple(Helper.from_json(item) for item in raw)
+    except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"damaged helpers row for blob {blob}: {type(exc).__name__}") from None
+
+
 class UnitReader:
     """The ``units`` table as a :class:`~miner.extract.units.UnitMemo`, for
     one process (a worker opens its own): reads go to the database,
@@ -194,6 +222,12 @@ CREATE TABLE IF NOT EXISTS units (
     key TEXT NOT NULL,
     data BLOB NOT NULL,
     PRIMARY KEY (version, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS helpers (
+    version TEXT NOT NULL,
+    blob TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (version, blob)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS versions (
     version TEXT PRIMARY KEY,
@@ -260,7 +294,19 @@ class BlobCache:
     # -- reading -------------------------------------------------------------
     def get_many(self, blobs: Iterable[str]) -> dict[str, FileResult]:
         """Stored results for those of ``blobs`` that have one."""
-        found: dict[str, FileResult] = {}
+        return self._get("results", blobs, decode)
+
+    def get_helpers(self, blobs: Iterable[str]) -> dict[str, tuple[Helper, ...]]:
+        """Stored raising helpers (:func:`encode_helpers`) for those of
+        ``blobs`` that have them."""
+        return self._get("helpers", blobs, decode_helpers)
+
+    def _get(
+        self, table: str, blobs: Iterable[str], read: Callable[[str, bytes], _T]
+    ) -> dict[str, _T]:
+        """The rows of ``table`` for those of ``blobs`` that have one, by
+        ``read(blob, data)``; damage rebuilds the cache (never raises)."""
+        found: dict[str, _T] = {}
         if self._conn is None:
             return found
         wanted = sorted(set(blobs))
@@ -268,11 +314,11 @@ class BlobCache:
             for chunk in _chunks(wanted, 500):
                 marks = ",".join("?" * len(chunk))
                 rows = self._conn.execute(
-                    f"SELECT blob, data FROM results WHERE version = ? AND blob IN ({marks})",
+                    f"SELECT blob, data FROM {table} WHERE version = ? AND blob IN ({marks})",
                     (self.version, *chunk),
                 ).fetchall()
                 for blob, data in rows:
-                    found[blob] = decode(blob, data)
+                    found[blob] = read(blob, data)
         except ValueError as exc:
             self._broken(str(exc))
             return {}
@@ -297,6 +343,11 @@ class BlobCache:
         """Store the units' sites ``rows`` ((key, :func:`encode_sites`), one
         transaction) unless the cache is read-only or off."""
         self._put("units", "key", rows)
+
+    def put_helpers(self, rows: Iterable[tuple[str, tuple[Helper, ...]]]) -> None:
+        """Store the raising helpers of blobs ((blob, helpers), one
+        transaction) unless the cache is read-only or off."""
+        self._put("helpers", "blob", ((blob, encode_helpers(found)) for blob, found in rows))
 
     def _put(self, table: str, column: str, rows: Iterable[tuple[str, bytes]]) -> None:
         """Insert (``column`` value, data) ``rows`` into ``table`` for this
@@ -421,7 +472,7 @@ def _check_or_create(conn: sqlite3.Connection, version: str) -> None:
             fmt = conn.execute("PRAGMA user_version").fetchone()[0]
         if app_id != APPLICATION_ID:
             raise _ForeignError(f"not a raise-miner cache (application_id {app_id:#x})")
-        if fmt == 1:  # format 1 had no units table: add it
+        if fmt in (1, 2):  # format 1 had no units table, 2 no helpers: add them
             with _Transaction(conn):
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
@@ -454,6 +505,7 @@ def _touch_version(conn: sqlite3.Connection, version: str) -> None:
             for old in stale:
                 conn.execute("DELETE FROM results WHERE version = ?", (old,))
                 conn.execute("DELETE FROM units WHERE version = ?", (old,))
+                conn.execute("DELETE FROM helpers WHERE version = ?", (old,))
                 conn.execute("DELETE FROM versions WHERE version = ?", (old,))
     except sqlite3.OperationalError as exc:
         if not _is_locked(exc):

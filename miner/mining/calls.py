@@ -39,11 +39,13 @@ import dataclasses
 import functools
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
 
 import git
 
 from miner.extract.helpers import CallForm, Helper, functions, helper_of, maybe_helper
+from miner.extract.imports import import_statements
 from miner.extract.runner import extract_file
 from miner.extract.text import DecodeError, decode_source
 from miner.model import FileResult, Site
@@ -52,6 +54,8 @@ log = logging.getLogger("miner")
 
 #: Helpers calling helpers: how deep the pass follows them.
 MAX_DEPTH = 4
+#: Characters of a parameter list read by :func:`_may_be_parameter` (past them: True).
+_MAX_PARAMETER_LIST = 4000
 #: An attribute call names a helper outside its file only with a name this long...
 MIN_ATTRIBUTE_NAME = 8
 
@@ -115,7 +119,7 @@ def find_helpers(
     """The helpers ``sites`` make of their functions, in (path, line) order."""
     out: list[Helper] = []
     for site in sorted(sites, key=lambda s: (s.path, s.line)):
-        if not maybe_helper(site):
+        if not maybe_helper(site) or not _may_be_parameter(site, sources.text(site.path)):
             continue
         found = sources.functions(site.path).get(site.scope)
         if found is None:
@@ -129,6 +133,92 @@ def find_helpers(
     return out
 
 
+def _message_names(site: Site) -> set[str]:
+    """The names in the site's message of which one must be a parameter of
+    its function for the site to make a helper (:func:`~miner.extract.helpers.helper_of`)."""
+    if site.message_kind == "dynamic":
+        return {str(site.message_source)}
+    return {p.expr for p in site.message_parts if p.expr is not None and p.expr.isidentifier()}
+
+
+def _may_be_parameter(site: Site, text: str | None) -> bool:
+    """False only when no ``def`` of the site's function name in ``text``
+    has one of :func:`_message_names` in its parameter list: the site then
+    makes no helper, and the file need not be parsed. A parameter list that
+    holds a string or a comment (where a parenthesis may hide) is not read:
+    True."""
+    if text is None:
+        return True
+    names = _message_names(site)
+    header = re.compile(r"def\s+" + re.escape(site.scope.rsplit(".", 1)[-1]) + r"\b[ \t]*")
+    for match in header.finditer(text):
+        if text[match.end() : match.end() + 1] != "(":
+            return True  # type parameters, a continuation line: not read
+        depth, end = 1, match.end() + 1
+        while depth and end < len(text) and end - match.end() < _MAX_PARAMETER_LIST:
+            char = text[end]
+            if char in "'\"#":
+                return True
+            depth += (char in "([{") - (char in ")]}")
+            end += 1
+        if depth:
+            return True
+        words = set(re.findall(r"\w+", text[match.end() : end]))
+        if names & words:
+            return True
+    return False
+
+
+class HelperStore(Protocol):
+    """Where the helpers of a blob's own sites are kept across runs (the
+    blob cache's ``helpers`` table: :class:`~miner.mining.cache.BlobCache`)."""
+
+    def get_helpers(self, blobs: Iterable[str]) -> dict[str, tuple[Helper, ...]]:
+        """The stored helpers of those of ``blobs`` that have them."""
+
+    def put_helpers(self, rows: Iterable[tuple[str, tuple[Helper, ...]]]) -> None:
+        """Keep (blob, helpers) ``rows``."""
+
+
+def own_helpers(
+    files: Sequence[FileResult], sources: _Sources, store: HelperStore | None = None
+) -> list[Helper]:
+    """The helpers the files' own sites (no ``call`` site yet) make of their
+    functions, in (path, line) order: :func:`find_helpers` per file, with the
+    helpers of a blob seen before taken from ``store`` (they depend on the
+    blob's bytes alone) and the new ones kept there."""
+    by_file = {
+        f.path: sites
+        for f in sorted(files, key=lambda f: f.path)
+        if f.status == "mined" and (sites := [s for s in f.sites if maybe_helper(s)])
+    }
+    blobs = {sources.by_path[path].blob for path in by_file}
+    kept = store.get_helpers(blobs) if store is not None else {}
+    out: list[Helper] = []
+    new: dict[str, tuple[Helper, ...]] = {}
+    for path, sites in by_file.items():
+        blob = sources.by_path[path].blob
+        stored = kept.get(blob)
+        if stored is not None and all(len(h.via) == 1 for h in stored):
+            out.extend(_repath(h, path) for h in stored)
+            continue
+        found = find_helpers(sites, sources, lambda site: 0)
+        if sources.data(path) is not None:
+            new[blob] = tuple(found)
+        out.extend(found)
+    if store is not None and new:
+        store.put_helpers(sorted(new.items()))
+    return out
+
+
+def _repath(helper: Helper, path: str) -> Helper:
+    """A helper of a blob's own site as found at ``path`` (the same blob may
+    stand at several paths)."""
+    if helper.path == path:
+        return helper
+    return dataclasses.replace(helper, path=path, via=(f"{path}:{helper.line} {helper.qualname}",))
+
+
 def _mentions(repo: git.Repo, sha: str, names: Sequence[str]) -> list[str]:
     """Paths of the commit's ``.py`` files holding one of ``names`` as a word."""
     patterns = [arg for name in names for arg in ("-e", name)]
@@ -140,28 +230,50 @@ def _mentions(repo: git.Repo, sha: str, names: Sequence[str]) -> list[str]:
     return sorted(line[len(prefix) :] for line in output.splitlines() if line.startswith(prefix))
 
 
+#: A word character, as ``\b`` and ``\w`` see it.
+_WORD = re.compile(r"\w")
+#: What may stand before ``def`` on its line.
+_DEF_INDENT = re.compile(r"[ \t]*(?:async[ \t]+)?")
+
+# The searches below start with the name itself, a literal that ``re`` finds
+# fast; a pattern starting with ``\b``, ``^`` or a lookbehind tries every
+# position instead (twenty times slower), so what stands before the match is
+# checked by hand.
+
+
+def _after_word(text: str, start: int) -> bool:
+    """Whether a word character stands just before ``start``."""
+    return start > 0 and _WORD.match(text, start - 1) is not None
+
+
+def _has_word(text: str, name: str) -> bool:
+    """Whether ``name`` occurs in ``text`` as a word (``\bname\b``)."""
+    pattern = re.compile(re.escape(name) + r"\b")
+    return any(not _after_word(text, m.start()) for m in pattern.finditer(text))
+
+
 def _defs(text: str, names: Sequence[str]) -> dict[str, int]:
-    """How many ``def name`` each of ``names`` has in ``text``."""
-    pattern = re.compile(
-        r"^[ \t]*(?:async[ \t]+)?def[ \t]+(" + "|".join(map(re.escape, names)) + r")\b",
-        re.MULTILINE,
-    )
+    """How many ``def name`` (a line ``[async] def name``) each of ``names`` has in ``text``."""
     counts: dict[str, int] = {}
-    for match in pattern.finditer(text):
-        counts[match[1]] = counts.get(match[1], 0) + 1
+    for name in names:
+        for match in re.finditer(r"def[ \t]+" + re.escape(name) + r"\b", text):
+            line = text.rfind("\n", 0, match.start()) + 1
+            if _DEF_INDENT.fullmatch(text, line, match.start()) is not None:
+                counts[name] = counts.get(name, 0) + 1
     return counts
 
 
-def _imported(tree: ast.Module | None) -> set[str]:
-    """Names bound by ``from ... import name`` (unaliased) anywhere in the file."""
-    if tree is None:
+def _imported(data: bytes | None) -> set[str]:
+    """Names bound by ``from ... import name`` (unaliased) anywhere in the
+    file (read by :func:`~miner.extract.imports.import_statements`)."""
+    if data is None:
         return set()
     return {
-        alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom)
-        for alias in node.names
-        if alias.asname in (None, alias.name)
+        name
+        for module, pairs in import_statements(data)
+        if module is not None
+        for name, bound in pairs
+        if bound == name and name != "*"
     }
 
 
@@ -173,20 +285,23 @@ def _tables(
     names = sorted(helpers)
     if not names:
         return {}
-    words = re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b")
     texts = {path: sources.text(path) or "" for path in paths}
+    # The names in each file as a substring first (fast), then as a word.
+    present = {path: [n for n in names if n in text] for path, text in texts.items()}
     defs: dict[str, int] = {}
-    for text in texts.values():
-        for name, count in _defs(text, names).items():
+    for path, text in texts.items():
+        for name, count in _defs(text, present[path]).items():
             defs[name] = defs.get(name, 0) + count
     tables: dict[str, dict[str, tuple[Helper, ...]]] = {}
     for path in paths:
         text = texts[path]
-        # The file's imports, parsed once if a bare call needs them.
+        if not present[path]:
+            continue
+        # The file's imports, read once if a bare call needs them.
         imports = functools.cache(functools.partial(_imports_of, sources, path))
 
         table: dict[str, tuple[Helper, ...]] = {}
-        for name in sorted({m[1] for m in words.finditer(text)}):
+        for name in (n for n in present[path] if _has_word(text, n)):
             if defs.get(name) != 1:
                 continue
             usable = []
@@ -216,14 +331,17 @@ def _forms(
 
 
 def _imports_of(sources: _Sources, path: str) -> set[str]:
-    return _imported(sources.tree(path))
+    return _imported(sources.data(path))
 
 
 def _bare_call(text: str, name: str) -> bool:
     """Whether ``name(`` occurs in ``text`` not after a dot or ``def``."""
-    pattern = re.compile(r"(?<![\w.])" + re.escape(name) + r"[ \t]*\(")
+    pattern = re.compile(re.escape(name) + r"[ \t]*\(")
     for match in pattern.finditer(text):
-        if not text[max(0, match.start() - 4) : match.start()].endswith("def "):
+        start = match.start()
+        if _after_word(text, start) or text[start - 1 : start] == ".":
+            continue
+        if not text[max(0, start - 4) : start].endswith("def "):
             return True
     return False
 
@@ -235,23 +353,31 @@ def link_calls(
     *,
     partial: bool = True,
     read: Callable[[str], bytes] | None = None,
+    store: HelperStore | None = None,
 ) -> list[FileResult]:
     """``files`` (one commit's per-file results) with the ``call`` sites of
-    raising helpers added (see the module doc); never raises for a file's sake."""
+    raising helpers added (see the module doc); never raises for a file's sake.
+    ``store`` keeps the helpers of each blob's own sites across runs
+    (:func:`own_helpers`)."""
     files = list(files)
     sources = _Sources(files, read or (lambda blob: repo.odb.stream(bytes.fromhex(blob)).read()))
     known: dict[str, Helper] = {}  # via key -> helper
     by_name: dict[str, list[Helper]] = {}
     calls: dict[str, tuple[Site, ...]] = {}
     tables: dict[str, dict[str, tuple[Helper, ...]]] = {}
-    candidates = [s for f in files if f.status == "mined" for s in f.sites if maybe_helper(s)]
+    candidates: list[Site] = []  # the call sites that may make helpers in turn
 
     def carried(site: Site) -> int:
         inner = known.get(site.via[0]) if site.kind == "call" and site.via else None
         return len(inner.conditions) if inner is not None else 0
 
-    for _ in range(MAX_DEPTH):
-        new = [h for h in find_helpers(candidates, sources, carried) if h.via[0] not in known]
+    for depth in range(MAX_DEPTH):
+        helpers = (
+            own_helpers(files, sources, store)
+            if depth == 0
+            else find_helpers(candidates, sources, carried)
+        )
+        new = [h for h in helpers if h.via[0] not in known]
         if not new:
             break
         for helper in new:

@@ -32,6 +32,7 @@ import git
 from miner.extract.runner import extract_file
 from miner.mining import source
 from miner.mining.cache import BlobCache, extractor_version, repath
+from miner.mining.calls import link_calls
 from miner.mining.pool import Limits, Task, default_jobs, extract_parallel
 from miner.model import FileResult, RunStats
 
@@ -177,6 +178,21 @@ class _Results:
         """The result of ``blob``, re-pathed for every entry that holds it."""
         for index in self.by_blob[blob]:
             self.deliver(index, repath(result, self.entries[index].path))
+
+
+def link_helper_calls(
+    repo: git.Repo,
+    sha: str,
+    files: Sequence[FileResult],
+    *,
+    partial: bool = True,
+    options: MineOptions | None = None,
+) -> list[FileResult]:
+    """:func:`~miner.mining.calls.link_calls` of one commit's extracted
+    ``files``, with the helpers of the blobs' own sites kept in the blob
+    cache that ``options`` ask for (its ``helpers`` table)."""
+    with _open_cache(options or MineOptions(), partial) as cache:
+        return link_calls(repo, sha, files, partial=partial, store=cache)
 
 
 def _open_cache(options: MineOptions, partial: bool) -> BlobCache:
