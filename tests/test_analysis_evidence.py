@@ -556,3 +556,53 @@ def test_a_call_on_a_module_from_outside_the_repository_gets_no_docstring() -> N
         '`get_backend()` is documented as "The spec for ``op`` provided by ``backend``." '
         "(`pkg/registry_ops.py:2`)"
     ) in (found["no backend for this op"].what_it_means or "")
+
+
+HEALTH = """
+import time
+
+
+def launch_server_process(p, session, base_url):
+    timeout = 300.0
+    start_time = time.perf_counter()
+    with session:
+        while time.perf_counter() - start_time < timeout:
+            response = session.get(f"{base_url}/health_generate")
+            if response.status_code == 200:
+                return p
+            if not p.is_alive():
+                raise Exception("Server process terminated unexpectedly.")
+            time.sleep(2)
+    p.terminate()
+    raise TimeoutError("Server failed to start within the timeout period.")
+"""
+
+
+def test_a_loop_whose_end_raises_is_not_a_way_out() -> None:
+    """http_server_engine.py:46 (v0.5.19): the ``while`` test failing ends the
+    loop, and the code after it raises ``TimeoutError``: no fix says "when
+    the time is over", and the bullet says what happens instead."""
+    card = analyses({"pkg/__init__.py": "", "pkg/health.py": HEALTH})[
+        "Server process terminated unexpectedly."
+    ]
+    assert (
+        "- `time.perf_counter() - start_time < timeout` (line 8): when the loop ends, "
+        "the code raises another error at line 16"
+    ) in card.trigger
+    assert not any("timeout" in s for s in card.solutions)
+    assert card.example_fix is not None
+    assert card.example_fix.after == (
+        "# it does not when this holds instead (the other conditions lead to other errors):\n"
+        "response.status_code == 200 or p.is_alive()"
+    )
+
+
+def test_a_loop_that_falls_off_the_function_is_a_way_out() -> None:
+    """Without the ``raise`` after it, the loop's end is a way out."""
+    source = HEALTH.replace(
+        '    raise TimeoutError("Server failed to start within the timeout period.")\n', ""
+    )
+    card = analyses({"pkg/__init__.py": "", "pkg/health.py": source})[
+        "Server process terminated unexpectedly."
+    ]
+    assert "- `time.perf_counter() - start_time < timeout` (line 8)\n" in card.trigger + "\n"

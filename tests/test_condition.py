@@ -962,3 +962,35 @@ def test_a_literal_and_an_or_come_from_the_exit_that_can_require_them() -> None:
         "certfile": 35,
         "refresh": 93,
     }
+
+
+@pytest.mark.parametrize(
+    ("said", "negative"),
+    [
+        (
+            "try body raised one of (ValueError, TypeError) (except at line 681)",
+            "try body raised none of (ValueError, TypeError) (except at line 681)",
+        ),
+        (
+            "try body raised an exception (except at line 3)",
+            "try body raised no exception (except at line 3)",
+        ),
+        (
+            "try body raised KeyError (except at line 3)",
+            "try body raised no KeyError (except at line 3)",
+        ),
+    ],
+)
+def test_a_flipped_handler_atom_is_spelled_as_the_builder_spells_it(
+    said: str, negative: str
+) -> None:
+    """serving_chat.py:681 (v0.5.19) read "try body raised no one of (...)"."""
+    from miner.analysis.wording import flip, plural
+
+    atom = Condition("atom", atom=said, negated=False, kind="raised", shown=said)
+    assert flip(atom).shown == negative
+    assert flip(flip(atom)).shown == said
+    assert (plural(1, "more condition"), plural(2, "more function")) == (
+        "1 more condition",
+        "2 more functions",
+    )

@@ -70,6 +70,9 @@ class RepoFacts:
     ``raise``, ``return``, ``continue``, ``break`` or ``""`` when the branch is
     more than one statement; the ``if`` with that statement on one line, or
     ``""``; the line of that statement, 0 when not known) (:func:`exit_branches`)."""
+    loop_ends: Mapping[tuple[str, int], int] = field(default_factory=dict)
+    """(path, line) of a ``while`` guard of a site -> the line of the
+    ``raise`` the code gets to when the loop ends (:func:`loop_ends`)."""
     resolved: Mapping[str, tuple[Resolved, ...]] = field(default_factory=dict)
     """Literal values the argument-handling code stores into each setting
     (:func:`miner.analysis.config.mine_resolutions`)."""
@@ -297,6 +300,62 @@ def exit_branches(
             if found[0]:
                 out[(path, number)] = found
     return out
+
+
+#: Statements that go on to the next one (a call may raise, but does not leave).
+_STRAIGHT = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.Delete)
+
+
+def loop_ends(index: SourceIndex, sites: Iterable[Site]) -> dict[tuple[str, int], int]:
+    """For each ``while`` guard of ``sites`` (a loop without ``else``): the
+    line of the ``raise`` its end leads to, when the statements after the
+    loop (and after the ``with`` blocks around it) are plain statements
+    ending in that ``raise``. A site inside such a loop is reached only
+    while the loop's test holds, and the test failing is another error
+    (``while ... < timeout: ...`` then ``raise TimeoutError``), not a way
+    out. Keyed by (path, the ``while`` line)."""
+    wanted: dict[str, set[int]] = {}
+    for site in sites:
+        for guard in site.guards:
+            if guard.kind == "while" and not guard.negated:
+                wanted.setdefault(site.path, set()).add(guard.line)
+    out: dict[tuple[str, int], int] = {}
+    for path, numbers in sorted(wanted.items()):
+        tree = index.tree(path)
+        if tree is None:
+            continue
+        places: dict[int, tuple[ast.AST, list[ast.stmt], int]] = {}  # id -> (parent, block, index)
+        loops: list[ast.While] = []
+        for parent in ast.walk(tree):
+            for name in ("body", "orelse", "finalbody"):
+                block = getattr(parent, name, None)
+                if not isinstance(block, list):
+                    continue
+                for i, stmt in enumerate(block):
+                    places[id(stmt)] = (parent, block, i)
+                    if isinstance(stmt, ast.While) and stmt.lineno in numbers:
+                        loops.append(stmt)
+        for loop in loops:
+            line = 0 if loop.orelse else _raise_after(loop, places)
+            if line:
+                out[(path, loop.lineno)] = line
+    return out
+
+
+def _raise_after(node: ast.stmt, places: Mapping[int, tuple[ast.AST, list[ast.stmt], int]]) -> int:
+    """The line of the ``raise`` that the statements after ``node`` get to
+    (leaving the ``with`` blocks it ends), or 0."""
+    while id(node) in places:
+        parent, block, i = places[id(node)]
+        for stmt in block[i + 1 :]:
+            if isinstance(stmt, ast.Raise):
+                return stmt.lineno
+            if not isinstance(stmt, _STRAIGHT):
+                return 0
+        if not isinstance(parent, (ast.With, ast.AsyncWith)) or block is not parent.body:
+            return 0
+        node = parent
+    return 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -772,6 +831,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         resolved = mine_resolutions(index, config)
         assigned = predicate_assignments(files, tested_names(sites))
         exits = exit_branches(files, sites)
+        ends = loop_ends(index, sites)
         bare = tested_bare_names(sites)
         optional = optional_imports(files, bare)
         values = module_values(files, bare)
@@ -801,6 +861,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         module_docs=module_docs,
         call_docs=call_docs,
         exits=exits,
+        loop_ends=ends,
         resolved=resolved,
         notes=notes,
         choices=choices,

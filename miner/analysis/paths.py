@@ -44,7 +44,7 @@ from miner.analysis.callers import Caller, _scopes, target_name
 from miner.analysis.code import SourceIndex
 from miner.analysis.condition import reach_of
 from miner.analysis.links import Clause
-from miner.analysis.wording import code, joined
+from miner.analysis.wording import code, joined, plural
 from miner.extract.ast_fallback import prefix_facts, statement_reach
 from miner.extract.imports import import_statements
 from miner.extract.rules import UnitContext, killed
@@ -859,12 +859,12 @@ def trigger_line(writer: Writer, reading: Reading) -> str | None:
         more = len(reached.calls) - 1
         through = _call_ref(scopes[0])
         if more:
-            through += f" and {more} more call{'s' if more > 1 else ''} there"
+            through += f" and {plural(more, 'more call')} there"
         lead = f"Reached only through {through}: every call of {name} in the commit"
     else:
         listed = ", ".join(_call_ref(c) for c in scopes[:4])
         if len(scopes) > 4:
-            listed += f" and {len(scopes) - 4} more functions"
+            listed += f" and {plural(len(scopes) - 4, 'more function')}"
         lead = f"Reached only through {listed}: every call of {name} in the commit"
     tested = ", ".join(where[:MAX_NEEDS])
     return f"{lead} runs only when {_joined(words)}, as tested at {tested}."
@@ -874,7 +874,7 @@ def _listed(writer: Writer, needs: Sequence[Need]) -> list[str]:
     """The first :data:`MAX_NEEDS` conditions in words, and how many more."""
     words = [_words(writer, n) for n in needs[:MAX_NEEDS]]
     if len(needs) > MAX_NEEDS:
-        words.append(f"{len(needs) - MAX_NEEDS} more conditions")
+        words.append(plural(len(needs) - MAX_NEEDS, "more condition"))
     return words
 
 

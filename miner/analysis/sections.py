@@ -66,6 +66,7 @@ from miner.analysis.wording import (
     joined,
     negate_compare,
     negated,
+    plural,
     sentence,
     shown,
     values_list,
@@ -613,6 +614,8 @@ class Writer:
         ``assert`` (its other side is another error, not a way out)?"""
         if guard is not None and guard.kind == "asserted":
             return True
+        if guard is not None and guard.kind == "while":
+            return (site.path, guard.line) in self.facts.loop_ends
         return self.exit_found(site, guard, lines)[0] == "raise"
 
     def exit_found(
@@ -942,6 +945,8 @@ class Writer:
             return f": asserted at line {n}"
         if guard.kind == "exit-while":
             return f": after the loop at line {n} ends"
+        if guard.kind == "while" and (end := self.facts.loop_ends.get((r.site.path, n))):
+            return f" (line {n}): when the loop ends, the code raises another error at line {end}"
         if guard.kind == "exit-case":
             return f": past the `case` at line {n}"
         if guard.kind == "exit-except":
@@ -1111,7 +1116,7 @@ class Writer:
         shown_rest = [self.predicate_words(r, t) for t in rest[:MAX_SUMMARY]]
         more = len(rest) - MAX_SUMMARY
         if more > 0:
-            shown_rest.append(f"{more} more conditions listed under When it happens")
+            shown_rest.append(f"{plural(more, 'more condition')} listed under When it happens")
         if r.contradictory:
             return sentence(
                 f"{sentence(where)[:-1]}, this is raised when all of these hold: "
@@ -1296,7 +1301,9 @@ class Writer:
                     out.append(line + ".")
                 if len(grouped) > MAX_CALLERS:
                     more = len(grouped) - MAX_CALLERS
-                    out.append(f"{more} more functions call {code(name)} in the commit.")
+                    verb = "calls" if more == 1 else "call"
+                    who = plural(more, "more function")
+                    out.append(f"{who} {verb} {code(name)} in the commit.")
             elif name in self.facts.crowded:
                 out.append(
                     f"{code(name)} is called from {self.facts.crowded[name]} files of the commit: "

@@ -249,6 +249,20 @@ def negated(cond: Condition) -> Condition:
     return flip(cond)
 
 
+def plural(count: int, words: str) -> str:
+    """``count`` and ``words`` with its last word in the plural unless ``count``
+    is 1: ``plural(2, "more condition")`` is ``"2 more conditions"``."""
+    return f"{count} {words}" if count == 1 else f"{count} {words}s"
+
+
+#: "try body raised ..." and its negative, most specific first.
+_RAISED_NEGATIVES = (
+    ("raised an exception", "raised no exception"),
+    ("raised one of ", "raised none of "),
+    ("raised ", "raised no "),
+)
+
+
 @lru_cache(maxsize=65536)
 def flip(atom: Condition) -> Condition:
     """An atom with the other polarity, spelled the way the builder spells it."""
@@ -262,7 +276,12 @@ def flip(atom: Condition) -> Condition:
                 "atom", atom=atom.atom, negated=not atom.negated, kind="expr", shown=text
             )
     if atom.kind == "raised":
-        text = atom.atom if atom.negated else atom.atom.replace("raised ", "raised no ", 1)
+        text = atom.atom
+        if not atom.negated:  # spelled as :func:`~miner.analysis.condition._raised_atom` does
+            for said, negative in _RAISED_NEGATIVES:
+                if said in text:
+                    text = text.replace(said, negative, 1)
+                    break
     elif atom.kind == "match":
         text = atom.atom if atom.negated else atom.atom.replace(" matches ", " does not match ", 1)
     else:
