@@ -454,3 +454,39 @@ def test_a_flag_that_must_be_set_is_passed() -> None:
     assert texts == ["Leave out `--nnodes` with `--enable-lora`, as the message asks."]
     texts = [r.text for r in remedies.remedies("--nnodes must be a power of two.")]
     assert texts == ["Give `--nnodes` a value that is a power of two, as the message asks."]
+
+
+def test_a_flag_several_parsers_define_means_the_nearest_one() -> None:
+    """v0.5.19: `--port` is the server's in srt/ and the diffusion server's in
+    multimodal_gen/ (not a benchmark script's, as the first option in the
+    model's order gave); `--model-type`, defined by two tools and named by
+    the CLI, means neither for sure."""
+    from miner.analysis.config import ConfigModel
+
+    def opt(flag: str, owner: str, path: str) -> Option:
+        return Option(flag[2:].replace("-", "_"), (flag,), owner, path, 1, "argparse")
+
+    server = opt("--port", "ServerArgs", "python/sglang/srt/server_args.py")
+    bench = opt("--port", "<module>", "python/sglang/multimodal_gen/benchmarks/bench_serving.py")
+    diffusion = opt(
+        "--port", "ServerArgs", "python/sglang/multimodal_gen/runtime/server_args/server_args.py"
+    )
+    fp8 = opt("--model-type", "main", "python/sglang/multimodal_gen/tools/build_modelopt_fp8.py")
+    repack = opt("--model-type", "main", "python/sglang/multimodal_gen/tools/wan_repack.py")
+    host = opt("--host", "ServerArgs", server.path)  # the primary class's file has the most
+    model = ConfigModel(
+        options=(bench, diffusion, server, host, fp8, repack),
+        classes=("ServerArgs",),
+    )
+    remedies = Remedies(model, "python -m sglang.launch_server")
+    assert remedies.option("--port", "python/sglang/srt/managers/scheduler.py") is server
+    assert remedies.option("--port", "python/sglang/jit_kernel/utils.py") is server
+    assert (
+        remedies.option("--port", "python/sglang/multimodal_gen/runtime/entrypoints/http.py")
+        is diffusion
+    )
+    assert remedies.option("--model-type", "python/sglang/cli/serve_backends.py") is None
+    assert (
+        remedies.option("--model-type", "python/sglang/multimodal_gen/tools/wan_repack.py")
+        is repack
+    )

@@ -23,7 +23,7 @@ Recognized, case-insensitively, per sentence of the message:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from miner.analysis.audience import named_env_vars
@@ -157,20 +157,63 @@ def _marked(text: str, flags: Iterable[str], env: Iterable[str]) -> str:
     return "".join(out).replace('"', "'")
 
 
+def _shared(a: str, b: str | None) -> int:
+    """How many leading folders the files ``a`` and ``b`` have in common
+    (the same file: more than any); 0 without ``b``."""
+    if b is None:
+        return 0
+    if a == b:
+        return 1 << 16
+    n = 0
+    for x, y in zip(a.split("/")[:-1], b.split("/")[:-1], strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
 class Remedies:
     """Reads messages against one configuration model."""
 
-    def __init__(self, config: ConfigModel, entry: str) -> None:
+    def __init__(self, config: ConfigModel, entry: str | Callable[[Option | None], str]) -> None:
+        """``entry``: the command line that parses an option (None: the
+        primary entry point), or one command line for all."""
         self.config = config
-        self.entry = entry
-        self.flags: dict[str, Option] = {}
+        self._entry = entry
+        self.entry = self.command(None)
+        self.flags: dict[str, list[Option]] = {}
+        """Flag -> every option spelled so (several parsers may define one flag)."""
         for o in sorted(config.options, key=lambda o: o.deprecated_for is not None):
             for f in o.flags:
-                self.flags.setdefault(f, o)
+                self.flags.setdefault(f, []).append(o)
         self.env = frozenset(e.name for e in config.env)
 
-    def option(self, flag: str) -> Option | None:
-        return self.flags.get(flag)
+    def command(self, opt: Option | None) -> str:
+        """The command line that parses ``opt`` (the primary entry point for None)."""
+        return self._entry if isinstance(self._entry, str) else self._entry(opt)
+
+    def option(self, flag: str, path: str | None = None) -> Option | None:
+        """The option a message of the file ``path`` means by ``flag``.
+
+        Several parsers may define one flag (``--port`` in the server's
+        ``ServerArgs`` and in a dozen benchmark scripts): the options of the
+        files nearest ``path`` (the most leading folders in common) are
+        kept, and of those the primary arguments class's, else the only
+        file's; None when files as near define it otherwise (``--model-type``
+        of two tools, named by the CLI): which one the message means is not
+        known. Aliases come last; without ``path``, every file is as near."""
+        opts = self.flags.get(flag)
+        if not opts:
+            return None
+        live = [o for o in opts if o.deprecated_for is None] or opts
+        near = max(_shared(o.path, path) for o in live)
+        top = [o for o in live if _shared(o.path, path) == near]
+        if len({o.path for o in top}) == 1:
+            return top[0]
+        primary = [
+            o for o in top if o.owner == self.config.primary and o.path == self.config.primary_path
+        ]
+        return primary[0] if primary else None
 
     def describe(self, opt: Option) -> str:
         """``takes `a`, `b` or `c`; default `a``` (empty when nothing is known)."""
@@ -183,18 +226,20 @@ class Remedies:
             parts.append("off by default")
         return "; ".join(parts)
 
-    def _set(self, flag: str, value: str | None, sep: str = "=") -> tuple[str, ExampleFix] | None:
+    def _set(
+        self, flag: str, value: str | None, sep: str = "=", path: str | None = None
+    ) -> tuple[str, ExampleFix] | None:
         """``Pass `--flag value``` and its example fix, or None when unsure.
 
         ``value`` is the token the message writes after the flag and ``sep`` what
         separates them (``=`` or a space); :func:`flag_value` decides whether that
         token is the flag's value or just the next word of the sentence.
         """
-        opt = self.option(flag)
+        opt = self.option(flag, path)
         if opt is None:
             return None
         value = flag_value(opt, sep, value)
-        cmd = self.entry
+        cmd = self.command(opt)
         if value is None and opt.is_bool:
             return f"Pass {code(flag)}", ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag}")
         if value is None:
@@ -204,8 +249,9 @@ class Remedies:
             ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {value}"),
         )
 
-    def remedies(self, words: str) -> list[Remedy]:
-        """The advice of a message's literal words (placeholders as ``{}``)."""
+    def remedies(self, words: str, path: str | None = None) -> list[Remedy]:
+        """The advice of a message's literal words (placeholders as ``{}``),
+        raised in the file ``path`` (which option a flag means: :meth:`option`)."""
         out: list[Remedy] = []
         seen: set[str] = set()
 
@@ -222,7 +268,7 @@ class Remedies:
                 name, sep, value = m.group(1), m.group(2) or "", m.group(3)
                 value = value.rstrip(".:") if value else value  # the sentence's end
                 if name.startswith("--"):
-                    done = self._set(name, value, sep)
+                    done = self._set(name, value, sep, path)
                     if done is not None:
                         add(
                             Remedy(f"{done[0]}: the message says it is required.", done[1], (name,))
@@ -237,7 +283,7 @@ class Remedies:
                         )
                     )
             for m in _REQUIRED.finditer(part):
-                opt = self.option(m.group(1))
+                opt = self.option(m.group(1), path)
                 if opt is not None:
                     about = self.describe(opt)
                     add(
@@ -306,7 +352,7 @@ class Remedies:
                         ),
                         ("", None),
                     )
-                    done = self._set(named[0], value, sep)
+                    done = self._set(named[0], value, sep, path)
                     example = done[1] if done else None
                 elif len(named) == 1:
                     value_m = next(

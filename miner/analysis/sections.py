@@ -338,7 +338,7 @@ class Writer:
         self.short_sha = short_sha
         self.flags = self.config.flag_names()
         self.linker = linker or Linker(facts.config, dict(facts.predicates))
-        self.remedy = Remedies(self.config, self.entry(None))
+        self.remedy = Remedies(self.config, self.entry)
         self.env_names = frozenset(e.name for e in self.config.env)
         self.phrases = Phrases(self.flags, self.env_names)
         self._links: dict[str, Clause | None] = {}
@@ -379,7 +379,7 @@ class Writer:
         named = [f for f in named_flags(words) if f in self.flags]
         named += named_env_vars(words, self.env_names)
         for name in named:
-            opt = self._flag_option(name)
+            opt = self._flag_option(name, site.path)
             if opt is not None:
                 options.append(opt)
         lines = excerpt_lines(site.excerpt.text, site.excerpt.start_line)
@@ -436,7 +436,7 @@ class Writer:
             audience=audience,
             quotes=tuple(found),
             named=tuple(dict.fromkeys(named)),
-            remedies=tuple(self.remedy.remedies(words)),
+            remedies=tuple(self.remedy.remedies(words, site.path)),
             requirement=self.phrases.requirement(words) if facing else None,
             reason=self.phrases.reason(words) if facing else None,
             lines=lines,
@@ -650,11 +650,12 @@ class Writer:
             parts.append(Part(atom, clause, origin, strong))
         return Term(cond, tuple(parts))
 
-    def _flag_option(self, name: str) -> Option | None:
-        """The option of a flag (a deprecated alias when nothing else has it)."""
+    def _flag_option(self, name: str, path: str) -> Option | None:
+        """The option a message of the file ``path`` means by the flag
+        ``name`` (:meth:`~miner.analysis.remedy.Remedies.option`)."""
         if not name.startswith("--"):
             return None
-        return self.remedy.option(name)
+        return self.remedy.option(name, path)
 
     def options_of(self, clause: Clause | None) -> list[Option]:
         """The options a linked clause reads (through a derived setting too)."""
@@ -1029,7 +1030,7 @@ class Writer:
             if code(name) in said:
                 continue
             if name.startswith("--"):
-                opt = self._flag_option(name)
+                opt = self._flag_option(name, r.site.path)
                 if opt is None:
                     continue
                 about = self.remedy.describe(opt)
@@ -1733,7 +1734,7 @@ class Writer:
             if name in used or any(code(name) in f.text for f in fixes):
                 continue
             if name.startswith("--"):
-                opt = self._flag_option(name)
+                opt = self._flag_option(name, r.site.path)
                 if opt is None:
                     continue
                 about = self.remedy.describe(opt)
