@@ -490,3 +490,49 @@ def test_a_flag_several_parsers_define_means_the_nearest_one() -> None:
         remedies.option("--model-type", "python/sglang/multimodal_gen/tools/wan_repack.py")
         is repack
     )
+
+
+def test_a_value_with_placeholders_is_kept_whole() -> None:
+    """daemon.py:718 (v0.5.19): "Use --dist-init-method tcp://<node0-ip>:<port>"
+    gave the example `--dist-init-method tcp://` and split the flag from its
+    value in the quote."""
+    from miner.analysis.config import ConfigModel
+
+    daemon = Option(
+        "dist_init_method",
+        ("--dist-init-method",),
+        "WeightCacheDaemonArgs",
+        "python/sglang/srt/weight_cache/daemon.py",
+        116,
+        "argparse",
+        type="str",
+    )
+    remedies = Remedies(ConfigModel(options=(daemon,)), "python -m sglang.srt.weight_cache.daemon")
+    (advice,) = remedies.remedies(
+        "dist_init_method is required for multi-node weight cache daemons. Use "
+        "--dist-init-method tcp://<node0-ip>:<port> to specify the rendezvous address "
+        "accessible from all nodes."
+    )
+    assert advice.text == (
+        'Do what the message advises: "Use `--dist-init-method tcp://<node0-ip>:<port>` '
+        'to specify the rendezvous address accessible from all nodes".'
+    )
+    assert advice.example is not None
+    assert advice.example.after == (
+        "python -m sglang.srt.weight_cache.daemon ... --dist-init-method tcp://<node0-ip>:<port>"
+    )
+
+
+def test_a_flag_and_its_value_are_one_code_span() -> None:
+    """A value after a flag joins its code span only when it is one (a digit,
+    ``/``, ``:`` or ``<`` in a word): "--grpc-port / SGLANG_GRPC_PORT" is two names."""
+    from miner.analysis.remedy import _marked
+
+    flags = ["--grpc-port", "--tp-size", "--enable-foo", "--model-path"]
+    assert _marked(
+        "--grpc-port / SGLANG_GRPC_PORT (…) must be set", flags, ["SGLANG_GRPC_PORT"]
+    ) == ("`--grpc-port` / `SGLANG_GRPC_PORT` (…) must be set")
+    assert _marked("pass --tp-size 2 or --enable-foo to run", flags, []) == (
+        "pass `--tp-size 2` or `--enable-foo` to run"
+    )
+    assert _marked("use --model-path /data/m now", flags, []) == "use `--model-path /data/m` now"

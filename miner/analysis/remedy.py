@@ -34,8 +34,11 @@ from miner.model import ExampleFix
 
 _FLAG = r"--[A-Za-z][\w-]*[A-Za-z0-9]"
 _FLAG_RE = re.compile(rf"(?<![\w-]){_FLAG}")
-_FLAG_VALUE = re.compile(rf"(?<![\w-])({_FLAG})(=| )([\w.:/+-]+)")
-_ENV_VALUE = re.compile(r"(?<![\w])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=([\w.:/+-]+)")
+#: A value as a message writes it, with ``<placeholders>`` in it kept whole
+#: (``tcp://<node0-ip>:<port>``: cut at ``<``, it would read ``tcp://``).
+_VALUE = r"(?:[\w.:/+-]|<[\w.-]+>)+"
+_FLAG_VALUE = re.compile(rf"(?<![\w-])({_FLAG})(=| )({_VALUE})")
+_ENV_VALUE = re.compile(rf"(?<![\w])([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)=({_VALUE})")
 _ADVICE = re.compile(
     r"(?:^|(?<=[.,;:(])\s*|(?<=[.,;:(] )|\b(?:please|try to|try|consider|instead,?|either|"
     r"or you can|you can|you may|you should|you need to|you must|or)\s+)"
@@ -70,7 +73,7 @@ _GIVEN = re.compile(r"(?:set|given|specified|provided|passed|used)\b\s*(.*)$", r
 _REQUIRED = re.compile(rf"({_FLAG})\s+(?:is|are)\s+(?:required|mandatory|needed)", re.I)
 _REQUIRES = re.compile(
     rf"\b(?:requires?|needs?|only supports?|supports only|must (?:use|set|pass))\s+"
-    rf"(?:the\s+)?({_FLAG}|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?:(=|\s)([\w.:/+-]+))?",
+    rf"(?:the\s+)?({_FLAG}|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?:(=|\s)({_VALUE}))?",
     re.I,
 )
 _WORDS_AFTER = re.compile(r"^[a-z]", re.I)
@@ -98,7 +101,7 @@ def flag_value(opt: Option, sep: str, token: str | None) -> str | None:
         return token if token in opt.choices else None
     if sep == "=" or _NUMBER.fullmatch(token):
         return token
-    if sep.isspace() and any(c.isdigit() or c in "/_.:" for c in token):
+    if sep.isspace() and any(c.isdigit() or c in "/_.:<" for c in token):
         return token
     return None
 
@@ -143,9 +146,18 @@ def _marked(text: str, flags: Iterable[str], env: Iterable[str]) -> str:
         if not any(s <= m.start() < e for s, e, _ in spans):
             spans.append((m.start(), m.end(), m.group(0)))
     for name in names:
-        for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?:=[\w.:/+-]+)?(?![\w-])", text):
+        # a flag with the value after it in one span (``--x tcp://<host>:1``),
+        # when that value holds what only a value holds (a digit, ``/``, ``:``, ``<``)
+        value = rf"(?:=(?:{_VALUE})| (?=[\w.:/+<>-]*[\d/:<])(?:{_VALUE}))?"
+        for m in re.finditer(rf"(?<![\w-]){re.escape(name)}{value}(?![\w-])", text):
+            # the value without the sentence's ``.`` / ``:`` ("--x value:" is no value)
+            given = m.group(0)[len(name) + 1 :].rstrip(".:")
+            joins = m.group(0)[len(name) : len(name) + 1] == "=" or re.search(r"[\d/:<]", given)
+            end = m.start() + len(name)
+            if given and re.search(r"\w", given) and joins:  # "--x / Y": no value either
+                end += 1 + len(given)
             if not any(s <= m.start() < e for s, e, _ in spans):
-                spans.append((m.start(), m.end(), m.group(0)))
+                spans.append((m.start(), end, text[m.start() : end]))
     out, last = [], 0
     for start, end, shown_text in sorted(spans):
         if start < last:
