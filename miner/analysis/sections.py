@@ -657,6 +657,15 @@ class Writer:
             return None
         return self.remedy.option(name, path)
 
+    def _defined_at(self, name: str) -> str:
+        """``path:line`` of each parser defining the flag ``name`` (up to
+        three, and how many more), for a flag :meth:`_flag_option` cannot
+        tell apart; empty for an unknown flag."""
+        places = sorted({f"`{o.path}:{o.line}`" for o in self.remedy.flags.get(name, ())})
+        if len(places) > 3:
+            places = [*places[:3], f"{len(places) - 3} more"]
+        return ", ".join(places)
+
     def options_of(self, clause: Clause | None) -> list[Option]:
         """The options a linked clause reads (through a derived setting too)."""
         if clause is None or clause.read is None or clause.read.kind == "env":
@@ -1032,6 +1041,11 @@ class Writer:
             if name.startswith("--"):
                 opt = self._flag_option(name, r.site.path)
                 if opt is None:
+                    if places := self._defined_at(name):
+                        out.append(
+                            f"The message names {code(name)}, a flag that several parsers "
+                            f"define ({places}); which one it means is not known."
+                        )
                     continue
                 about = self.remedy.describe(opt)
                 if opt.deprecated_for:
@@ -1736,6 +1750,10 @@ class Writer:
             if name.startswith("--"):
                 opt = self._flag_option(name, r.site.path)
                 if opt is None:
+                    if self._defined_at(name):
+                        fixes.append(
+                            Fix(f"Check the value you give {code(name)}, which the message names.")
+                        )
                     continue
                 about = self.remedy.describe(opt)
                 if opt.deprecated_for:
@@ -1767,7 +1785,12 @@ class Writer:
             what = f" (the code imports {code(module)})" if module else ""
             texts.append(f"Install the missing package{what} in the same environment.")
         if unlinked and not r.contradictory:
-            ways = [self.negated_words(t) for t in unlinked if _flat(t.cond)][:MAX_WAYS]
+            ways = [self.negated_words(t) for t in unlinked if _flat(t.cond)]
+            # Too many: the last ones, nearest the raise (its own test last),
+            # are the most its own; the first are the function's preconditions.
+            left = len(ways) - MAX_WAYS
+            if left > 0:
+                ways = ways[left:]
             lead = {
                 Audience.USER_INPUT.value: "The input passes this check when",
                 Audience.DEPENDENCY.value: "It is not raised on a setup where",
@@ -1795,7 +1818,14 @@ class Writer:
             if len(ways) == 1:
                 texts.append(sentence(f"{lead} {ways[0]}") + said)
             elif ways:
-                texts.append(sentence(f"{lead} any one of these holds: " + "; ".join(ways)) + said)
+                more = (
+                    f" (and {plural(left, 'earlier condition')} listed under When it happens)"
+                    if left > 0
+                    else ""
+                )
+                texts.append(
+                    sentence(f"{lead} any one of these holds{more}: " + "; ".join(ways)) + said
+                )
         if r.dead and not r.terms:
             lines = ", ".join(str(g.line) for g in r.dead)
             texts.append(
