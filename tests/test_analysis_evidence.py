@@ -556,3 +556,71 @@ def test_a_call_on_a_module_from_outside_the_repository_gets_no_docstring() -> N
         '`get_backend()` is documented as "The spec for ``op`` provided by ``backend``." '
         "(`pkg/registry_ops.py:2`)"
     ) in (found["no backend for this op"].what_it_means or "")
+
+
+KV_DIM = """
+from pkg.server_args import get_server_args
+from pkg.platforms import is_hip
+
+_is_hip = is_hip()
+
+
+class Configurator:
+    def build(self):
+        is_dsa_model = is_deepseek_dsa(self.model_config.hf_config)
+        return calculate_dim(model_config=self.model_config, cache_strategy=None)
+
+
+def calculate_dim(*, model_config, cache_strategy):
+    is_dsa_model = is_deepseek_dsa(model_config.hf_config)
+    kv_lora_rank = model_config.kv_lora_rank
+    dim = kv_lora_rank + model_config.qk_rope_head_dim
+
+    # For non-DSA models the dim is simply the sum
+    if not is_dsa_model:
+        return dim
+
+    # The backends below keep the plain layout.
+    if _is_hip and get_server_args().disable_radix_cache:
+        return dim
+    scale_bytes = model_config.scale_bytes
+    rope_bytes = model_config.rope_bytes
+    head_bytes = model_config.head_bytes
+    page_bytes = model_config.page_bytes
+    block_bytes = model_config.block_bytes
+    slot_bytes = model_config.slot_bytes
+    row_bytes = model_config.row_bytes
+    col_bytes = model_config.col_bytes
+    quant_block_size = model_config.quant_block_size
+    if cache_strategy == "extra":
+        assert (
+            kv_lora_rank % quant_block_size == 0
+        ), f"kv_lora_rank {kv_lora_rank} must be multiple of quant_block_size {quant_block_size}"
+    return dim
+"""
+
+
+def test_the_function_own_assignment_wins_over_one_elsewhere() -> None:
+    """kv_cache_configurator.py:2417 (v0.5.19): ``calculate_mla_kv_cache_dim``
+    sets ``is_dsa_model`` itself at line 2382, above the excerpt; the
+    assignment of a local of the same name in a method at line 543 is not
+    its value. A local set other than by a predicate call is told by no
+    assignment of another function either."""
+    message = "kv_lora_rank {kv_lora_rank} must be multiple of quant_block_size {quant_block_size}"
+    meaning = analyses({**DATACLASS_REPO, "pkg/kv.py": KV_DIM})[message].what_it_means or ""
+    assert (
+        "The values it tests are set in the function: `is_dsa_model = "
+        "is_deepseek_dsa(model_config.hf_config)` at line 14; `quant_block_size = "
+        "model_config.quant_block_size` at line 33."
+    ) in meaning
+    assert "Elsewhere" not in meaning and "pkg/kv.py:9" not in meaning
+    other = KV_DIM.replace(
+        "    is_dsa_model = is_deepseek_dsa(model_config.hf_config)\n",
+        "    is_dsa_model = model_config.is_dsa and kv_lora_rank > 0\n",
+    )
+    meaning = analyses({**DATACLASS_REPO, "pkg/kv.py": other})[message].what_it_means or ""
+    assert "Elsewhere" not in meaning and "is_deepseek_dsa" not in meaning
+    assert (
+        "The values it tests are set in the function: `quant_block_size = "
+        "model_config.quant_block_size` at line 33."
+    ) in meaning

@@ -98,6 +98,13 @@ class RepoFacts:
     """(path, name) -> (line, value as written) of the one module-level
     assignment of a name the guards of that file's sites test
     (:func:`module_values`)."""
+    local_binds: Mapping[tuple[str, str, str], tuple[int, ...]] = field(default_factory=dict)
+    """(path, scope, name) -> the lines where the function ``scope`` of
+    ``path`` itself binds ``name`` (an assignment, augmented, annotated,
+    unpacked or ``:=``, a ``for`` or ``as`` target; not a parameter), for
+    the bare names sites' guards test that :attr:`assigned` has: such a name
+    is a local of that function, which no assignment in another function
+    binds (:func:`local_bindings`)."""
     foreign: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Path of a file with sites -> the names its imports bind to modules
     outside the repository (``symm_mem`` for ``from torch.distributed import
@@ -522,6 +529,64 @@ def module_values(
 
 
 @lru_cache(maxsize=4096)
+def _local_binding(name: str) -> re.Pattern[bytes]:
+    """What binds ``name`` in a function's body on one line: the assignments
+    and targets of :func:`binding_line`, not a parameter nor a ``def``,
+    ``import`` or ``global`` of it."""
+    n = re.escape(name.encode())
+    return re.compile(
+        rb"^[ \t]*\**" + n + rb"[ \t]*(?::[^=\n]+)?(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=)"
+        rb"|^[ \t]*\(?[ \t]*(?:[\w.*]+[ \t]*,[ \t]*)+" + n + rb"[ \t]*(?:,[^=\n]*)?\)?[ \t]*=(?!=)"
+        rb"|^[ \t]*\(?[ \t]*\**" + n + rb"[ \t]*,[^=\n]*=(?!=)"
+        rb"|\b" + n + rb"[ \t]*:=(?!=)"
+        rb"|^[ \t]*(?:async[ \t]+)?for[ \t].*\b" + n + rb"\b.*\bin\b"
+        rb"|\bas[ \t]+" + n + rb"\b"
+    )
+
+
+def local_bindings(
+    files: Mapping[str, bytes], sites: Iterable[Site], names: Iterable[str]
+) -> dict[tuple[str, str, str], tuple[int, ...]]:
+    """(path, scope, name) -> the lines where the site's function binds
+    ``name`` itself (:func:`_local_binding`, read line by line; the scope
+    of each line from the ``def`` / ``class`` lines and indentation,
+    :func:`~miner.analysis.callers.scopes_of`), for each site whose guards
+    or exits test one of ``names`` as a bare name. A byte pass over the
+    lines that hold the name: no file is parsed."""
+    wanted = frozenset(names)
+    per_path: dict[str, set[tuple[str, str]]] = {}
+    for site in sites:
+        if site.scope == "<module>":
+            continue
+        for guard in (*site.guards, *site.exits):
+            for name in _BARE_NAME.findall(guard.test):
+                if name in wanted:
+                    per_path.setdefault(site.path, set()).add((site.scope, name))
+    out: dict[tuple[str, str, str], tuple[int, ...]] = {}
+    for path, pairs in sorted(per_path.items()):
+        data = files.get(path)
+        if data is None:
+            continue
+        scope_at = scopes_of(data)
+        for name in sorted({name for _, name in pairs}):
+            scopes = {scope for scope, n in pairs if n == name}
+            pattern, needle = _local_binding(name), name.encode()
+            at = data.find(needle)
+            while at >= 0:
+                start = data.rfind(b"\n", 0, at) + 1
+                end = data.find(b"\n", at)
+                end = len(data) if end < 0 else end
+                if pattern.search(data[start:end]):
+                    scope = scope_at(at)
+                    if scope in scopes:
+                        key = (path, scope, name)
+                        line = data.count(b"\n", 0, start) + 1
+                        out[key] = (*out.get(key, ()), line)
+                at = data.find(needle, end)
+    return out
+
+
+@lru_cache(maxsize=4096)
 def binding_line(name: str) -> re.Pattern[bytes]:
     """What may bind ``name`` on one line: an assignment (also augmented,
     annotated, unpacked or ``:=``), a ``for`` or ``as`` target, a
@@ -775,6 +840,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         bare = tested_bare_names(sites)
         optional = optional_imports(files, bare)
         values = module_values(files, bare)
+        local = local_bindings(files, sites, assigned)
         callers, busy, reaches, refs = call_facts()
     # after the process beside has ended: no fork while its pool's thread runs
     notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
@@ -789,6 +855,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
     foreign = foreign_names(index, (s.path for s in sites))
     return RepoFacts(
         foreign=foreign,
+        local_binds=local,
         call_reach=reaches,
         referenced=refs,
         config=config,

@@ -568,7 +568,10 @@ class Writer:
     ) -> tuple[Source, ...]:
         """Where the names the unlinked conjuncts test are assigned, between the
         enclosing ``def`` and the test (a name assigned from another local
-        is followed one step)."""
+        is followed one step); not in the excerpt, a predicate call assigned
+        to it elsewhere (:attr:`RepoFacts.assigned`) that may bind it. A name
+        the function binds itself (:attr:`RepoFacts.local_binds`) is a local:
+        only the function's own assignment nearest above the test counts."""
         start = next(
             (n for n in sorted(lines, reverse=True) if n < site.line and _DEF.match(lines[n])),
             site.excerpt.start_line - 1,
@@ -591,6 +594,20 @@ class Writer:
                             for a in self.facts.assigned.get(name.rsplit(".", 1)[-1], ())
                             if a.may_bind(name, site.path, site.scope)
                         ]
+                        own = self.facts.local_binds.get((site.path, site.scope, name))
+                        if own:
+                            # The function binds the name itself: a local, which
+                            # no other function's assignment gives its value.
+                            # Its own assignment nearest above the test, if that
+                            # is the one known.
+                            nearest = max((n for n in own if n < below), default=0)
+                            elsewhere = [
+                                a
+                                for a in elsewhere
+                                if a.path == site.path
+                                and a.scope == site.scope
+                                and a.line == nearest
+                            ]
                         if elsewhere:
                             first = elsewhere[0]
                             here = first.path == site.path and first.scope == site.scope
