@@ -381,8 +381,8 @@ def test_an_early_exit_is_placed_at_its_leaving_statement() -> None:
         48: "",
         49: "    mps_backend = getattr(torch.backends, 'mps', None)",
     }
-    assert _excerpt_exit(lines, 42) == ("raise", "", 45)
-    assert _excerpt_exit(lines, 41) == ("", "", 0)
+    assert _excerpt_exit(lines, 42) == ("raise", "", 45, ())
+    assert _excerpt_exit(lines, 41) == ("", "", 0, ())
     block = {
         10: "    if x:",
         11: "        # done",
@@ -392,11 +392,28 @@ def test_an_early_exit_is_placed_at_its_leaving_statement() -> None:
         15: "        return",
         16: "    go()",
     }
-    assert _excerpt_exit(block, 10) == ("return", "", 15)
+    assert _excerpt_exit(block, 10) == ("return", "", 15, ())
     assert _excerpt_exit({10: "    if x:", 11: "        return 1"}, 10) == (
         "return",
         "if x: return 1",
         11,
+        (),
+    )
+    handler = {
+        422: "        except RuntimeError as e:",
+        423: "            if self.prefill_backend_name != Backend.TC_PIECEWISE:",
+        424: "                raise  # not ours",
+        425: "            raise RuntimeError(",
+        426: '                f"Capture prefill CUDA graph failed: {e}"',
+        427: "            ) from e",
+    }
+    found = _excerpt_exit(handler, 422)
+    assert found == ("raise", "", 425, (424,)) and not found.reraises
+    assert _excerpt_exit({7: "    except E:", 8: "        close()", 9: "        raise"}, 7) == (
+        "raise",
+        "",
+        9,
+        (9,),
     )
 
 
@@ -624,3 +641,53 @@ def test_the_function_own_assignment_wins_over_one_elsewhere() -> None:
         "The values it tests are set in the function: `quant_block_size = "
         "model_config.quant_block_size` at line 33."
     ) in meaning
+
+
+RUNNER = """
+class Runner:
+    def __init__(self, model, backend_name):
+        self.backend_name = backend_name
+        try:
+            self.backend = resolve_backend(self)
+        except RuntimeError as e:
+            if self.backend_name != "piecewise":
+                raise
+            raise RuntimeError(f"Capture failed: {e}") from e
+
+        if isinstance(self.backend, GraphBackend):
+            try:
+                self.layer_model = resolve_layer_model(model)
+            except RuntimeError as exc:
+                raise RuntimeError(
+                    f"{type(self.backend).__name__} {exc} This backend is unsupported."
+                ) from exc
+
+
+def check(batch):
+    try:
+        payload = batch.load()
+    except ValueError:
+        batch.close()
+        raise
+    if payload.size > batch.limit:
+        raise ValueError("the batch is too large")
+"""
+
+
+def test_a_handler_that_raises_the_caught_exception_again_says_so() -> None:
+    """prefill_cuda_graph_runner.py:564 (v0.5.19): the handler at line 422
+    raises the caught ``RuntimeError`` again at 424 (a bare ``raise``) or
+    another error at 425; a handler that ends in a bare ``raise`` raises
+    no other error."""
+    cards = analyses({"pkg/__init__.py": "", "pkg/runner.py": RUNNER})
+    trigger = cards["{type(self.backend).__name__} {exc} This backend is unsupported."].trigger
+    assert (
+        "- the `try` block did not raise `RuntimeError` (the handler at line 6 leaves): "
+        "that handler raises the caught exception again at line 8 or another error at line 9"
+    ) in trigger
+    trigger = cards["the batch is too large"].trigger
+    assert (
+        "- the `try` block did not raise `ValueError` (the handler at line 23 leaves): "
+        "that handler raises the caught exception again at line 25"
+    ) in trigger
+    assert "another error" not in trigger

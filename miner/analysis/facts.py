@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from miner.analysis.callers import (
     Caller,
@@ -65,11 +65,9 @@ class RepoFacts:
     call_docs: Mapping[str, tuple[str, str, int]] = field(default_factory=dict)
     """Function called in a guard or exit test (defined once in the commit)
     -> (its docstring's first paragraph, path, line) (:func:`call_docstrings`)."""
-    exits: Mapping[tuple[str, int], tuple[str, str, int]] = field(default_factory=dict)
-    """(path, line) of an ``exit`` or ``exit-except`` guard of a site -> (how its branch leaves:
-    ``raise``, ``return``, ``continue``, ``break`` or ``""`` when the branch is
-    more than one statement; the ``if`` with that statement on one line, or
-    ``""``; the line of that statement, 0 when not known) (:func:`exit_branches`)."""
+    exits: Mapping[tuple[str, int], Branch] = field(default_factory=dict)
+    """(path, line) of an ``exit`` or ``exit-except`` guard of a site -> how
+    its branch leaves (:func:`exit_branches`, :class:`Branch`)."""
     resolved: Mapping[str, tuple[Resolved, ...]] = field(default_factory=dict)
     """Literal values the argument-handling code stores into each setting
     (:func:`miner.analysis.config.mine_resolutions`)."""
@@ -226,15 +224,40 @@ def _depth(text: str) -> int:
 LEAVING_KINDS = ("exit", "exit-except")
 
 
-def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
+class Branch(NamedTuple):
+    """How the block of an ``if`` branch or ``except`` clause leaves
+    (:func:`exit_branch`)."""
+
+    kind: str
+    """``raise``, ``return``, ``continue`` or ``break``: its first statement,
+    or else its last one at the branch's level; ``""`` when neither leaves."""
+    one: str
+    """The ``if`` and that statement on one line when the branch is that one
+    short statement, else ``""``."""
+    at: int
+    """The line of that statement, 0 when not known."""
+    reraised: tuple[int, ...] = ()
+    """The lines of the bare ``raise`` statements anywhere in the block:
+    there the exception being handled is raised again."""
+
+    @property
+    def reraises(self) -> bool:
+        """The leaving statement is a bare ``raise``."""
+        return self.kind == "raise" and self.at in self.reraised
+
+
+NO_BRANCH = Branch("", "", 0)
+_BARE_RAISE = re.compile(r"raise[ \t]*(?:;[ \t]*)?(?:#.*)?$")
+
+
+def exit_branch(lines: list[str], line: int) -> Branch:
     """How the ``if`` branch at ``line`` (1-based) of ``lines`` leaves: its
     first statement, or else its last one at the branch's level, is a
-    ``raise`` / ``return`` / ``continue`` / ``break``. Returns (that keyword,
-    the ``if`` and the statement on one line when the branch is that one
-    short statement else ``""``, the statement's line); ``("", "", 0)`` when
+    ``raise`` / ``return`` / ``continue`` / ``break`` (:class:`Branch`,
+    with the bare ``raise`` lines of the block); :data:`NO_BRANCH` when
     neither leaves or the branch is not in ``lines``."""
     if not 0 < line <= len(lines):
-        return "", "", 0
+        return NO_BRANCH
     head = lines[line - 1]
     indent = len(head) - len(head.lstrip())
     start = line
@@ -244,6 +267,7 @@ def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
         start += 1
     body: int | None = None
     statements: list[tuple[int, str]] = []  # (line, text) at the branch's level
+    reraised: list[int] = []  # bare ``raise`` at any level of the block
     continued = False  # the first statement goes on over several lines
     for number, text in enumerate(lines[start : start + 200], start + 1):
         stripped = text.strip()
@@ -255,12 +279,14 @@ def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
             break
         if body is None:
             body = level
+        if _BARE_RAISE.match(stripped):
+            reraised.append(number)
         if level <= body and not closing:
             statements.append((number, stripped))
         elif len(statements) == 1:
             continued = True
     if not statements:
-        return "", "", 0
+        return NO_BRANCH
 
     def leaves(text: str) -> str:
         return next((k for k in _LEAVES if re.match(rf"{k}\b", text)), "")
@@ -271,7 +297,7 @@ def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
         at, last = statements[-1]
         kind = leaves(last)
     if not kind:
-        return "", "", 0
+        return NO_BRANCH
     one = f"{head.strip()} {first}"
     simple = (
         len(statements) == 1
@@ -280,12 +306,12 @@ def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
         and head.strip().endswith(":")
         and len(one) <= 110
     )
-    return kind, one if simple else "", at
+    return Branch(kind, one if simple else "", at, tuple(reraised))
 
 
 def exit_branches(
     files: Mapping[str, bytes], sites: Iterable[Site]
-) -> dict[tuple[str, int], tuple[str, str, int]]:
+) -> dict[tuple[str, int], Branch]:
     """:func:`exit_branch` of every ``exit`` and ``exit-except`` guard of
     ``sites`` (an ``except`` clause's block reads like an ``if`` branch)."""
     wanted: dict[str, set[int]] = {}
@@ -293,7 +319,7 @@ def exit_branches(
         for guard in site.exits:
             if guard.kind in LEAVING_KINDS:
                 wanted.setdefault(site.path, set()).add(guard.line)
-    out: dict[tuple[str, int], tuple[str, str, int]] = {}
+    out: dict[tuple[str, int], Branch] = {}
     for path, numbers in sorted(wanted.items()):
         data = files.get(path)
         if data is None:

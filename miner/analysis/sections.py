@@ -51,6 +51,8 @@ from miner.analysis.evidence import Quote, first_sentence, help_sentence, quotes
 from miner.analysis.exceptions import short
 from miner.analysis.facts import (
     LEAVING_KINDS,
+    NO_BRANCH,
+    Branch,
     OptionalImport,
     RepoFacts,
     binding_line,
@@ -632,16 +634,13 @@ class Writer:
             return True
         return self.exit_found(site, guard, lines)[0] == "raise"
 
-    def exit_found(
-        self, site: Site, guard: Guard | None, lines: dict[int, str]
-    ) -> tuple[str, str, int]:
+    def exit_found(self, site: Site, guard: Guard | None, lines: dict[int, str]) -> Branch:
         """How the branch of an exit of ``site`` leaves (an ``if`` or an
-        ``except`` clause, :data:`~miner.analysis.facts.LEAVING_KINDS`): (the
-        keyword, the ``if`` and its statement on one line or ``""``, the
-        leaving statement's line), from :attr:`RepoFacts.exits`, else read
-        from the excerpt ``lines``; ``("", "", 0)`` when not known."""
+        ``except`` clause, :data:`~miner.analysis.facts.LEAVING_KINDS`), from
+        :attr:`RepoFacts.exits`, else read from the excerpt ``lines``;
+        :data:`~miner.analysis.facts.NO_BRANCH` when not known."""
         if guard is None or guard.kind not in LEAVING_KINDS or not guard.negated:
-            return "", "", 0
+            return NO_BRANCH
         return self.facts.exits.get((site.path, guard.line)) or _excerpt_exit(lines, guard.line)
 
     def _setting_read(self, value: str, site: Site) -> Read | None:
@@ -943,13 +942,19 @@ class Writer:
         if guard.kind == "exit":
             if not guard.negated:
                 return f": every other branch of the `if` chain ending at line {n} leaves"
-            verb, stmt, at = self.exit_found(r.site, guard, r.lines)
+            branch = self.exit_found(r.site, guard, r.lines)
+            verb, stmt, at = branch.kind, branch.one, branch.at
             does = {
                 "return": "returns early",
                 "raise": "raises another error",
                 "continue": "skips to the next item",
                 "break": "leaves the loop",
             }.get(verb, "leaves early")
+            if branch.reraises:
+                does = "raises the exception being handled again"
+            elif verb == "raise" and branch.reraised:
+                again = _lines_words(branch.reraised)
+                does = f"raises the exception being handled again at {again} or another error"
             if not at:
                 return f": the code {does} in the `if` at line {n} otherwise"
             if not stmt:
@@ -962,10 +967,18 @@ class Writer:
         if guard.kind == "exit-case":
             return f": past the `case` at line {n}"
         if guard.kind == "exit-except":
-            verb, _, at = self.exit_found(r.site, guard, r.lines)
-            if verb == "raise" and at:
-                return f": that handler raises another error at line {at}"
-            return ""
+            branch = self.exit_found(r.site, guard, r.lines)
+            if branch.kind != "raise" or not branch.at:
+                return ""
+            if branch.reraises:
+                return f": that handler raises the caught exception again at line {branch.at}"
+            if branch.reraised:
+                again = _lines_words(branch.reraised)
+                return (
+                    f": that handler raises the caught exception again at {again} "
+                    f"or another error at line {branch.at}"
+                )
+            return f": that handler raises another error at line {branch.at}"
         if guard.kind == "assert":
             return f": the assertion at line {n} fails"
         if guard.kind in ("except", "except*"):
@@ -1936,15 +1949,27 @@ def _binds_locally(name: str, lines: dict[int, str], below: int) -> bool:
     )
 
 
-def _excerpt_exit(lines: dict[int, str], head: int) -> tuple[str, str, int]:
+def _excerpt_exit(lines: dict[int, str], head: int) -> Branch:
     """:func:`~miner.analysis.facts.exit_branch` of the ``if`` at ``head``
-    read from the excerpt ``lines`` (line -> text); ``("", "", 0)`` when the
-    excerpt does not show it."""
+    read from the excerpt ``lines`` (line -> text); :data:`NO_BRANCH` when
+    the excerpt does not show it."""
     if head not in lines:
-        return "", "", 0
+        return NO_BRANCH
     shown = [lines.get(n, "") for n in range(head, max(lines) + 1)]
-    kind, one, at = exit_branch(shown, 1)
-    return kind, one, at + head - 1 if at else 0
+    found = exit_branch(shown, 1)
+    if not found.at:
+        return found
+    return found._replace(
+        at=found.at + head - 1, reraised=tuple(n + head - 1 for n in found.reraised)
+    )
+
+
+def _lines_words(numbers: Iterable[int]) -> str:
+    """``line 12`` or ``lines 12 and 15``."""
+    found = [str(n) for n in numbers]
+    if len(found) == 1:
+        return f"line {found[0]}"
+    return f"lines {', '.join(found[:-1])} and {found[-1]}"
 
 
 def _names(text: str) -> list[str]:
