@@ -691,3 +691,108 @@ def test_a_handler_that_raises_the_caught_exception_again_says_so() -> None:
         "that handler raises the caught exception again at line 25"
     ) in trigger
     assert "another error" not in trigger
+
+
+SPARK = """
+def handle_spark(cfg):
+    _is_npu = cfg.device.startswith("npu")
+    if not cfg.device.startswith(("cuda", "npu")):
+        raise ValueError("Spark decoding only supports CUDA or NPU device.")
+
+    # a degenerate flag: skip the checks for one rank
+    if cfg.enable_dp_attention and cfg.dp_size > 1:
+        if not cfg.enable_dp_lm_head:
+            raise ValueError("Spark with dp attention requires the dp lm head.")
+        if not _is_npu and cfg.moe_backend != "none":
+            from pkg.verify import VerifyMode, read_verify_mode
+
+            if read_verify_mode() is not VerifyMode.STATIC:
+                raise ValueError("Spark with dp attention requires static verify mode.")
+        if cfg.attn_cp_size > 1:
+            raise ValueError("Spark with dp attention does not support context parallel.")
+    elif cfg.dp_size > 1:
+        if cfg.pp_size > 2:
+            return None
+    for layer in cfg.layers:
+        if layer.width > cfg.limit:
+            raise ValueError("Spark layers must fit the limit.")
+    if cfg.rank > 0:
+        cfg.rank = 0
+        if cfg.width > 1:
+            raise ValueError("Spark ranks must be small.")
+
+    if cfg.pp_size != 1:
+        raise ValueError("Currently Spark decoding only supports pp_size == 1.")
+    return cfg
+"""
+
+
+def test_exits_nested_in_earlier_branches_are_conditions_too() -> None:
+    """speculative_hook.py:385 (v0.5.19): the checks under ``if
+    cfg.enable_dp_attention and cfg.dp_size > 1:`` raise before the
+    ``pp_size`` check, and the mined exits (only what holds whatever branch
+    ran) leave them out. Each is a condition of the site, with its branch:
+    an exit two branches deep keeps both tests; an exit under a loop, and
+    one whose branch first changes what it tests, add nothing."""
+    import ast
+
+    from miner.analysis.nested import nested_exits
+
+    text = textwrap.dedent(SPARK).lstrip("\n")
+    function = ast.parse(text).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    found = nested_exits(function.body, text.split("\n"), 29)
+    assert [(g.kind, g.test, g.negated, g.line) for g in found] == [
+        (
+            "exit",
+            "(cfg.enable_dp_attention and cfg.dp_size > 1) and (not cfg.enable_dp_lm_head)",
+            True,
+            8,
+        ),
+        (
+            "exit",
+            "(cfg.enable_dp_attention and cfg.dp_size > 1) and ((not _is_npu and "
+            'cfg.moe_backend != "none") and (read_verify_mode() is not VerifyMode.STATIC))',
+            True,
+            13,
+        ),
+        (
+            "exit",
+            "(cfg.enable_dp_attention and cfg.dp_size > 1) and (cfg.attn_cp_size > 1)",
+            True,
+            15,
+        ),
+        (
+            "exit",
+            "not (cfg.enable_dp_attention and cfg.dp_size > 1) and (cfg.dp_size > 1) "
+            "and (cfg.pp_size > 2)",
+            True,
+            18,
+        ),
+    ]
+    card = analyses({"pkg/__init__.py": "", "pkg/spark.py": SPARK})[
+        "Currently Spark decoding only supports pp_size == 1."
+    ]
+    assert card.trigger.split("\n")[2:] == [
+        '- `cfg.device` starts with `("cuda", "npu")`: the code raises another error at '
+        "line 4 otherwise",
+        "- any of: `cfg.enable_dp_attention` is true; `cfg.dp_size <= 1`; `cfg.pp_size <= 2`: "
+        "the code returns early at line 19 otherwise (`if cfg.pp_size > 2: return None`)",
+        "- any of: `cfg.enable_dp_attention` is false; `cfg.dp_size <= 1`; "
+        "`cfg.enable_dp_lm_head` is true: the code raises another error at line 9 otherwise "
+        '(`if not cfg.enable_dp_lm_head: raise ValueError("Spark with dp attention requires '
+        'the dp lm head.")`)',
+        "- any of: `cfg.enable_dp_attention` is false; `cfg.dp_size <= 1`; `_is_npu` is true; "
+        '`cfg.moe_backend == "none"`; `read_verify_mode() is VerifyMode.STATIC`: the code '
+        "raises another error at line 14 otherwise",
+        "- any of: `cfg.enable_dp_attention` is false; `cfg.dp_size <= 1`; "
+        "`cfg.attn_cp_size <= 1`: the code raises another error at line 16 otherwise "
+        '(`if cfg.attn_cp_size > 1: raise ValueError("Spark with dp attention does not '
+        'support context parallel.")`)',
+        "- `cfg.pp_size != 1` (line 28)",
+    ]
+    # the exits that raise other errors are no way out; the early return is
+    assert card.solutions[0].startswith(
+        "It is not raised when any one of these holds: all of `cfg.enable_dp_attention` is "
+        "false, `cfg.dp_size > 1` and `cfg.pp_size > 2`; `cfg.pp_size == 1`."
+    )

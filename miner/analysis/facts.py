@@ -13,7 +13,7 @@ import ast
 import bisect
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -35,10 +35,11 @@ from miner.analysis.config import (
     predicate_function,
 )
 from miner.analysis.exceptions import ExceptionInfo, repo_exceptions
+from miner.analysis.nested import site_nested_exits
 from miner.analysis.paths import CallReach, call_reaches, referenced
 from miner.analysis.resolvers import Choice, Note, callee, guard_names, local_calls, setting_code
 from miner.lifecycle import beside
-from miner.model import Site
+from miner.model import Guard, Site
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +97,10 @@ class RepoFacts:
     """(path, name) -> (line, value as written) of the one module-level
     assignment of a name the guards of that file's sites test
     (:func:`module_values`)."""
+    nested_exits: Mapping[tuple[str, int], tuple[Guard, ...]] = field(default_factory=dict)
+    """(path, line) of a site -> the exits nested in earlier ``if`` branches
+    that it gets past and the mined exits leave out
+    (:func:`miner.analysis.nested.site_nested_exits`)."""
     local_binds: Mapping[tuple[str, str, str], tuple[int, ...]] = field(default_factory=dict)
     """(path, scope, name) -> the lines where the function ``scope`` of
     ``path`` itself binds ``name`` (an assignment, augmented, annotated,
@@ -847,7 +852,16 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
     mined sites. With ``jobs`` > 1, the facts of the calls are gathered in a
     forked process while this one builds the configuration model, and the
     code around the settings is read in ``jobs`` processes (the same facts)."""
-    sites = list(sites)
+    mined = list(sites)
+    nested = site_nested_exits(files, mined)
+    # What the cards read: the exits nested in earlier branches added (the
+    # records stay as mined).
+    sites = [
+        replace(s, exits=(*s.exits, *nested[(s.path, s.line)]))
+        if (s.path, s.line) in nested
+        else s
+        for s in mined
+    ]
     index = SourceIndex(files)
     index.definitions("")  # the word index, built once before both halves read it
     targets = {t for t in (target_name(s.scope) for s in sites if not s.reraise) if t}
@@ -881,6 +895,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
     foreign = foreign_names(index, (s.path for s in sites))
     return RepoFacts(
         foreign=foreign,
+        nested_exits=nested,
         local_binds=local,
         call_reach=reaches,
         referenced=refs,

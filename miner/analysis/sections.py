@@ -362,8 +362,15 @@ class Writer:
             self._links[atom.shown] = clause if clause and clause.read else None
         return self._links[atom.shown]
 
+    def with_nested_exits(self, site: Site) -> Site:
+        """``site`` with the exits nested in earlier branches that the mined
+        exits leave out added to its exits (:attr:`RepoFacts.nested_exits`,
+        :mod:`miner.analysis.nested`): what the card reads, not the record."""
+        extra = self.facts.nested_exits.get((site.path, site.line))
+        return replace(site, exits=(*site.exits, *extra)) if extra else site
+
     def read(self, error: Error, audience: str = Audience.INTERNAL.value) -> Reading:
-        site = error.primary
+        site = self.with_nested_exits(error.primary)
         reach = site_reach(site)
         shown_reach = site_reach(site, simplify=False) if reach.condition.is_false else reach
         terms = tuple(
@@ -1091,6 +1098,7 @@ class Writer:
             return None
         items = []
         for other in others[:MAX_OTHER_SITES]:
+            other = self.with_nested_exits(other)
             reach = site_reach(other)
             shown_reach = site_reach(other, simplify=False) if reach.condition.is_false else reach
             terms = tuple(
