@@ -516,7 +516,9 @@ class _Builder:
                 pending.extend(reversed(arg.args))
             else:
                 operands.append(arg)
-        args = [self._read(arg) for arg in operands]
+        # The library may leave one operand twice once nested ones are
+        # flattened (``a and (a and b)``): each is kept once.
+        args = list(dict.fromkeys(self._read(arg) for arg in operands))
         args.sort(key=lambda pair: pair[1])
         return Condition(op, tuple(c for c, _ in args)), args[0][1]
 

@@ -852,20 +852,20 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
     mined sites. With ``jobs`` > 1, the facts of the calls are gathered in a
     forked process while this one builds the configuration model, and the
     code around the settings is read in ``jobs`` processes (the same facts)."""
-    mined = list(sites)
-    nested = site_nested_exits(files, mined)
-    # What the cards read: the exits nested in earlier branches added (the
-    # records stay as mined).
-    sites = [
-        replace(s, exits=(*s.exits, *nested[(s.path, s.line)]))
-        if (s.path, s.line) in nested
-        else s
-        for s in mined
-    ]
+    sites = list(sites)
     index = SourceIndex(files)
     index.definitions("")  # the word index, built once before both halves read it
     targets = {t for t in (target_name(s.scope) for s in sites if not s.reraise) if t}
     with beside(jobs, _call_facts, index, targets) as call_facts:
+        nested = site_nested_exits(files, sites)
+        # What the cards read: the exits nested in earlier branches added
+        # (the records stay as mined).
+        sites = [
+            replace(s, exits=(*s.exits, *nested[(s.path, s.line)]))
+            if (s.path, s.line) in nested
+            else s
+            for s in sites
+        ]
         config = mine_config(index)
         predicates: dict[str, Derived] = {}
         for name in sorted(guard_calls(sites)):

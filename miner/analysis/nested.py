@@ -22,6 +22,7 @@ tested (:func:`miner.extract.rules.killed`, as the extraction does).
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -38,8 +39,9 @@ from miner.extract.rules import (
 )
 from miner.model import Guard, Site
 
-#: A line that leaves: ``raise``, ``return``, ``continue`` or ``break``, its indentation captured.
-_LEAVING = re.compile(rb"^([ \t]*)(?:raise|return|continue|break)\b", re.M)
+#: A line that leaves (``raise``, ``return``, ``continue`` or ``break``)
+#: indented at least :data:`NESTED_INDENT` columns, its indentation captured.
+_LEAVING = re.compile(rb"^([ \t]{12,})(?:raise|return|continue|break)\b", re.M)
 #: Indentation below a ``def`` at which a leaving line is nested two blocks deep.
 NESTED_INDENT = 12
 
@@ -87,9 +89,19 @@ def conditional_exits(stmt: Stmt) -> list[Guard]:
             # exits (rules._if_contributions); those nested deeper are new.
             out += surviving(body, [conditional_exits(s) for s in body])
             continue
-        inner = surviving(body, [(*contributions(s), *conditional_exits(s)) for s in body])
         before = [t for t, _, _ in branches[:i]]
         if any(t is None for t in before):
+            continue
+        per = [
+            tuple(
+                g
+                for g in (*contributions(s), *conditional_exits(s))
+                if g.kind == "exit" and g.negated
+            )
+            for s in body
+        ]
+        inner = surviving(body, per) if any(per) else []
+        if not inner:
             continue
         prefix = [f"not ({t()})" for t in before if t is not None]
         if test is not None:
@@ -98,8 +110,6 @@ def conditional_exits(stmt: Stmt) -> list[Guard]:
         if any(killed(Guard("exit", p, True, line), changed) for p in prefix):
             continue  # the branch changes what its condition read
         for guard in inner:
-            if guard.kind != "exit" or not guard.negated:
-                continue
             joined = " and ".join([*prefix, f"({guard.test})"])
             out.append(Guard("exit", joined, True, guard.line))
     return out
@@ -119,14 +129,22 @@ def _holds(node: ast.AST, line: int) -> bool:
     return start <= line <= (getattr(node, "end_lineno", None) or start)
 
 
-def nested_exits(body: list[ast.stmt], lines: list[str], line: int) -> tuple[Guard, ...]:
+def nested_exits(
+    body: list[ast.stmt],
+    lines: list[str],
+    line: int,
+    seen: dict[int, tuple[list[Stmt], list[list[Guard]]]] | None = None,
+) -> tuple[Guard, ...]:
     """The exits nested in earlier ``if`` branches (:func:`conditional_exits`)
     that a site at ``line`` of a function whose statements are ``body``
     (parsed from ``lines``) gets past, in order: those of every block from
     the function's body down to the site, less those that a later statement
     before the site (or the compound statement holding the site) may
-    change."""
-    levels: list[tuple[list[Stmt], int]] = []
+    change. ``seen`` keeps each block's statements and their exits for the
+    next site of the same function (keyed by the block's ``id``)."""
+    if seen is None:
+        seen = {}
+    levels: list[tuple[list[Stmt], int, list[list[Guard]]]] = []
     nodes: list[ast.stmt] | None = body
     while nodes:
         index = next((i for i, n in enumerate(nodes) if _holds(n, line)), None)
@@ -135,18 +153,29 @@ def nested_exits(body: list[ast.stmt], lines: list[str], line: int) -> tuple[Gua
         node = nodes[index]
         if isinstance(node, _SCOPE_NODES):
             return ()  # the line is in a nested scope
-        levels.append((block_statements(nodes, lines), index))
+        known = seen.get(id(nodes))
+        if known is None:
+            known = seen[id(nodes)] = (block_statements(nodes, lines), [])
+        stmts, per = known
+        while len(per) < index:
+            per.append(conditional_exits(stmts[len(per)]))
+        levels.append((stmts, index, per))
         nodes = next((b for b in _blocks(node) if _holds(b[0], line) or _spans(b, line)), None)
+    pers = [per[:count] for _, count, per in levels]
+    pending = [any(per) for per in pers]
     exits: list[Guard] = []
     later: frozenset[str] = frozenset()
     last = len(levels) - 1
     for depth in range(last, -1, -1):
-        stmts, count = levels[depth]
+        if not any(pending[: depth + 1]):
+            break  # nothing found this deep or above: what runs later does not matter
+        stmts, count, _ = levels[depth]
         if depth < last:  # the statement holding the site (a loop's next rounds too)
             later |= stmts[count].stores
-        per = [conditional_exits(s) for s in stmts[:count]]
-        exits[:0] = surviving(stmts, per, later)
-        later |= block_stores(stmts[:count])
+        if pending[depth]:
+            exits[:0] = surviving(stmts, pers[depth], later)
+        if any(pending[:depth]):
+            later |= block_stores(stmts[:count])
     return tuple(exits)
 
 
@@ -155,76 +184,66 @@ def _spans(block: list[ast.stmt], line: int) -> bool:
     return block[0].lineno <= line <= (getattr(last, "end_lineno", None) or last.lineno)
 
 
-def _function(
-    tree: ast.Module, scope: str, line: int
-) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The function named by the ``__qualname__`` ``scope`` whose lines hold ``line``."""
-    nodes: list[ast.stmt] = tree.body
-    found: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    for part in scope.split("."):
-        if part == "<locals>":
-            continue
-        node = next(
-            (
-                n
-                for n in nodes
-                if isinstance(n, _SCOPE_NODES) and n.name == part and _holds(n, line)
-            ),
-            None,
-        )
-        if node is None:
-            # a def under an ``if`` or ``try`` of its scope
-            node = _nested_def(nodes, part, line)
-            if node is None:
-                return None
-        found = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-        nodes = node.body
-    return found
-
-
-def _nested_def(
-    nodes: list[ast.stmt], name: str, line: int
-) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | None:
-    """The ``def`` or ``class`` ``name`` holding ``line`` in the blocks of
-    the compound statements of ``nodes`` (under an ``if``, a ``try``...)."""
-    for node in nodes:
-        if not _holds(node, line) or isinstance(node, _SCOPE_NODES):
-            continue
-        for block in _blocks(node):
-            for inner in block:
-                if isinstance(inner, _SCOPE_NODES) and inner.name == name and _holds(inner, line):
-                    return inner
-            deeper = _nested_def(block, name, line)
-            if deeper is not None:
-                return deeper
-    return None
-
-
-def _candidates(data: bytes, sites: Sequence[Site]) -> list[Site]:
-    """The sites of one file with a leaving line nested at least
-    :data:`NESTED_INDENT` columns below their ``def`` between it and the
-    site (a line test: only these can have exits the extraction left out)."""
+def _functions(data: bytes, sites: Sequence[Site]) -> dict[int, tuple[int, int, list[Site]]]:
+    """The functions of one file (by their index in
+    :func:`~miner.analysis.callers._scopes`) with the sites in them that
+    have a leaving line nested at least :data:`NESTED_INDENT` columns below
+    the ``def`` between it and the site (a line test: only these can have
+    exits the extraction left out): index -> (the first and last byte
+    offsets of the function, its sites)."""
+    # Leaving lines that may be two blocks deep (a ``def`` at column 0 or deeper).
+    leaving: list[tuple[int, int]] = []
+    line, at = 1, 0
+    for m in _LEAVING.finditer(data):
+        line += data.count(b"\n", at, m.start())
+        at = m.start()
+        leaving.append((line, len(m.group(1).expandtabs(8))))
+    if not leaving:
+        return {}
+    numbers = [n for n, _ in leaving]
     scopes = _scopes(data)
-    headers = {
-        name: (scopes.starts[i], scopes.indents[i])
-        for i, name in enumerate(scopes.names)
-        if scopes.kinds[i] == b"def"
-    }
-    leaving = [
-        (data.count(b"\n", 0, m.start()) + 1, len(m.group(1).expandtabs(8)))
-        for m in _LEAVING.finditer(data)
-    ]
-    out = []
+    starts: dict[str, list[int]] = {}
+    for i, name in enumerate(scopes.names):
+        if scopes.kinds[i] == b"def":
+            starts.setdefault(name, []).append(i)
+
+    def line_of(offset: int) -> int:
+        return data.count(b"\n", 0, offset) + 1
+
+    out: dict[int, tuple[int, int, list[Site]]] = {}
     for site in sites:
-        header = headers.get(site.scope)
-        if header is None:
-            continue
-        first = data.count(b"\n", 0, header[0]) + 1
-        if any(
-            first < n < site.line and indent >= header[1] + NESTED_INDENT for n, indent in leaving
-        ):
-            out.append(site)
+        for i in starts.get(site.scope, ()):
+            first, end = line_of(scopes.starts[i]), line_of(scopes.ends[i])
+            if not first < site.line <= end:
+                continue
+            indent = scopes.indents[i] + NESTED_INDENT
+            lo = bisect.bisect_right(numbers, first)
+            hi = bisect.bisect_left(numbers, site.line)
+            if any(deep >= indent for _, deep in leaving[lo:hi]):
+                begin = data.rfind(b"\n", 0, scopes.starts[i]) + 1
+                out.setdefault(i, (begin, scopes.ends[i], []))[2].append(site)
+            break
     return out
+
+
+def _parse_function(
+    data: bytes, begin: int, end: int
+) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The ``def`` whose text is ``data[begin:end]``, parsed alone with the
+    file's line numbers (blank lines and a block opener put before it)."""
+    line = data.count(b"\n", 0, begin) + 1
+    text = data[begin:end].decode("utf-8", "replace")
+    nested = text[:1] in (" ", "\t")  # a method or a def in a block: under an opener
+    source = "\n" * (line - 2) + "if 1:\n" + text if nested else "\n" * (line - 1) + text
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    body = tree.body
+    if nested and body and isinstance(body[0], ast.If):
+        body = body[0].body
+    node = body[0] if body else None
+    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def site_nested_exits(
@@ -232,8 +251,9 @@ def site_nested_exits(
 ) -> dict[tuple[str, int], tuple[Guard, ...]]:
     """(path, line) of each site in a function -> the exits nested in earlier
     branches it gets past (:func:`nested_exits`), for the sites that have
-    any. A file is parsed only when one of its sites has a leaving line
-    nested two blocks below its ``def`` before it (:func:`_candidates`)."""
+    any. A function is parsed (alone) only when one of its sites has a
+    leaving line nested two blocks below its ``def`` before it
+    (:func:`_functions`)."""
     by_path: dict[str, list[Site]] = {}
     for site in sites:
         if site.scope != "<module>" and site.kind in ("raise", "assert"):
@@ -243,20 +263,17 @@ def site_nested_exits(
         data = files.get(path)
         if data is None:
             continue
-        wanted = _candidates(data, found)
-        if not wanted:
+        functions = _functions(data, found)
+        if not functions:
             continue
-        text = data.decode("utf-8", "replace")
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        lines = text.split("\n")
-        for site in wanted:
-            function = _function(tree, site.scope, site.line)
+        lines = data.decode("utf-8", "replace").split("\n")
+        for begin, end, wanted in functions.values():
+            function = _parse_function(data, begin, end)
             if function is None:
                 continue
-            extra = nested_exits(function.body, lines, site.line)
-            if extra:
-                out[(site.path, site.line)] = extra
+            seen: dict[int, tuple[list[Stmt], list[list[Guard]]]] = {}
+            for site in wanted:
+                extra = nested_exits(function.body, lines, site.line, seen)
+                if extra:
+                    out[(site.path, site.line)] = extra
     return out

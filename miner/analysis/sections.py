@@ -430,8 +430,11 @@ class Writer:
         sure: list[Option] = []
         for part in parts:
             read = part.clause.read if part.clause is not None else None
-            if read is not None and (read.exact or part.strong):
-                sure.extend(self.options_of(part.clause))
+            if read is None or not (read.exact or part.strong):
+                continue
+            if self._raises_at(site, part.origin, lines):
+                continue  # what resolves a setting only another error's check tests
+            sure.extend(self.options_of(part.clause))
         found = sorted(
             [*found, *self.note_quotes(site, list(dict.fromkeys(sure)), preds)],
             key=lambda q: q.rank,
