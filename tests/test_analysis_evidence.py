@@ -770,6 +770,29 @@ def test_exits_nested_in_earlier_branches_are_conditions_too() -> None:
             18,
         ),
     ]
+    # interface.py:643 (v0.5.19): the other branch rebinds ``out``, so past
+    # the chain ``out is None`` no longer says which branch ran
+    out = textwrap.dedent(
+        """
+        def fwd(q, out=None):
+            if out is None:
+                out = make(q)
+            else:
+                if out.requires_grad:
+                    raise ValueError("out must not require gradients")
+            if q.ndim != 3:
+                raise ValueError("q must be 3-d")
+        """
+    ).lstrip("\n")
+    function = ast.parse(out).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert nested_exits(function.body, out.split("\n"), 8) == ()
+    kept = out.replace("out = make(q)", "log(q)")
+    function = ast.parse(kept).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert [g.test for g in nested_exits(function.body, kept.split("\n"), 8)] == [
+        "not (out is None) and (out.requires_grad)"
+    ]
     card = analyses({"pkg/__init__.py": "", "pkg/spark.py": SPARK})[
         "Currently Spark decoding only supports pp_size == 1."
     ]
@@ -796,3 +819,42 @@ def test_exits_nested_in_earlier_branches_are_conditions_too() -> None:
         "It is not raised when any one of these holds: all of `cfg.enable_dp_attention` is "
         "false, `cfg.dp_size > 1` and `cfg.pp_size > 2`; `cfg.pp_size == 1`."
     )
+
+
+def test_a_branch_that_leaves_after_one_that_goes_on_is_a_condition() -> None:
+    """``if a: x() elif b: raise`` (two branches go on: ``a`` and the
+    absent ``else``): past the chain, ``not (not a and b)``; the mined
+    exits record only the leaving branches before the first that goes on.
+    With one branch going on the mined exits say it all: nothing is added."""
+    import ast
+
+    from miner.analysis.nested import nested_exits
+
+    text = textwrap.dedent(
+        """
+        def pick(mode, size):
+            if mode == "fast":
+                log(mode)
+            elif size > 8:
+                raise ValueError("size too large")
+            if size < 0:
+                raise ValueError("size must be positive")
+        """
+    ).lstrip("\n")
+    function = ast.parse(text).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    found = nested_exits(function.body, text.split("\n"), 7)
+    assert [(g.kind, g.test, g.negated, g.line) for g in found] == [
+        ("exit", 'not (mode == "fast") and (size > 8)', True, 4)
+    ]
+    # an ``else`` that leaves after two branches that go on
+    other = text.replace("elif size > 8:", "elif size > 8:\n        pass\n    else:")
+    function = ast.parse(other).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert [g.test for g in nested_exits(function.body, other.split("\n"), 9)] == [
+        'not (mode == "fast") and not (size > 8)'
+    ]
+    one = text.replace("elif size > 8:", "else:")
+    function = ast.parse(one).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert nested_exits(function.body, one.split("\n"), 7) == ()

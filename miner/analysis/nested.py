@@ -16,7 +16,9 @@ in their branches; an exit under a loop (each round tests its own values),
 a ``with`` (its context manager may swallow an exception), a ``try`` or a
 ``match``, and an ``assert`` in such a branch add nothing. An exit is
 dropped when code run after its test, before the site, may change what it
-tested (:func:`miner.extract.rules.killed`, as the extraction does).
+tested (:func:`miner.extract.rules.killed`, as the extraction does), and
+when a branch of its chain may change what the chain's tests read (past
+the chain they would no longer tell which branch ran).
 """
 
 from __future__ import annotations
@@ -68,10 +70,13 @@ def _chain(stmt: Stmt) -> list[tuple[Text | None, int, Sequence[Stmt] | None]]:
 
 
 def conditional_exits(stmt: Stmt) -> list[Guard]:
-    """The exits nested in the branches of the ``if`` chain ``stmt`` that
-    the extraction does not record for it: each a negated ``exit`` whose
-    test is the branch's condition and the inner exit's test joined by
-    ``and``, at the inner exit's line. Nothing for other statements."""
+    """The exits in the branches of the ``if`` chain ``stmt`` that the
+    extraction does not record for it, each a negated ``exit``: an exit
+    nested in a branch that goes on, its test the branch's condition and
+    the inner exit's test joined by ``and``, at the inner exit's line; a
+    branch that leaves after one that goes on (``if a: x() elif b:
+    raise``), its test the branch's condition, at its line. Nothing for
+    other statements."""
     if stmt.kind != "if":
         return []
     branches = _chain(stmt)
@@ -80,35 +85,46 @@ def conditional_exits(stmt: Stmt) -> list[Guard]:
     if not going:
         return []
     out: list[Guard] = []
-    for i in going:
-        test, line, body = branches[i]
-        if not body:
-            continue
+    changed: frozenset[str] | None = None  # what the branches' bodies store, when asked
+    for i, (test, line, body) in enumerate(branches):
+        if not body or i < going[0]:
+            continue  # the leaving branches before the first that goes on are recorded
         if len(going) == 1:
             # The only branch that goes on ran: the extraction recorded its
-            # exits (rules._if_contributions); those nested deeper are new.
-            out += surviving(body, [conditional_exits(s) for s in body])
+            # test and exits (rules._if_contributions); those nested deeper
+            # in it are new.
+            if not leaves[i]:
+                out += surviving(body, [conditional_exits(s) for s in body])
             continue
         before = [t for t, _, _ in branches[:i]]
         if any(t is None for t in before):
             continue
-        per = [
-            tuple(
-                g
-                for g in (*contributions(s), *conditional_exits(s))
-                if g.kind == "exit" and g.negated
-            )
-            for s in body
-        ]
-        inner = surviving(body, per) if any(per) else []
-        if not inner:
-            continue
+        inner: list[Guard] = []
+        if not leaves[i]:
+            per = [
+                tuple(
+                    g
+                    for g in (*contributions(s), *conditional_exits(s))
+                    if g.kind == "exit" and g.negated
+                )
+                for s in body
+            ]
+            inner = surviving(body, per) if any(per) else []
+            if not inner:
+                continue
         prefix = [f"not ({t()})" for t in before if t is not None]
         if test is not None:
             prefix.append(f"({test()})")
-        changed = block_stores(body)
+        if changed is None:
+            changed = frozenset().union(*(block_stores(b) for _, _, b in branches))
         if any(killed(Guard("exit", p, True, line), changed) for p in prefix):
-            continue  # the branch changes what its condition read
+            # A branch changes what the chain's tests read: past the chain
+            # they no longer tell which branch ran (``if out is None: out =
+            # ...`` / ``else: if out.requires_grad: raise``).
+            continue
+        if leaves[i]:
+            out.append(Guard("exit", " and ".join(prefix), True, line))
+            continue
         for guard in inner:
             joined = " and ".join([*prefix, f"({guard.test})"])
             out.append(Guard("exit", joined, True, guard.line))
