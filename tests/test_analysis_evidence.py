@@ -858,3 +858,33 @@ def test_a_branch_that_leaves_after_one_that_goes_on_is_a_condition() -> None:
     function = ast.parse(one).body[0]
     assert isinstance(function, ast.FunctionDef)
     assert nested_exits(function.body, one.split("\n"), 7) == ()
+
+
+DCP = """
+def handle(cfg):
+    if cfg.mode == "decode" and cfg.dcp_size > 1:
+        if cfg.backend not in ("mooncake", "nixl"):
+            raise ValueError("DCP needs the mooncake or nixl backend.")
+        if cfg.radix:
+            raise ValueError("DCP needs the chunk cache.")
+    if cfg.mode == "decode":
+        if cfg.radix:
+            if cfg.spec is not None:
+                raise ValueError("The radix cache is incompatible with speculative decoding.")
+    return cfg
+"""
+
+
+def test_a_conjunct_is_placed_at_the_exit_that_makes_it_necessary() -> None:
+    """pd_disaggregation_hook.py:90 (v0.5.19): with ``mode == "decode"``
+    and ``radix`` required, ``dcp_size <= 1`` is necessary because of the
+    check at line 5 (the radix cache), not of the one at line 3 (the
+    backend), which also names ``dcp_size``."""
+    card = analyses({"pkg/__init__.py": "", "pkg/dcp.py": DCP})[
+        "The radix cache is incompatible with speculative decoding."
+    ]
+    assert (
+        "- `cfg.dcp_size <= 1`: the code raises another error at line 6 otherwise "
+        '(`if cfg.radix: raise ValueError("DCP needs the chunk cache.")`)'
+    ) in card.trigger.split("\n")
+    assert "line 4" not in card.trigger
