@@ -180,16 +180,36 @@ def reach_of(guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: boo
 
 
 def absorbed(cond: Condition) -> Condition:
-    """``cond`` with absorption applied at the top: an ``or`` operand of an
-    ``and`` that has one of the ``and``'s other operands among its own is
-    dropped (``a and (a or b)`` is ``a``); the library leaves a few of these."""
+    """``cond`` with two steps applied at the top that the library leaves
+    undone in a few conditions, until neither applies: absorption, an ``or``
+    operand of an ``and`` that has one of the ``and``'s atoms among its own
+    is dropped (``a and (a or b)`` is ``a``); and resolution, an atom of an
+    ``or`` operand whose negation is an operand of the ``and`` is dropped
+    from it (``a and (not a or b)`` is ``a and b``)."""
     if cond.op != "and":
         return cond
-    tops = {a for a in cond.args if a.op != "or"}
-    kept = tuple(a for a in cond.args if not (a.op == "or" and any(b in tops for b in a.args)))
-    if len(kept) == len(cond.args):
+    args = list(cond.args)
+    while True:
+        tops = {a for a in args if a.op != "or"}
+        false = {(a.atom, not a.negated) for a in tops if a.op == "atom"}
+        out: list[Condition] = []
+        for arg in args:
+            if arg.op == "or":
+                if any(b in tops for b in arg.args):
+                    continue
+                rest = tuple(
+                    b for b in arg.args if not (b.op == "atom" and (b.atom, b.negated) in false)
+                )
+                if rest and len(rest) < len(arg.args):
+                    arg = rest[0] if len(rest) == 1 else Condition("or", rest)
+            out.append(arg)
+        out = list(dict.fromkeys(out))
+        if out == args:
+            break
+        args = out
+    if len(args) == len(cond.args) and tuple(args) == cond.args:
         return cond
-    return kept[0] if len(kept) == 1 else Condition("and", kept)
+    return args[0] if len(args) == 1 else Condition("and", tuple(args))
 
 
 def site_reach(site: Site, simplify: bool = True) -> Reach:
