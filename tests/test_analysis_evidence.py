@@ -381,8 +381,8 @@ def test_an_early_exit_is_placed_at_its_leaving_statement() -> None:
         48: "",
         49: "    mps_backend = getattr(torch.backends, 'mps', None)",
     }
-    assert _excerpt_exit(lines, 42) == ("raise", "", 45)
-    assert _excerpt_exit(lines, 41) == ("", "", 0)
+    assert _excerpt_exit(lines, 42) == ("raise", "", 45, ())
+    assert _excerpt_exit(lines, 41) == ("", "", 0, ())
     block = {
         10: "    if x:",
         11: "        # done",
@@ -392,11 +392,28 @@ def test_an_early_exit_is_placed_at_its_leaving_statement() -> None:
         15: "        return",
         16: "    go()",
     }
-    assert _excerpt_exit(block, 10) == ("return", "", 15)
+    assert _excerpt_exit(block, 10) == ("return", "", 15, ())
     assert _excerpt_exit({10: "    if x:", 11: "        return 1"}, 10) == (
         "return",
         "if x: return 1",
         11,
+        (),
+    )
+    handler = {
+        422: "        except RuntimeError as e:",
+        423: "            if self.prefill_backend_name != Backend.TC_PIECEWISE:",
+        424: "                raise  # not ours",
+        425: "            raise RuntimeError(",
+        426: '                f"Capture prefill CUDA graph failed: {e}"',
+        427: "            ) from e",
+    }
+    found = _excerpt_exit(handler, 422)
+    assert found == ("raise", "", 425, (424,)) and not found.reraises
+    assert _excerpt_exit({7: "    except E:", 8: "        close()", 9: "        raise"}, 7) == (
+        "raise",
+        "",
+        9,
+        (9,),
     )
 
 
@@ -606,3 +623,318 @@ def test_a_loop_that_falls_off_the_function_is_a_way_out() -> None:
         "Server process terminated unexpectedly."
     ]
     assert "- `time.perf_counter() - start_time < timeout` (line 8)\n" in card.trigger + "\n"
+
+
+KV_DIM = """
+from pkg.server_args import get_server_args
+from pkg.platforms import is_hip
+
+_is_hip = is_hip()
+
+
+class Configurator:
+    def build(self):
+        is_dsa_model = is_deepseek_dsa(self.model_config.hf_config)
+        return calculate_dim(model_config=self.model_config, cache_strategy=None)
+
+
+def calculate_dim(*, model_config, cache_strategy):
+    is_dsa_model = is_deepseek_dsa(model_config.hf_config)
+    kv_lora_rank = model_config.kv_lora_rank
+    dim = kv_lora_rank + model_config.qk_rope_head_dim
+
+    # For non-DSA models the dim is simply the sum
+    if not is_dsa_model:
+        return dim
+
+    # The backends below keep the plain layout.
+    if _is_hip and get_server_args().disable_radix_cache:
+        return dim
+    scale_bytes = model_config.scale_bytes
+    rope_bytes = model_config.rope_bytes
+    head_bytes = model_config.head_bytes
+    page_bytes = model_config.page_bytes
+    block_bytes = model_config.block_bytes
+    slot_bytes = model_config.slot_bytes
+    row_bytes = model_config.row_bytes
+    col_bytes = model_config.col_bytes
+    quant_block_size = model_config.quant_block_size
+    if cache_strategy == "extra":
+        assert (
+            kv_lora_rank % quant_block_size == 0
+        ), f"kv_lora_rank {kv_lora_rank} must be multiple of quant_block_size {quant_block_size}"
+    return dim
+"""
+
+
+def test_the_function_own_assignment_wins_over_one_elsewhere() -> None:
+    """kv_cache_configurator.py:2417 (v0.5.19): ``calculate_mla_kv_cache_dim``
+    sets ``is_dsa_model`` itself at line 2382, above the excerpt; the
+    assignment of a local of the same name in a method at line 543 is not
+    its value. A local set other than by a predicate call is told by no
+    assignment of another function either."""
+    message = "kv_lora_rank {kv_lora_rank} must be multiple of quant_block_size {quant_block_size}"
+    meaning = analyses({**DATACLASS_REPO, "pkg/kv.py": KV_DIM})[message].what_it_means or ""
+    assert (
+        "The values it tests are set in the function: `is_dsa_model = "
+        "is_deepseek_dsa(model_config.hf_config)` at line 14; `quant_block_size = "
+        "model_config.quant_block_size` at line 33."
+    ) in meaning
+    assert "Elsewhere" not in meaning and "pkg/kv.py:9" not in meaning
+    other = KV_DIM.replace(
+        "    is_dsa_model = is_deepseek_dsa(model_config.hf_config)\n",
+        "    is_dsa_model = model_config.is_dsa and kv_lora_rank > 0\n",
+    )
+    meaning = analyses({**DATACLASS_REPO, "pkg/kv.py": other})[message].what_it_means or ""
+    assert "Elsewhere" not in meaning and "is_deepseek_dsa" not in meaning
+    assert (
+        "The values it tests are set in the function: `quant_block_size = "
+        "model_config.quant_block_size` at line 33."
+    ) in meaning
+
+
+RUNNER = """
+class Runner:
+    def __init__(self, model, backend_name):
+        self.backend_name = backend_name
+        try:
+            self.backend = resolve_backend(self)
+        except RuntimeError as e:
+            if self.backend_name != "piecewise":
+                raise
+            raise RuntimeError(f"Capture failed: {e}") from e
+
+        if isinstance(self.backend, GraphBackend):
+            try:
+                self.layer_model = resolve_layer_model(model)
+            except RuntimeError as exc:
+                raise RuntimeError(
+                    f"{type(self.backend).__name__} {exc} This backend is unsupported."
+                ) from exc
+
+
+def check(batch):
+    try:
+        payload = batch.load()
+    except ValueError:
+        batch.close()
+        raise
+    if payload.size > batch.limit:
+        raise ValueError("the batch is too large")
+"""
+
+
+def test_a_handler_that_raises_the_caught_exception_again_says_so() -> None:
+    """prefill_cuda_graph_runner.py:564 (v0.5.19): the handler at line 422
+    raises the caught ``RuntimeError`` again at 424 (a bare ``raise``) or
+    another error at 425; a handler that ends in a bare ``raise`` raises
+    no other error."""
+    cards = analyses({"pkg/__init__.py": "", "pkg/runner.py": RUNNER})
+    trigger = cards["{type(self.backend).__name__} {exc} This backend is unsupported."].trigger
+    assert (
+        "- the `try` block did not raise `RuntimeError` (the handler at line 6 leaves): "
+        "that handler raises the caught exception again at line 8 or another error at line 9"
+    ) in trigger
+    trigger = cards["the batch is too large"].trigger
+    assert (
+        "- the `try` block did not raise `ValueError` (the handler at line 23 leaves): "
+        "that handler raises the caught exception again at line 25"
+    ) in trigger
+    assert "another error" not in trigger
+
+
+SPARK = """
+def handle_spark(cfg):
+    _is_npu = cfg.device.startswith("npu")
+    if not cfg.device.startswith(("cuda", "npu")):
+        raise ValueError("Spark decoding only supports CUDA or NPU device.")
+
+    # a degenerate flag: skip the checks for one rank
+    if cfg.enable_dp_attention and cfg.dp_size > 1:
+        if not cfg.enable_dp_lm_head:
+            raise ValueError("Spark with dp attention requires the dp lm head.")
+        if not _is_npu and cfg.moe_backend != "none":
+            from pkg.verify import VerifyMode, read_verify_mode
+
+            if read_verify_mode() is not VerifyMode.STATIC:
+                raise ValueError("Spark with dp attention requires static verify mode.")
+        if cfg.attn_cp_size > 1:
+            raise ValueError("Spark with dp attention does not support context parallel.")
+    elif cfg.dp_size > 1:
+        if cfg.pp_size > 2:
+            return None
+    for layer in cfg.layers:
+        if layer.width > cfg.limit:
+            raise ValueError("Spark layers must fit the limit.")
+    if cfg.rank > 0:
+        cfg.rank = 0
+        if cfg.width > 1:
+            raise ValueError("Spark ranks must be small.")
+
+    if cfg.pp_size != 1:
+        raise ValueError("Currently Spark decoding only supports pp_size == 1.")
+    return cfg
+"""
+
+
+def test_exits_nested_in_earlier_branches_are_conditions_too() -> None:
+    """speculative_hook.py:385 (v0.5.19): the checks under ``if
+    cfg.enable_dp_attention and cfg.dp_size > 1:`` raise before the
+    ``pp_size`` check, and the mined exits (only what holds whatever branch
+    ran) leave them out. Each is a condition of the site, with its branch:
+    an exit two branches deep keeps both tests; an exit under a loop, and
+    one whose branch first changes what it tests, add nothing."""
+    import ast
+
+    from miner.analysis.nested import nested_exits
+
+    text = textwrap.dedent(SPARK).lstrip("\n")
+    function = ast.parse(text).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    found = nested_exits(function.body, text.split("\n"), 29)
+    assert [(g.kind, g.test, g.negated, g.line) for g in found] == [
+        (
+            "exit",
+            "(cfg.enable_dp_attention and cfg.dp_size > 1) and (not cfg.enable_dp_lm_head)",
+            True,
+            8,
+        ),
+        (
+            "exit",
+            "(cfg.enable_dp_attention and cfg.dp_size > 1) and ((not _is_npu and "
+            'cfg.moe_backend != "none") and (read_verify_mode() is not VerifyMode.STATIC))',
+            True,
+            13,
+        ),
+        (
+            "exit",
+            "(cfg.enable_dp_attention and cfg.dp_size > 1) and (cfg.attn_cp_size > 1)",
+            True,
+            15,
+        ),
+        (
+            "exit",
+            "not (cfg.enable_dp_attention and cfg.dp_size > 1) and (cfg.dp_size > 1) "
+            "and (cfg.pp_size > 2)",
+            True,
+            18,
+        ),
+    ]
+    # interface.py:643 (v0.5.19): the other branch rebinds ``out``, so past
+    # the chain ``out is None`` no longer says which branch ran
+    out = textwrap.dedent(
+        """
+        def fwd(q, out=None):
+            if out is None:
+                out = make(q)
+            else:
+                if out.requires_grad:
+                    raise ValueError("out must not require gradients")
+            if q.ndim != 3:
+                raise ValueError("q must be 3-d")
+        """
+    ).lstrip("\n")
+    function = ast.parse(out).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert nested_exits(function.body, out.split("\n"), 8) == ()
+    kept = out.replace("out = make(q)", "log(q)")
+    function = ast.parse(kept).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert [g.test for g in nested_exits(function.body, kept.split("\n"), 8)] == [
+        "not (out is None) and (out.requires_grad)"
+    ]
+    card = analyses({"pkg/__init__.py": "", "pkg/spark.py": SPARK})[
+        "Currently Spark decoding only supports pp_size == 1."
+    ]
+    assert card.trigger.split("\n")[2:] == [
+        '- `cfg.device` starts with `("cuda", "npu")`: the code raises another error at '
+        "line 4 otherwise",
+        "- any of: `cfg.enable_dp_attention` is true; `cfg.dp_size <= 1`; `cfg.pp_size <= 2`: "
+        "the code returns early at line 19 otherwise (`if cfg.pp_size > 2: return None`)",
+        "- any of: `cfg.enable_dp_attention` is false; `cfg.dp_size <= 1`; "
+        "`cfg.enable_dp_lm_head` is true: the code raises another error at line 9 otherwise "
+        '(`if not cfg.enable_dp_lm_head: raise ValueError("Spark with dp attention requires '
+        'the dp lm head.")`)',
+        "- any of: `cfg.enable_dp_attention` is false; `cfg.dp_size <= 1`; `_is_npu` is true; "
+        '`cfg.moe_backend == "none"`; `read_verify_mode() is VerifyMode.STATIC`: the code '
+        "raises another error at line 14 otherwise",
+        "- any of: `cfg.enable_dp_attention` is false; `cfg.dp_size <= 1`; "
+        "`cfg.attn_cp_size <= 1`: the code raises another error at line 16 otherwise "
+        '(`if cfg.attn_cp_size > 1: raise ValueError("Spark with dp attention does not '
+        'support context parallel.")`)',
+        "- `cfg.pp_size != 1` (line 28)",
+    ]
+    # the exits that raise other errors are no way out; the early return is
+    assert card.solutions[0].startswith(
+        "It is not raised when any one of these holds: all of `cfg.enable_dp_attention` is "
+        "false, `cfg.dp_size > 1` and `cfg.pp_size > 2`; `cfg.pp_size == 1`."
+    )
+
+
+def test_a_branch_that_leaves_after_one_that_goes_on_is_a_condition() -> None:
+    """``if a: x() elif b: raise`` (two branches go on: ``a`` and the
+    absent ``else``): past the chain, ``not (not a and b)``; the mined
+    exits record only the leaving branches before the first that goes on.
+    With one branch going on the mined exits say it all: nothing is added."""
+    import ast
+
+    from miner.analysis.nested import nested_exits
+
+    text = textwrap.dedent(
+        """
+        def pick(mode, size):
+            if mode == "fast":
+                log(mode)
+            elif size > 8:
+                raise ValueError("size too large")
+            if size < 0:
+                raise ValueError("size must be positive")
+        """
+    ).lstrip("\n")
+    function = ast.parse(text).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    found = nested_exits(function.body, text.split("\n"), 7)
+    assert [(g.kind, g.test, g.negated, g.line) for g in found] == [
+        ("exit", 'not (mode == "fast") and (size > 8)', True, 4)
+    ]
+    # an ``else`` that leaves after two branches that go on
+    other = text.replace("elif size > 8:", "elif size > 8:\n        pass\n    else:")
+    function = ast.parse(other).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert [g.test for g in nested_exits(function.body, other.split("\n"), 9)] == [
+        'not (mode == "fast") and not (size > 8)'
+    ]
+    one = text.replace("elif size > 8:", "else:")
+    function = ast.parse(one).body[0]
+    assert isinstance(function, ast.FunctionDef)
+    assert nested_exits(function.body, one.split("\n"), 7) == ()
+
+
+DCP = """
+def handle(cfg):
+    if cfg.mode == "decode" and cfg.dcp_size > 1:
+        if cfg.backend not in ("mooncake", "nixl"):
+            raise ValueError("DCP needs the mooncake or nixl backend.")
+        if cfg.radix:
+            raise ValueError("DCP needs the chunk cache.")
+    if cfg.mode == "decode":
+        if cfg.radix:
+            if cfg.spec is not None:
+                raise ValueError("The radix cache is incompatible with speculative decoding.")
+    return cfg
+"""
+
+
+def test_a_conjunct_is_placed_at_the_exit_that_makes_it_necessary() -> None:
+    """pd_disaggregation_hook.py:90 (v0.5.19): with ``mode == "decode"``
+    and ``radix`` required, ``dcp_size <= 1`` is necessary because of the
+    check at line 5 (the radix cache), not of the one at line 3 (the
+    backend), which also names ``dcp_size``."""
+    card = analyses({"pkg/__init__.py": "", "pkg/dcp.py": DCP})[
+        "The radix cache is incompatible with speculative decoding."
+    ]
+    assert (
+        "- `cfg.dcp_size <= 1`: the code raises another error at line 6 otherwise "
+        '(`if cfg.radix: raise ValueError("DCP needs the chunk cache.")`)'
+    ) in card.trigger.split("\n")
+    assert "line 4" not in card.trigger

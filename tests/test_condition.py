@@ -944,8 +944,9 @@ def test_a_literal_and_an_or_come_from_the_exit_that_can_require_them() -> None:
     """serving_hook.py:94 (v0.5.19): ``--ssl-keyfile`` set is required by
     the exit ``if certfile and not keyfile: raise`` (line 39, given the
     certfile), never by ``if keyfile and not certfile: raise`` (line 35),
-    which can only require the keyfile unset; ``not keyfile or
-    isfile(keyfile)`` comes from the exit at line 53 that has both literals."""
+    which can only require the keyfile unset; ``isfile(keyfile)`` (``not
+    keyfile or isfile(keyfile)`` with ``keyfile`` required) comes from the
+    exit at line 53 that makes it necessary."""
     from miner.analysis.condition import reach_of
 
     exits = [
@@ -958,7 +959,7 @@ def test_a_literal_and_an_or_come_from_the_exit_that_can_require_them() -> None:
     lines = {c.text(): found.origin_of(c).line for c in found.condition.conjuncts()}
     assert lines == {
         "keyfile": 39,
-        "not keyfile or isfile(keyfile)": 53,
+        "isfile(keyfile)": 53,  # resolved against ``keyfile``: not ``not keyfile or ...``
         "certfile": 35,
         "refresh": 93,
     }
@@ -994,3 +995,24 @@ def test_a_flipped_handler_atom_is_spelled_as_the_builder_spells_it(
         "1 more condition",
         "2 more functions",
     )
+
+
+def test_an_or_operand_loses_the_atoms_the_and_rules_out() -> None:
+    """serving_hook.py:64 (v0.5.19): ``certfile`` and ``keyfile`` are both
+    needed (either alone raises at line 36 or 40, neither at line 45), so
+    ``keyfile or not certfile`` reads ``keyfile``; each is placed at the
+    exit that makes it necessary."""
+    from miner.analysis.condition import absorbed, reach_of
+
+    exits = [
+        Guard("exit", "keyfile and not certfile", True, 35),
+        Guard("exit", "certfile and not keyfile", True, 39),
+        Guard("exit", "(not certfile and not keyfile) and (ca)", True, 44),
+    ]
+    found = reach_of([Guard("if", "ca and not isfile(ca)", False, 63)], exits)
+    lines = {c.text(): found.origin_of(c).line for c in found.condition.conjuncts()}
+    assert lines == {"keyfile": 39, "certfile": 35, "ca": 63, "not isfile(ca)": 63}
+    a, b = (Condition("atom", atom=x, kind="expr", shown=x) for x in ("a", "b"))
+    not_a = Condition("atom", atom="a", negated=True, kind="expr", shown="not a")
+    assert absorbed(Condition("and", (a, Condition("or", (not_a, b))))) == Condition("and", (a, b))
+    assert absorbed(Condition("and", (a, Condition("or", (a, b))))) == a

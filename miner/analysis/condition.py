@@ -92,16 +92,36 @@ class Reach:
     require ``key``; ``if key and not cert: raise`` can only require ``not key``)."""
     literals: tuple[tuple[frozenset[tuple[str, bool]], Guard], ...] = ()
     """Each guard or exit with every literal of its requirement."""
+    clauses: tuple[tuple[frozenset[tuple[str, bool]], Guard], ...] = ()
+    """Each guard or exit whose requirement, negation pushed inward, is one
+    literal or an ``or`` of literals (``not (a and b)``), with them."""
+
+    def forcing(self, key: tuple[str, bool]) -> Guard | None:
+        """The first guard or exit whose requirement is an ``or`` of literals
+        with ``key`` among them and every other one false where the
+        condition holds (its negation is a conjunct): the one that makes the
+        literal necessary (``not (decode and dcp > 1 and radix)`` makes
+        ``dcp <= 1`` necessary when ``decode`` and ``radix`` are conjuncts;
+        ``not (decode and dcp > 1 and backend not in (...))`` does not)."""
+        tops = {(c.atom, c.negated) for c in self.condition.conjuncts() if c.op == "atom"}
+        for found, guard in self.clauses:
+            if key in found and all(
+                (atom, not negated) in tops for atom, negated in found if (atom, negated) != key
+            ):
+                return guard
+        return None
 
     def origin(self, atom: Condition) -> Guard | None:
         """The guard or exit ``atom`` (a leaf of :attr:`condition`) is read
         from: one whose test is the atom alone, else one that requires the
-        literal with its polarity, else the first that has the literal, else
-        the first that reads the atom."""
+        literal with its polarity, else the first that makes it necessary
+        (:meth:`forcing`), else the first that has the literal, else the
+        first that reads the atom."""
         key = (atom.atom, atom.negated)
         return (
             self.whole.get(atom.atom)
             or self.implied.get(key)
+            or self.forcing(key)
             or self.reads.get(key)
             or self.origins.get(atom.atom)
         )
@@ -128,6 +148,7 @@ def reach_of(guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: boo
     implied: dict[tuple[str, bool], Guard] = {}
     reads: dict[tuple[str, bool], Guard] = {}
     sets: list[tuple[frozenset[tuple[str, bool]], Guard]] = []
+    clauses: list[tuple[frozenset[tuple[str, bool]], Guard]] = []
     for guard in sorted([*exits, *guards], key=lambda g: g.line):
         builder.current = guard
         term = builder.guard(guard)
@@ -144,6 +165,8 @@ def reach_of(guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: boo
             for key in every:
                 reads.setdefault(key, guard)
             sets.append((every, guard))
+            if builder.is_clause(term):
+                clauses.append((every, guard))
     condition = builder.condition(terms, simplify)
     return Reach(
         absorbed(condition) if simplify else condition,
@@ -152,20 +175,41 @@ def reach_of(guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: boo
         implied,
         reads,
         tuple(sets),
+        tuple(clauses),
     )
 
 
 def absorbed(cond: Condition) -> Condition:
-    """``cond`` with absorption applied at the top: an ``or`` operand of an
-    ``and`` that has one of the ``and``'s other operands among its own is
-    dropped (``a and (a or b)`` is ``a``); the library leaves a few of these."""
+    """``cond`` with two steps applied at the top that the library leaves
+    undone in a few conditions, until neither applies: absorption, an ``or``
+    operand of an ``and`` that has one of the ``and``'s atoms among its own
+    is dropped (``a and (a or b)`` is ``a``); and resolution, an atom of an
+    ``or`` operand whose negation is an operand of the ``and`` is dropped
+    from it (``a and (not a or b)`` is ``a and b``)."""
     if cond.op != "and":
         return cond
-    tops = {a for a in cond.args if a.op != "or"}
-    kept = tuple(a for a in cond.args if not (a.op == "or" and any(b in tops for b in a.args)))
-    if len(kept) == len(cond.args):
+    args = list(cond.args)
+    while True:
+        tops = {a for a in args if a.op != "or"}
+        false = {(a.atom, not a.negated) for a in tops if a.op == "atom"}
+        out: list[Condition] = []
+        for arg in args:
+            if arg.op == "or":
+                if any(b in tops for b in arg.args):
+                    continue
+                rest = tuple(
+                    b for b in arg.args if not (b.op == "atom" and (b.atom, b.negated) in false)
+                )
+                if rest and len(rest) < len(arg.args):
+                    arg = rest[0] if len(rest) == 1 else Condition("or", rest)
+            out.append(arg)
+        out = list(dict.fromkeys(out))
+        if out == args:
+            break
+        args = out
+    if len(args) == len(cond.args) and tuple(args) == cond.args:
         return cond
-    return kept[0] if len(kept) == 1 else Condition("and", kept)
+    return args[0] if len(args) == 1 else Condition("and", tuple(args))
 
 
 def site_reach(site: Site, simplify: bool = True) -> Reach:
@@ -396,6 +440,20 @@ class _Builder:
             term = term.args[0]
         return isinstance(term, self.algebra.Symbol)
 
+    def is_clause(self, term: boolean.Expression) -> bool:
+        """``term``, negation pushed inward, is one literal or an ``or`` of literals."""
+        expr = term.literalize()
+        if isinstance(expr, self.algebra.OR):
+            expr = expr.flatten()  # (a or b) or c
+        parts = expr.args if isinstance(expr, self.algebra.OR) else (expr,)
+        return all(
+            isinstance(part, self.algebra.Symbol)
+            or (
+                isinstance(part, self.algebra.NOT) and isinstance(part.args[0], self.algebra.Symbol)
+            )
+            for part in parts
+        )
+
     def every_literal(self, term: boolean.Expression) -> set[tuple[int, bool]]:
         """Every literal of ``term`` once negation is pushed inward, as (atom
         number, negated)."""
@@ -516,7 +574,9 @@ class _Builder:
                 pending.extend(reversed(arg.args))
             else:
                 operands.append(arg)
-        args = [self._read(arg) for arg in operands]
+        # The library may leave one operand twice once nested ones are
+        # flattened (``a and (a and b)``): each is kept once.
+        args = list(dict.fromkeys(self._read(arg) for arg in operands))
         args.sort(key=lambda pair: pair[1])
         return Condition(op, tuple(c for c, _ in args)), args[0][1]
 

@@ -13,9 +13,9 @@ import ast
 import bisect
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from miner.analysis.callers import (
     Caller,
@@ -34,11 +34,12 @@ from miner.analysis.config import (
     predicate_function,
 )
 from miner.analysis.exceptions import ExceptionInfo, repo_exceptions
+from miner.analysis.nested import site_nested_exits
 from miner.analysis.paths import CallReach, call_reaches, referenced
 from miner.analysis.resolvers import Choice, Note, callee, guard_names, local_calls, setting_code
 from miner.extract.imports import import_statements
 from miner.lifecycle import beside
-from miner.model import Site
+from miner.model import Guard, Site
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +66,9 @@ class RepoFacts:
     call_docs: Mapping[str, tuple[str, str, int]] = field(default_factory=dict)
     """Function called in a guard or exit test (defined once in the commit)
     -> (its docstring's first paragraph, path, line) (:func:`call_docstrings`)."""
-    exits: Mapping[tuple[str, int], tuple[str, str, int]] = field(default_factory=dict)
-    """(path, line) of an ``exit`` or ``exit-except`` guard of a site -> (how its branch leaves:
-    ``raise``, ``return``, ``continue``, ``break`` or ``""`` when the branch is
-    more than one statement; the ``if`` with that statement on one line, or
-    ``""``; the line of that statement, 0 when not known) (:func:`exit_branches`)."""
+    exits: Mapping[tuple[str, int], Branch] = field(default_factory=dict)
+    """(path, line) of an ``exit`` or ``exit-except`` guard of a site -> how
+    its branch leaves (:func:`exit_branches`, :class:`Branch`)."""
     loop_ends: Mapping[tuple[str, int], int] = field(default_factory=dict)
     """(path, line) of a ``while`` guard of a site -> the line of the
     ``raise`` the code gets to when the loop ends (:func:`loop_ends`)."""
@@ -101,6 +100,17 @@ class RepoFacts:
     """(path, name) -> (line, value as written) of the one module-level
     assignment of a name the guards of that file's sites test
     (:func:`module_values`)."""
+    nested_exits: Mapping[tuple[str, int], tuple[Guard, ...]] = field(default_factory=dict)
+    """(path, line) of a site -> the exits nested in earlier ``if`` branches
+    that it gets past and the mined exits leave out
+    (:func:`miner.analysis.nested.site_nested_exits`)."""
+    local_binds: Mapping[tuple[str, str, str], tuple[int, ...]] = field(default_factory=dict)
+    """(path, scope, name) -> the lines where the function ``scope`` of
+    ``path`` itself binds ``name`` (an assignment, augmented, annotated,
+    unpacked or ``:=``, a ``for`` or ``as`` target; not a parameter), for
+    the bare names sites' guards test that :attr:`assigned` has: such a name
+    is a local of that function, which no assignment in another function
+    binds (:func:`local_bindings`)."""
     foreign: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Path of a file with sites -> the names its imports bind to modules
     outside the repository (``symm_mem`` for ``from torch.distributed import
@@ -222,15 +232,40 @@ def _depth(text: str) -> int:
 LEAVING_KINDS = ("exit", "exit-except")
 
 
-def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
+class Branch(NamedTuple):
+    """How the block of an ``if`` branch or ``except`` clause leaves
+    (:func:`exit_branch`)."""
+
+    kind: str
+    """``raise``, ``return``, ``continue`` or ``break``: its first statement,
+    or else its last one at the branch's level; ``""`` when neither leaves."""
+    one: str
+    """The ``if`` and that statement on one line when the branch is that one
+    short statement, else ``""``."""
+    at: int
+    """The line of that statement, 0 when not known."""
+    reraised: tuple[int, ...] = ()
+    """The lines of the bare ``raise`` statements anywhere in the block:
+    there the exception being handled is raised again."""
+
+    @property
+    def reraises(self) -> bool:
+        """The leaving statement is a bare ``raise``."""
+        return self.kind == "raise" and self.at in self.reraised
+
+
+NO_BRANCH = Branch("", "", 0)
+_BARE_RAISE = re.compile(r"raise[ \t]*(?:;[ \t]*)?(?:#.*)?$")
+
+
+def exit_branch(lines: list[str], line: int) -> Branch:
     """How the ``if`` branch at ``line`` (1-based) of ``lines`` leaves: its
     first statement, or else its last one at the branch's level, is a
-    ``raise`` / ``return`` / ``continue`` / ``break``. Returns (that keyword,
-    the ``if`` and the statement on one line when the branch is that one
-    short statement else ``""``, the statement's line); ``("", "", 0)`` when
+    ``raise`` / ``return`` / ``continue`` / ``break`` (:class:`Branch`,
+    with the bare ``raise`` lines of the block); :data:`NO_BRANCH` when
     neither leaves or the branch is not in ``lines``."""
     if not 0 < line <= len(lines):
-        return "", "", 0
+        return NO_BRANCH
     head = lines[line - 1]
     indent = len(head) - len(head.lstrip())
     start = line
@@ -240,6 +275,7 @@ def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
         start += 1
     body: int | None = None
     statements: list[tuple[int, str]] = []  # (line, text) at the branch's level
+    reraised: list[int] = []  # bare ``raise`` at any level of the block
     continued = False  # the first statement goes on over several lines
     for number, text in enumerate(lines[start : start + 200], start + 1):
         stripped = text.strip()
@@ -251,12 +287,14 @@ def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
             break
         if body is None:
             body = level
+        if _BARE_RAISE.match(stripped):
+            reraised.append(number)
         if level <= body and not closing:
             statements.append((number, stripped))
         elif len(statements) == 1:
             continued = True
     if not statements:
-        return "", "", 0
+        return NO_BRANCH
 
     def leaves(text: str) -> str:
         return next((k for k in _LEAVES if re.match(rf"{k}\b", text)), "")
@@ -267,7 +305,7 @@ def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
         at, last = statements[-1]
         kind = leaves(last)
     if not kind:
-        return "", "", 0
+        return NO_BRANCH
     one = f"{head.strip()} {first}"
     simple = (
         len(statements) == 1
@@ -276,12 +314,12 @@ def exit_branch(lines: list[str], line: int) -> tuple[str, str, int]:
         and head.strip().endswith(":")
         and len(one) <= 110
     )
-    return kind, one if simple else "", at
+    return Branch(kind, one if simple else "", at, tuple(reraised))
 
 
 def exit_branches(
     files: Mapping[str, bytes], sites: Iterable[Site]
-) -> dict[tuple[str, int], tuple[str, str, int]]:
+) -> dict[tuple[str, int], Branch]:
     """:func:`exit_branch` of every ``exit`` and ``exit-except`` guard of
     ``sites`` (an ``except`` clause's block reads like an ``if`` branch)."""
     wanted: dict[str, set[int]] = {}
@@ -289,7 +327,7 @@ def exit_branches(
         for guard in site.exits:
             if guard.kind in LEAVING_KINDS:
                 wanted.setdefault(site.path, set()).add(guard.line)
-    out: dict[tuple[str, int], tuple[str, str, int]] = {}
+    out: dict[tuple[str, int], Branch] = {}
     for path, numbers in sorted(wanted.items()):
         data = files.get(path)
         if data is None:
@@ -581,6 +619,64 @@ def module_values(
 
 
 @lru_cache(maxsize=4096)
+def _local_binding(name: str) -> re.Pattern[bytes]:
+    """What binds ``name`` in a function's body on one line: the assignments
+    and targets of :func:`binding_line`, not a parameter nor a ``def``,
+    ``import`` or ``global`` of it."""
+    n = re.escape(name.encode())
+    return re.compile(
+        rb"^[ \t]*\**" + n + rb"[ \t]*(?::[^=\n]+)?(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=)"
+        rb"|^[ \t]*\(?[ \t]*(?:[\w.*]+[ \t]*,[ \t]*)+" + n + rb"[ \t]*(?:,[^=\n]*)?\)?[ \t]*=(?!=)"
+        rb"|^[ \t]*\(?[ \t]*\**" + n + rb"[ \t]*,[^=\n]*=(?!=)"
+        rb"|\b" + n + rb"[ \t]*:=(?!=)"
+        rb"|^[ \t]*(?:async[ \t]+)?for[ \t].*\b" + n + rb"\b.*\bin\b"
+        rb"|\bas[ \t]+" + n + rb"\b"
+    )
+
+
+def local_bindings(
+    files: Mapping[str, bytes], sites: Iterable[Site], names: Iterable[str]
+) -> dict[tuple[str, str, str], tuple[int, ...]]:
+    """(path, scope, name) -> the lines where the site's function binds
+    ``name`` itself (:func:`_local_binding`, read line by line; the scope
+    of each line from the ``def`` / ``class`` lines and indentation,
+    :func:`~miner.analysis.callers.scopes_of`), for each site whose guards
+    or exits test one of ``names`` as a bare name. A byte pass over the
+    lines that hold the name: no file is parsed."""
+    wanted = frozenset(names)
+    per_path: dict[str, set[tuple[str, str]]] = {}
+    for site in sites:
+        if site.scope == "<module>":
+            continue
+        for guard in (*site.guards, *site.exits):
+            for name in _BARE_NAME.findall(guard.test):
+                if name in wanted:
+                    per_path.setdefault(site.path, set()).add((site.scope, name))
+    out: dict[tuple[str, str, str], tuple[int, ...]] = {}
+    for path, pairs in sorted(per_path.items()):
+        data = files.get(path)
+        if data is None:
+            continue
+        scope_at = scopes_of(data)
+        for name in sorted({name for _, name in pairs}):
+            scopes = {scope for scope, n in pairs if n == name}
+            pattern, needle = _local_binding(name), name.encode()
+            at = data.find(needle)
+            while at >= 0:
+                start = data.rfind(b"\n", 0, at) + 1
+                end = data.find(b"\n", at)
+                end = len(data) if end < 0 else end
+                if pattern.search(data[start:end]):
+                    scope = scope_at(at)
+                    if scope in scopes:
+                        key = (path, scope, name)
+                        line = data.count(b"\n", 0, start) + 1
+                        out[key] = (*out.get(key, ()), line)
+                at = data.find(needle, end)
+    return out
+
+
+@lru_cache(maxsize=4096)
 def binding_line(name: str) -> re.Pattern[bytes]:
     """What may bind ``name`` on one line: an assignment (also augmented,
     annotated, unpacked or ``:=``), a ``for`` or ``as`` target, a
@@ -820,6 +916,15 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
     index.definitions("")  # the word index, built once before both halves read it
     targets = {t for t in (target_name(s.scope) for s in sites if not s.reraise) if t}
     with beside(jobs, _call_facts, index, targets) as call_facts:
+        nested = site_nested_exits(files, sites)
+        # What the cards read: the exits nested in earlier branches added
+        # (the records stay as mined).
+        sites = [
+            replace(s, exits=(*s.exits, *nested[(s.path, s.line)]))
+            if (s.path, s.line) in nested
+            else s
+            for s in sites
+        ]
         config = mine_config(index)
         predicates: dict[str, Derived] = {}
         for name in sorted(guard_calls(sites)):
@@ -835,6 +940,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         bare = tested_bare_names(sites)
         optional = optional_imports(files, bare)
         values = module_values(files, bare)
+        local = local_bindings(files, sites, assigned)
         callers, busy, reaches, refs = call_facts()
     # after the process beside has ended: no fork while its pool's thread runs
     notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
@@ -849,6 +955,8 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
     foreign = foreign_names(index, (s.path for s in sites))
     return RepoFacts(
         foreign=foreign,
+        nested_exits=nested,
+        local_binds=local,
         call_reach=reaches,
         referenced=refs,
         config=config,

@@ -51,6 +51,8 @@ from miner.analysis.evidence import Quote, first_sentence, help_sentence, quotes
 from miner.analysis.exceptions import short
 from miner.analysis.facts import (
     LEAVING_KINDS,
+    NO_BRANCH,
+    Branch,
     OptionalImport,
     RepoFacts,
     binding_line,
@@ -361,8 +363,15 @@ class Writer:
             self._links[atom.shown] = clause if clause and clause.read else None
         return self._links[atom.shown]
 
+    def with_nested_exits(self, site: Site) -> Site:
+        """``site`` with the exits nested in earlier branches that the mined
+        exits leave out added to its exits (:attr:`RepoFacts.nested_exits`,
+        :mod:`miner.analysis.nested`): what the card reads, not the record."""
+        extra = self.facts.nested_exits.get((site.path, site.line))
+        return replace(site, exits=(*site.exits, *extra)) if extra else site
+
     def read(self, error: Error, audience: str = Audience.INTERNAL.value) -> Reading:
-        site = error.primary
+        site = self.with_nested_exits(error.primary)
         reach = site_reach(site)
         shown_reach = site_reach(site, simplify=False) if reach.condition.is_false else reach
         terms = tuple(
@@ -422,8 +431,11 @@ class Writer:
         sure: list[Option] = []
         for part in parts:
             read = part.clause.read if part.clause is not None else None
-            if read is not None and (read.exact or part.strong):
-                sure.extend(self.options_of(part.clause))
+            if read is None or not (read.exact or part.strong):
+                continue
+            if self._raises_at(site, part.origin, lines):
+                continue  # what resolves a setting only another error's check tests
+            sure.extend(self.options_of(part.clause))
         found = sorted(
             [*found, *self.note_quotes(site, list(dict.fromkeys(sure)), preds)],
             key=lambda q: q.rank,
@@ -569,7 +581,10 @@ class Writer:
     ) -> tuple[Source, ...]:
         """Where the names the unlinked conjuncts test are assigned, between the
         enclosing ``def`` and the test (a name assigned from another local
-        is followed one step)."""
+        is followed one step); not in the excerpt, a predicate call assigned
+        to it elsewhere (:attr:`RepoFacts.assigned`) that may bind it. A name
+        the function binds itself (:attr:`RepoFacts.local_binds`) is a local:
+        only the function's own assignment nearest above the test counts."""
         start = next(
             (n for n in sorted(lines, reverse=True) if n < site.line and _DEF.match(lines[n])),
             site.excerpt.start_line - 1,
@@ -592,6 +607,20 @@ class Writer:
                             for a in self.facts.assigned.get(name.rsplit(".", 1)[-1], ())
                             if a.may_bind(name, site.path, site.scope)
                         ]
+                        own = self.facts.local_binds.get((site.path, site.scope, name))
+                        if own:
+                            # The function binds the name itself: a local, which
+                            # no other function's assignment gives its value.
+                            # Its own assignment nearest above the test, if that
+                            # is the one known.
+                            nearest = max((n for n in own if n < below), default=0)
+                            elsewhere = [
+                                a
+                                for a in elsewhere
+                                if a.path == site.path
+                                and a.scope == site.scope
+                                and a.line == nearest
+                            ]
                         if elsewhere:
                             first = elsewhere[0]
                             here = first.path == site.path and first.scope == site.scope
@@ -618,16 +647,13 @@ class Writer:
             return (site.path, guard.line) in self.facts.loop_ends
         return self.exit_found(site, guard, lines)[0] == "raise"
 
-    def exit_found(
-        self, site: Site, guard: Guard | None, lines: dict[int, str]
-    ) -> tuple[str, str, int]:
+    def exit_found(self, site: Site, guard: Guard | None, lines: dict[int, str]) -> Branch:
         """How the branch of an exit of ``site`` leaves (an ``if`` or an
-        ``except`` clause, :data:`~miner.analysis.facts.LEAVING_KINDS`): (the
-        keyword, the ``if`` and its statement on one line or ``""``, the
-        leaving statement's line), from :attr:`RepoFacts.exits`, else read
-        from the excerpt ``lines``; ``("", "", 0)`` when not known."""
+        ``except`` clause, :data:`~miner.analysis.facts.LEAVING_KINDS`), from
+        :attr:`RepoFacts.exits`, else read from the excerpt ``lines``;
+        :data:`~miner.analysis.facts.NO_BRANCH` when not known."""
         if guard is None or guard.kind not in LEAVING_KINDS or not guard.negated:
-            return "", "", 0
+            return NO_BRANCH
         return self.facts.exits.get((site.path, guard.line)) or _excerpt_exit(lines, guard.line)
 
     def _setting_read(self, value: str, site: Site) -> Read | None:
@@ -939,13 +965,19 @@ class Writer:
         if guard.kind == "exit":
             if not guard.negated:
                 return f": every other branch of the `if` chain ending at line {n} leaves"
-            verb, stmt, at = self.exit_found(r.site, guard, r.lines)
+            branch = self.exit_found(r.site, guard, r.lines)
+            verb, stmt, at = branch.kind, branch.one, branch.at
             does = {
                 "return": "returns early",
                 "raise": "raises another error",
                 "continue": "skips to the next item",
                 "break": "leaves the loop",
             }.get(verb, "leaves early")
+            if branch.reraises:
+                does = "raises the exception being handled again"
+            elif verb == "raise" and branch.reraised:
+                again = _lines_words(branch.reraised)
+                does = f"raises the exception being handled again at {again} or another error"
             if not at:
                 return f": the code {does} in the `if` at line {n} otherwise"
             if not stmt:
@@ -960,10 +992,18 @@ class Writer:
         if guard.kind == "exit-case":
             return f": past the `case` at line {n}"
         if guard.kind == "exit-except":
-            verb, _, at = self.exit_found(r.site, guard, r.lines)
-            if verb == "raise" and at:
-                return f": that handler raises another error at line {at}"
-            return ""
+            branch = self.exit_found(r.site, guard, r.lines)
+            if branch.kind != "raise" or not branch.at:
+                return ""
+            if branch.reraises:
+                return f": that handler raises the caught exception again at line {branch.at}"
+            if branch.reraised:
+                again = _lines_words(branch.reraised)
+                return (
+                    f": that handler raises the caught exception again at {again} "
+                    f"or another error at line {branch.at}"
+                )
+            return f": that handler raises another error at line {branch.at}"
         if guard.kind == "assert":
             return f": the assertion at line {n} fails"
         if guard.kind in ("except", "except*"):
@@ -1081,6 +1121,7 @@ class Writer:
             return None
         items = []
         for other in others[:MAX_OTHER_SITES]:
+            other = self.with_nested_exits(other)
             reach = site_reach(other)
             shown_reach = site_reach(other, simplify=False) if reach.condition.is_false else reach
             terms = tuple(
@@ -1957,15 +1998,27 @@ def _binds_locally(name: str, lines: dict[int, str], below: int) -> bool:
     )
 
 
-def _excerpt_exit(lines: dict[int, str], head: int) -> tuple[str, str, int]:
+def _excerpt_exit(lines: dict[int, str], head: int) -> Branch:
     """:func:`~miner.analysis.facts.exit_branch` of the ``if`` at ``head``
-    read from the excerpt ``lines`` (line -> text); ``("", "", 0)`` when the
-    excerpt does not show it."""
+    read from the excerpt ``lines`` (line -> text); :data:`NO_BRANCH` when
+    the excerpt does not show it."""
     if head not in lines:
-        return "", "", 0
+        return NO_BRANCH
     shown = [lines.get(n, "") for n in range(head, max(lines) + 1)]
-    kind, one, at = exit_branch(shown, 1)
-    return kind, one, at + head - 1 if at else 0
+    found = exit_branch(shown, 1)
+    if not found.at:
+        return found
+    return found._replace(
+        at=found.at + head - 1, reraised=tuple(n + head - 1 for n in found.reraised)
+    )
+
+
+def _lines_words(numbers: Iterable[int]) -> str:
+    """``line 12`` or ``lines 12 and 15``."""
+    found = [str(n) for n in numbers]
+    if len(found) == 1:
+        return f"line {found[0]}"
+    return f"lines {', '.join(found[:-1])} and {found[-1]}"
 
 
 def _names(text: str) -> list[str]:

@@ -111,6 +111,13 @@ def prefix_facts(
     return exits, alone
 
 
+def block_statements(body: list[ast.stmt], lines: list[str]) -> list[Stmt]:
+    """The parser-neutral views (:class:`~miner.extract.rules.Stmt`) of the
+    statements of ``body``, parsed from the text ``lines`` hold, as the exit
+    analysis reads them (for readers outside the extraction)."""
+    return _Walker(path="", lines=lines, context=None).stmts(body)
+
+
 def last_name(node: ast.AST) -> str | None:
     """The last name of a dotted name (``abc.abstractmethod`` -> ``abstractmethod``),
     of its subscript (``typing.Protocol[T]`` -> ``Protocol``); None for anything else."""
