@@ -938,3 +938,47 @@ def test_a_conjunct_is_placed_at_the_exit_that_makes_it_necessary() -> None:
         '(`if cfg.radix: raise ValueError("DCP needs the chunk cache.")`)'
     ) in card.trigger.split("\n")
     assert "line 4" not in card.trigger
+
+
+LOCALS = """
+from pkg.server_args import get_server_args
+
+
+def encoder_config(component):
+    cache_strategy = component.read_strategy()
+    if cache_strategy is None:
+        raise ValueError("the component has no cache_strategy value")
+
+
+def given(cache_strategy):
+    if cache_strategy is None:
+        raise ValueError("no cache_strategy value was given")
+
+
+def from_settings():
+    cache_strategy = get_server_args().cache_strategy
+    if cache_strategy is None:
+        raise ValueError("the cache_strategy setting is not set")
+"""
+
+
+def test_a_local_the_function_binds_is_no_setting_of_that_name() -> None:
+    """text_encoder_loader.py:369 (v0.5.19): ``quant_config =
+    _get_encoder_quant_config(...)`` is a local; "by its name, `quant_config`
+    is the setting `DiTConfig.quant_config`" was false. A parameter keeps the
+    hedged link by name, and an assignment from the setting itself keeps it
+    (as the value of the setting)."""
+    cards = analyses({**DATACLASS_REPO, "pkg/locals.py": LOCALS})
+    local = cards["the component has no cache_strategy value"]
+    assert local.trigger.endswith("- `cache_strategy` is `None` (line 6)")
+    assert local.what_it_means == (
+        "In `encoder_config`, this is raised when `cache_strategy` is `None`. The values it "
+        "tests are set in the function: `cache_strategy = component.read_strategy()` at line 5."
+    )
+    by_name = "(by its name, `cache_strategy` is the flag `--cache-strategy`)"
+    assert by_name in cards["no cache_strategy value was given"].trigger
+    setting = cards["the cache_strategy setting is not set"]
+    assert by_name in setting.trigger
+    assert "`cache_strategy = get_server_args().cache_strategy` at line 16, the value of " in (
+        setting.what_it_means or ""
+    )

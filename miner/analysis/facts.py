@@ -364,19 +364,33 @@ def loop_ends(index: SourceIndex, sites: Iterable[Site]) -> dict[tuple[str, int]
             continue
         places: dict[int, tuple[ast.AST, list[ast.stmt], int]] = {}  # id -> (parent, block, index)
         loops: list[ast.While] = []
-        for parent in ast.walk(tree):
-            for name in ("body", "orelse", "finalbody"):
-                block = getattr(parent, name, None)
-                if not isinstance(block, list):
-                    continue
+        # statements only (no expression is walked): a tenth of ast.walk
+        stack: list[ast.AST] = [tree]
+        while stack:
+            parent = stack.pop()
+            for block in _blocks(parent):
                 for i, stmt in enumerate(block):
                     places[id(stmt)] = (parent, block, i)
+                    stack.append(stmt)
                     if isinstance(stmt, ast.While) and stmt.lineno in numbers:
                         loops.append(stmt)
         for loop in loops:
             line = 0 if loop.orelse else _raise_after(loop, places)
             if line:
                 out[(path, loop.lineno)] = line
+    return out
+
+
+def _blocks(node: ast.AST) -> list[list[ast.stmt]]:
+    """The statement lists directly under ``node`` (bodies, ``else``,
+    ``finally``, handlers' and cases' bodies)."""
+    out = [
+        block
+        for name in ("body", "orelse", "finalbody")
+        if isinstance(block := getattr(node, name, None), list)
+    ]
+    for part in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+        out.append(part.body)
     return out
 
 

@@ -380,6 +380,8 @@ class Writer:
             if c.op not in ("true", "false")
         )
         terms = _without_implied(tuple(dict.fromkeys(terms)))
+        lines = excerpt_lines(site.excerpt.text, site.excerpt.start_line)
+        terms = self._own_locals(site, terms, lines)
         parts = [p for t in terms for p in t.parts]
         options: list[Option] = []
         for part in parts:
@@ -391,7 +393,6 @@ class Writer:
             opt = self._flag_option(name, site.path)
             if opt is not None:
                 options.append(opt)
-        lines = excerpt_lines(site.excerpt.text, site.excerpt.start_line)
         # A comment above an exit that raises another error is about that
         # error, unless that check and this site are one paragraph of checks.
         guards = sorted(
@@ -576,6 +577,38 @@ class Writer:
                 )
         return sorted(found, key=lambda q: q.rank)[:2]
 
+    def _own_locals(
+        self, site: Site, terms: tuple[Term, ...], lines: dict[int, str]
+    ) -> tuple[Term, ...]:
+        """``terms`` without the links by name alone of the bare names the
+        site's function assigns itself before the test (in the excerpt) from
+        a value that does not name it: ``quant_config =
+        _get_encoder_quant_config(...)`` makes ``quant_config`` a local, not
+        the setting ``DiTConfig.quant_config``. A value that names it (``x =
+        server_args.x``, ``getattr(args, "x", 1)``, ``int(x)``) keeps the link."""
+        start = _def_above(site, lines)
+        out = []
+        for term in terms:
+            below = term.origin.line if term.origin is not None else site.line
+            parts = tuple(
+                replace(p, clause=None) if self._binds_itself(site, p, lines, start, below) else p
+                for p in term.parts
+            )
+            out.append(term if parts == term.parts else replace(term, parts=parts))
+        return tuple(out)
+
+    def _binds_itself(
+        self, site: Site, part: Part, lines: dict[int, str], start: int, below: int
+    ) -> bool:
+        read = part.clause.read if part.clause is not None else None
+        if read is None or read.exact or part.strong:
+            return False
+        names = _names(part.atom.atom)
+        if len(names) != 1 or "." in names[0]:
+            return False
+        found = _assignment(names[0], lines, start, below)
+        return found is not None and not re.search(rf"\b{re.escape(names[0])}\b", found[1])
+
     def sources(
         self, site: Site, terms: tuple[Term, ...], lines: dict[int, str]
     ) -> tuple[Source, ...]:
@@ -585,10 +618,7 @@ class Writer:
         to it elsewhere (:attr:`RepoFacts.assigned`) that may bind it. A name
         the function binds itself (:attr:`RepoFacts.local_binds`) is a local:
         only the function's own assignment nearest above the test counts."""
-        start = next(
-            (n for n in sorted(lines, reverse=True) if n < site.line and _DEF.match(lines[n])),
-            site.excerpt.start_line - 1,
-        )
+        start = _def_above(site, lines)
         out: list[Source] = []
         seen: set[str] = set()
         for term in terms:
@@ -2051,6 +2081,15 @@ def _names(text: str) -> list[str]:
 _ASSIGN = re.compile(r"^\s*([\w.]+)\s*(?::[^=]+)?=(?!=)\s*(.+)$")
 
 
+def _def_above(site: Site, lines: dict[int, str]) -> int:
+    """The line of the ``def`` above the site in the excerpt ``lines``, else
+    the line before the excerpt."""
+    return next(
+        (n for n in sorted(lines, reverse=True) if n < site.line and _DEF.match(lines[n])),
+        site.excerpt.start_line - 1,
+    )
+
+
 def _assignment(name: str, lines: dict[int, str], start: int, below: int) -> tuple[int, str] | None:
     """The nearest ``name = value`` above line ``below`` (after ``start``), with
     the value on one line (continued over at most four lines)."""
@@ -2062,7 +2101,7 @@ def _assignment(name: str, lines: dict[int, str], start: int, below: int) -> tup
         if m is None or m.group(1) != name:
             continue
         value = m.group(2).split("  #")[0].strip()
-        for extra in range(1, 5):
+        for extra in range(1, 6):  # the line, then up to four continuation lines
             try:
                 node = ast.parse(value.rstrip(","), mode="eval").body
             except (SyntaxError, ValueError, RecursionError):
