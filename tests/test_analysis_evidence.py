@@ -982,3 +982,25 @@ def test_a_local_the_function_binds_is_no_setting_of_that_name() -> None:
     assert "`cache_strategy = get_server_args().cache_strategy` at line 16, the value of " in (
         setting.what_it_means or ""
     )
+
+
+KWARG = """
+def prepare(batch, build):
+    page_size = batch.allocator.page_size
+    rows = build(
+        batch,
+        page_size=page_size,
+    )
+    if page_size > 1 and rows > 8:
+        raise ValueError("rows do not fit the page: pass --disable-radix-cache")
+"""
+
+
+def test_a_keyword_argument_is_no_assignment() -> None:
+    """eagle_utils.py:960 (v0.5.19) said "`page_size = page_size` at line 944":
+    that line is ``page_size=page_size,`` in a call's arguments."""
+    card = analyses({**DATACLASS_REPO, "pkg/prep.py": KWARG})[
+        "rows do not fit the page: pass --disable-radix-cache"
+    ]
+    assert "`page_size = batch.allocator.page_size` at line 2" in (card.what_it_means or "")
+    assert "page_size = page_size" not in (card.what_it_means or "")

@@ -28,7 +28,9 @@ at the commit never appears.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -2081,6 +2083,25 @@ def _names(text: str) -> list[str]:
 _ASSIGN = re.compile(r"^\s*([\w.]+)\s*(?::[^=]+)?=(?!=)\s*(.+)$")
 
 
+def _in_brackets(lines: dict[int, str], start: int, line: int) -> bool:
+    """Whether ``line`` starts inside an open bracket (a call's arguments)
+    when the lines from ``start`` (a ``def``) on are read as Python tokens;
+    False when ``start`` is no ``def`` line or they do not tokenize."""
+    if not _DEF.match(lines.get(start, "")):
+        return False
+    text = "".join(lines.get(n, "") + "\n" for n in range(start, line))
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.OP and token.string in "([{":
+                depth += 1
+            elif token.type == tokenize.OP and token.string in ")]}":
+                depth -= 1
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # the end of the text inside a bracket: depth is what was read
+    return depth > 0
+
+
 def _def_above(site: Site, lines: dict[int, str]) -> int:
     """The line of the ``def`` above the site in the excerpt ``lines``, else
     the line before the excerpt."""
@@ -2098,8 +2119,8 @@ def _assignment(name: str, lines: dict[int, str], start: int, below: int) -> tup
         if name not in text:
             continue
         m = _ASSIGN.match(text)
-        if m is None or m.group(1) != name:
-            continue
+        if m is None or m.group(1) != name or _in_brackets(lines, start, n):
+            continue  # ``name=value,`` inside a call is a keyword argument
         value = m.group(2).split("  #")[0].strip()
         for extra in range(1, 6):  # the line, then up to four continuation lines
             try:
