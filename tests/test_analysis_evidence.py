@@ -1004,3 +1004,44 @@ def test_a_keyword_argument_is_no_assignment() -> None:
     ]
     assert "`page_size = batch.allocator.page_size` at line 2" in (card.what_it_means or "")
     assert "page_size = page_size" not in (card.what_it_means or "")
+
+
+SAME_CLASS = """
+class Exa:
+    def _post(self, path):
+        if not path:
+            raise ValueError("an empty path was posted: pass --disable-radix-cache")
+        return path
+
+    def search(self, query):
+        return self._post("/search")
+
+    def contents(self, urls):
+        # self._post("/old") is not a call
+        def inner():
+            return self._post("/inner")
+        return self._post("/contents")
+
+
+class Other:
+    def _post(self, path):
+        return path
+
+    def send(self):
+        return self._post("/x")
+"""
+
+
+def test_a_method_defined_twice_is_called_by_its_own_class() -> None:
+    """exa_client.py:98 (v0.5.19): ``_post`` is defined in several classes,
+    so its callers are not resolved by name; ``self._post(`` in the methods
+    of the same class still calls it."""
+    card = analyses({**DATACLASS_REPO, "pkg/exa.py": SAME_CLASS})[
+        "an empty path was posted: pass --disable-radix-cache"
+    ]
+    assert card.situations == (
+        "`Exa.search`, in the same class, calls `self._post()` at `pkg/exa.py:8`.",
+        "`Exa.contents`, in the same class, calls `self._post()` at `pkg/exa.py:14`.",
+        "`_post` is defined 2 times in the commit, so its callers from elsewhere are not "
+        "resolved by name; the traceback shows which one ran.",
+    )

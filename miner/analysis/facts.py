@@ -24,7 +24,7 @@ from miner.analysis.callers import (
     scopes_of,
     target_name,
 )
-from miner.analysis.code import SourceIndex, call_name, parse_expr
+from miner.analysis.code import SourceIndex, call_name, comment_start, parse_expr
 from miner.analysis.config import (
     ConfigModel,
     Derived,
@@ -111,6 +111,12 @@ class RepoFacts:
     the bare names sites' guards test that :attr:`assigned` has: such a name
     is a local of that function, which no assignment in another function
     binds (:func:`local_bindings`)."""
+    self_calls: Mapping[tuple[str, str], tuple[Caller, ...]] = field(default_factory=dict)
+    """(path, ``__qualname__``) of a raising method whose name the commit
+    defines more than once -> the calls ``self.name(`` / ``cls.name(`` in
+    the methods of the same class (:func:`same_class_calls`; each
+    :class:`Caller`'s target is the call as written, ``self.name``):
+    callers found although the name alone resolves none."""
     foreign: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Path of a file with sites -> the names its imports bind to modules
     outside the repository (``symm_mem`` for ``from torch.distributed import
@@ -342,6 +348,45 @@ def exit_branches(
 
 #: Statements that go on to the next one (a call may raise, but does not leave).
 _STRAIGHT = (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Pass, ast.Delete)
+
+
+def same_class_calls(
+    files: Mapping[str, bytes], sites: Iterable[Site], definitions: Mapping[str, int]
+) -> dict[tuple[str, str], tuple[Caller, ...]]:
+    """For each site in a method ``Cls.name`` whose ``name`` the commit
+    defines more than once (``definitions``): the lines of its file that call
+    ``self.name(`` or ``cls.name(`` inside another method of ``Cls`` (the
+    scope of each call from the ``def``/``class`` lines and indentation, no
+    parse), in line order. Keyed by (path, the method's ``__qualname__``)."""
+    wanted: dict[str, set[str]] = {}
+    for site in sites:
+        name = target_name(site.scope)
+        owner, _, last = site.scope.rpartition(".")
+        if name is None or name != last or not owner or "<locals>" in site.scope:
+            continue
+        if definitions.get(name, 0) > 1:
+            wanted.setdefault(site.path, set()).add(site.scope)
+    out: dict[tuple[str, str], tuple[Caller, ...]] = {}
+    for path, scopes in sorted(wanted.items()):
+        data = files.get(path)
+        if data is None:
+            continue
+        scope_at = scopes_of(data)
+        for qualname in sorted(scopes):
+            owner, _, name = qualname.rpartition(".")
+            found = []
+            pattern = rb"\b(self|cls)\.%s[ \t]*\(" % re.escape(name.encode())
+            for m in re.finditer(pattern, data):
+                line_start = data.rfind(b"\n", 0, m.start()) + 1
+                if comment_start(data[line_start : m.start()].decode("utf-8", "replace")) >= 0:
+                    continue
+                scope = scope_at(m.start())
+                if scope.rpartition(".")[0] == owner and scope != qualname:
+                    line = data.count(b"\n", 0, m.start()) + 1
+                    found.append(Caller(f"{m.group(1).decode()}.{name}", scope, path, line))
+            if found:
+                out[(path, qualname)] = tuple(found)
+    return out
 
 
 def loop_ends(index: SourceIndex, sites: Iterable[Site]) -> dict[tuple[str, int], int]:
@@ -955,6 +1000,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         optional = optional_imports(files, bare)
         values = module_values(files, bare)
         local = local_bindings(files, sites, assigned)
+        selfs = same_class_calls(files, sites, definitions)
         callers, busy, reaches, refs = call_facts()
     # after the process beside has ended: no fork while its pool's thread runs
     notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
@@ -969,6 +1015,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
     foreign = foreign_names(index, (s.path for s in sites))
     return RepoFacts(
         foreign=foreign,
+        self_calls=selfs,
         nested_exits=nested,
         local_binds=local,
         call_reach=reaches,

@@ -1398,9 +1398,20 @@ class Writer:
                     "a shared helper reached from many paths."
                 )
             elif defs > 1:
+                by_scope: dict[tuple[str, str], list[int]] = {}
+                for caller in self.facts.self_calls.get((site.path, site.scope), ()):
+                    by_scope.setdefault((caller.scope, caller.target), []).append(caller.line)
+                for (scope, written), numbers in list(by_scope.items())[:MAX_CALLERS]:
+                    where = ", ".join(f"`{site.path}:{n}`" for n in numbers[:3])
+                    call = code(written + "()")
+                    out.append(f"{code(scope)}, in the same class, calls {call} at {where}.")
+                if len(by_scope) > MAX_CALLERS:
+                    more = len(by_scope) - MAX_CALLERS
+                    out.append(f"{plural(more, 'more call')} in methods of the class.")
+                elsewhere = " from elsewhere" if by_scope else ""
                 out.append(
-                    f"{code(name)} is defined {defs} times in the commit, so its callers are "
-                    "not resolved by name; the traceback shows which one ran."
+                    f"{code(name)} is defined {defs} times in the commit, so its callers"
+                    f"{elsewhere} are not resolved by name; the traceback shows which one ran."
                 )
             elif name.startswith("test_") or "/test" in f"/{site.path}":
                 out.append(
