@@ -312,3 +312,20 @@ def test_import_statements_are_read_with_their_continuations() -> None:
     ]
     assert _imported_names(data) == {b"a", b"c", b"os", b"j", b"d", b"e", b"f", b"g", b"h"}
     assert _imported_names(data + b"from p import *\n") is None
+
+
+def test_a_name_no_call_names_is_found_where_it_is_used_as_a_value() -> None:
+    """interface.py:1484 (v0.5.19): ``FlashAttentionForwardSm100`` is called
+    through ``... else FlashAttentionForwardSm100``; a parameter, a string or
+    another binding of the same name is no such use."""
+    from miner.analysis.code import SourceIndex
+    from miner.analysis.paths import first_uses
+
+    files = {
+        "a.py": b"def Foo(x):\n    raise E\n",
+        "b.py": b'def f(Foo: int = 1):\n    raise Exception("Foo is bad")\n    Foo = 3\n',
+        "c.py": b"import a\n\nif isinstance(y, Foo):\n    cls = a.Bar if x else Foo\n",
+    }
+    assert first_uses(SourceIndex(files), ["Foo"]) == {"Foo": ("c.py", 4)}
+    del files["c.py"]
+    assert first_uses(SourceIndex(files), ["Foo"]) == {}

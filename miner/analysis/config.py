@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from miner.analysis.audience import path_kind
 from miner.analysis.code import SourceIndex, call_name, dotted, literal_text, parse_expr, unparse
 
 #: How many delegation levels a derived setting is followed through.
@@ -1395,9 +1396,14 @@ def _mine_env(index: SourceIndex) -> list[EnvVar]:
                 )
             )
             continue
-        first = found[0]
-        kind = next((r[1] for r in found if r[1]), None)
-        default = next((r[2] for r in found if r[2] is not None), None)
+        # The library's own reads first (a test helper's default is not the
+        # program's); a default only when those reads agree on one, with the
+        # place of a read that gives it.
+        main = [r for r in found if path_kind(r[0]) is None] or found
+        defaults = {r[2] for r in main if r[2] is not None}
+        default = next(iter(defaults)) if len(defaults) == 1 else None
+        first = next((r for r in main if r[2] == default), main[0]) if default else main[0]
+        kind = next((r[1] for r in main if r[1]), None)
         out.append(
             EnvVar(
                 name=name,

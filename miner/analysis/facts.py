@@ -35,7 +35,7 @@ from miner.analysis.config import (
 )
 from miner.analysis.exceptions import ExceptionInfo, repo_exceptions
 from miner.analysis.nested import site_nested_exits
-from miner.analysis.paths import CallReach, call_reaches, referenced
+from miner.analysis.paths import CallReach, call_reaches, first_uses, referenced
 from miner.analysis.resolvers import Choice, Note, callee, guard_names, local_calls, setting_code
 from miner.extract.imports import import_statements
 from miner.lifecycle import beside
@@ -90,6 +90,10 @@ class RepoFacts:
     call_reach: Mapping[tuple[str, str, int], CallReach] = field(default_factory=dict)
     """(called name, path, line) of a call in :attr:`callers` -> what it needs
     to run in its function (:func:`miner.analysis.paths.call_reaches`)."""
+    uses: Mapping[str, tuple[str, int]] = field(default_factory=dict)
+    """A raising function defined once that no call names -> (path, line)
+    of the first place the commit uses its name other than in a call (an
+    alias, a table, a callback) (:func:`miner.analysis.paths.first_uses`)."""
     referenced: frozenset[str] = frozenset()
     """Called names also used other than in calls: their callers may be
     incomplete (:func:`miner.analysis.paths.referenced`)."""
@@ -948,13 +952,16 @@ _CallFacts = tuple[
     dict[str, int],
     dict[tuple[str, str, int], CallReach],
     frozenset[str],
+    dict[str, tuple[str, int]],
 ]
 
 
 def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
     """The facts of the calls of the raising functions ``targets``: callers
     (two levels), the crowded names, the calls' reaches
-    (:func:`miner.analysis.paths.call_reaches`) and the names referenced."""
+    (:func:`miner.analysis.paths.call_reaches`), the names referenced, and
+    where each raising function defined once that no call names is used
+    otherwise (:func:`miner.analysis.paths.first_uses`)."""
     level1 = find_callers(index, targets)
     second = {t for callers in level1.values() for c in callers if (t := target_name(c.scope))}
     level2 = find_callers(index, second - set(level1))
@@ -962,7 +969,9 @@ def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
     busy = crowded(index, targets | second)
     reaches = call_reaches(index, callers, targets)
     refs = referenced(index, {target for target, _, _ in reaches})
-    return callers, busy, reaches, refs
+    uncalled = {t for t in targets if not callers.get(t) and t not in busy}
+    uses = first_uses(index, {t for t in uncalled if len(index.definitions(t)) == 1})
+    return callers, busy, reaches, refs, uses
 
 
 def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) -> RepoFacts:
@@ -1001,7 +1010,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         values = module_values(files, bare)
         local = local_bindings(files, sites, assigned)
         selfs = same_class_calls(files, sites, definitions)
-        callers, busy, reaches, refs = call_facts()
+        callers, busy, reaches, refs, uses = call_facts()
     # after the process beside has ended: no fork while its pool's thread runs
     notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
     call_docs = call_docstrings(index, called_names(sites) | defining)
@@ -1020,6 +1029,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         local_binds=local,
         call_reach=reaches,
         referenced=refs,
+        uses=uses,
         config=config,
         predicates=predicates,
         callers=callers,

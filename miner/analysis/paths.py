@@ -609,10 +609,52 @@ def referenced(index: SourceIndex, names: Iterable[str]) -> frozenset[str]:
     return frozenset(out)
 
 
+#: A type test or handler the name stands in: no call of it (up to the name).
+_CHECKED = re.compile(rb"(?:\b(?:isinstance|issubclass)\([^()]*|\bexcept\b[^:]*)$")
+#: A string literal on one line (its text may hide the name).
+_STRING = re.compile(rb"""(?:[rbuf]{0,2})(?:"[^"\n]*"|'[^'\n]*')""", re.I)
+
+
+def first_uses(index: SourceIndex, names: Iterable[str]) -> dict[str, tuple[str, int]]:
+    """Of ``names``, those the commit uses as a value (stored, passed, put in
+    a table, returned: ``cls = A if x else B``, ``{"a": A}``), each with the
+    first place it does so: (path, line), in path order. A use inside a
+    string, as a parameter or annotated name (``name: T``) or as an
+    assignment's target (another binding of the same name) is no such use."""
+    wanted = sorted(set(names))
+    if not wanted:
+        return {}
+    tokens = index.mentions_of(wanted)
+    out: dict[str, tuple[str, int]] = {}
+    for name in wanted:
+        word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?!\w)(?![ \t]*[(:=])")
+        for path in sorted(tokens.get(name, ())):
+            data = index.files[path]
+            at = _bare_use_at(data, name.encode())
+            while at >= 0:
+                start = data.rfind(b"\n", 0, at) + 1
+                stop = data.find(b"\n", at)
+                line = data[start : stop if stop != -1 else len(data)]
+                code_part = _STRING.sub(lambda m: b" " * len(m.group(0)), line)
+                checked = _CHECKED.search(code_part, 0, at - start)  # isinstance(x, A)
+                if word.match(code_part, at - start) and checked is None:
+                    out[name] = (path, data.count(b"\n", 0, at) + 1)
+                    break
+                at = _bare_use_at(data, name.encode(), at + len(name))
+            if name in out:
+                break
+    return out
+
+
 def _bare_use(data: bytes, name: bytes) -> bool:
     """Whether ``data`` uses ``name`` as a word not called, outside its
     ``def`` / ``class`` line, imports and comments."""
-    at = data.find(name)
+    return _bare_use_at(data, name) >= 0
+
+
+def _bare_use_at(data: bytes, name: bytes, start: int = 0) -> int:
+    """The offset of the first use :func:`_bare_use` means from ``start``, or -1."""
+    at = data.find(name, start)
     while at != -1:
         end = at + len(name)
         before, after = data[at - 1 : at], data[end : end + 1]
@@ -625,9 +667,9 @@ def _bare_use(data: bytes, name: bytes) -> bool:
                 line.startswith((b"def ", b"async def ", b"class ", b"from ", b"import ", b"#"))
                 or line.rstrip(b",") == name  # a name of a parenthesized import
             ):
-                return True
+                return at
         at = data.find(name, end)
-    return False
+    return -1
 
 
 # ---------------------------------------------------------------------- analysis

@@ -1418,6 +1418,13 @@ class Writer:
                     f"Running the test suite: {code(name)} is a test (or test helper) in "
                     f"`{site.path}`, run by the test runner rather than called by name."
                 )
+            elif name in self.facts.uses:
+                used_in, used_at = self.facts.uses[name]
+                out.append(
+                    f"No call of {code(name)} by name was found in the commit; the name is "
+                    f"used other than in a call at `{used_in}:{used_at}` (an alias, a table or a "
+                    "callback there may call it)."
+                )
             else:
                 out.append(
                     f"No call of {code(name)} by name was found in the commit: it is reached "
