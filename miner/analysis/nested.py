@@ -32,10 +32,10 @@ from miner.analysis.callers import _scopes
 from miner.extract.ast_fallback import block_statements
 from miner.extract.rules import (
     Stmt,
-    Text,
     block_leaves,
     block_stores,
     contributions,
+    if_chain,
     killed,
     surviving,
 )
@@ -50,25 +50,6 @@ NESTED_INDENT = 12
 _SCOPE_NODES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _chain(stmt: Stmt) -> list[tuple[Text | None, int, Sequence[Stmt] | None]]:
-    """An ``if`` chain's branches: (test, line, body); an absent ``else`` is a
-    branch that falls through (body None); an ``else`` has no test."""
-    branches: list[tuple[Text | None, int, Sequence[Stmt] | None]] = []
-    node = stmt
-    while True:
-        parts = node.parts
-        branches.append((parts.test, parts.line, parts.body))
-        orelse = parts.orelse
-        if orelse is None:
-            branches.append((None, parts.line, None))
-            return branches
-        if len(orelse) == 1 and orelse[0].kind == "if":
-            node = orelse[0]
-            continue
-        branches.append((None, parts.line, orelse))
-        return branches
-
-
 def conditional_exits(stmt: Stmt) -> list[Guard]:
     """The exits in the branches of the ``if`` chain ``stmt`` that the
     extraction does not record for it, each a negated ``exit``: an exit
@@ -79,7 +60,7 @@ def conditional_exits(stmt: Stmt) -> list[Guard]:
     other statements."""
     if stmt.kind != "if":
         return []
-    branches = _chain(stmt)
+    branches = if_chain(stmt)
     leaves = [body is not None and block_leaves(body) for _, _, body in branches]
     going = [i for i, leaving in enumerate(leaves) if not leaving]
     if not going:

@@ -708,9 +708,10 @@ def contributions(stmt: Stmt) -> tuple[Guard, ...]:
     return ()
 
 
-def _if_contributions(stmt: Stmt) -> tuple[Guard, ...]:
-    # The chain's branches: (test, line, body); an absent ``else`` is a branch
-    # that falls through (body None).
+def if_chain(stmt: Stmt) -> list[tuple[Text | None, int, Sequence[Stmt] | None]]:
+    """An ``if`` chain's branches, in order: (test, line, body); an ``else``
+    has no test, and an absent ``else`` is a branch that falls through (no
+    test, body None)."""
     branches: list[tuple[Text | None, int, Sequence[Stmt] | None]] = []
     node = stmt
     while True:
@@ -719,12 +720,16 @@ def _if_contributions(stmt: Stmt) -> tuple[Guard, ...]:
         orelse = parts.orelse
         if orelse is None:
             branches.append((None, parts.line, None))
-            break
+            return branches
         if len(orelse) == 1 and orelse[0].kind == "if":
             node = orelse[0]
             continue
         branches.append((None, parts.line, orelse))
-        break
+        return branches
+
+
+def _if_contributions(stmt: Stmt) -> tuple[Guard, ...]:
+    branches = if_chain(stmt)
     leaves = [body is not None and block_leaves(body) for _, _, body in branches]
     if all(leaves):
         return (Guard("unreachable", "", False, stmt.parts.line),)

@@ -48,7 +48,7 @@ import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from miner.extract.helpers import Helper
 from miner.model import FileResult, Site
@@ -118,11 +118,29 @@ def decode(blob: str, data: bytes) -> FileResult:
     return result
 
 
+def _pack(items: Iterable[Site] | Iterable[Helper]) -> bytes:
+    """Records as stored: a compact JSON list, zlib-compressed."""
+    text = json.dumps([i.to_json() for i in items], separators=(",", ":"), ensure_ascii=False)
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+
+
+def _unpack(data: bytes, read: Callable[[Any], _T], what: str) -> tuple[_T, ...]:
+    """Inverse of :func:`_pack`, each item by ``read``.
+
+    Raises:
+        ValueError: the row (``what``, for the message) is damaged.
+    """
+    try:
+        raw = json.loads(zlib.decompress(data).decode("utf-8", "surrogatepass"))
+        return tuple(read(item) for item in raw)
+    except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"damaged {what}: {type(exc).__name__}") from None
+
+
 def encode_sites(sites: tuple[Site, ...]) -> bytes:
     """A unit's relative sites (:func:`miner.extract.units.relative`) as
     stored: compact JSON, zlib-compressed."""
-    text = json.dumps([s.to_json() for s in sites], separators=(",", ":"), ensure_ascii=False)
-    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+    return _pack(sites)
 
 
 def decode_sites(data: bytes) -> tuple[Site, ...]:
@@ -131,19 +149,14 @@ def decode_sites(data: bytes) -> tuple[Site, ...]:
     Raises:
         ValueError: the row is damaged.
     """
-    try:
-        raw = json.loads(zlib.decompress(data).decode("utf-8", "surrogatepass"))
-        return tuple(Site.from_json(item) for item in raw)
-    except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"damaged unit row: {type(exc).__name__}") from None
+    return _unpack(data, Site.from_json, "unit row")
 
 
 def encode_helpers(helpers: tuple[Helper, ...]) -> bytes:
     """The raising helpers a blob's own sites make of its functions
     (:func:`miner.mining.calls.find_helpers`) as stored: compact JSON,
     zlib-compressed."""
-    text = json.dumps([h.to_json() for h in helpers], separators=(",", ":"), ensure_ascii=False)
-    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1)
+    return _pack(helpers)
 
 
 def decode_helpers(blob: str, data: bytes) -> tuple[Helper, ...]:
@@ -152,11 +165,7 @@ def decode_helpers(blob: str, data: bytes) -> tuple[Helper, ...]:
     Raises:
         ValueError: the row is damaged.
     """
-    try:
-        raw = json.loads(zlib.decompress(data).decode("utf-8", "surrogatepass"))
-        return tuple(Helper.from_json(item) for item in raw)
-    except (zlib.error, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"damaged helpers row for blob {blob}: {type(exc).__name__}") from None
+    return _unpack(data, Helper.from_json, f"helpers row for blob {blob}")
 
 
 class UnitReader:
