@@ -15,10 +15,11 @@ Conventions, stated once for every record here:
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar, Literal, TypeVar
 
 #: Version of every record format written: ``sites.jsonl``, ``analyses.jsonl``,
 #: ``manifest.json``, the JSON API, release diffs and the release site's files
@@ -76,6 +77,27 @@ AudienceName = Literal[
 ]
 
 
+_R = TypeVar("_R")
+
+
+def compact_pickle(cls: type[_R]) -> type[_R]:
+    """A frozen, slotted dataclass ``cls`` whose instances pickle as their
+    class and their fields' values, rebuilt by the constructor (every field
+    is an ``__init__`` argument). The dataclass's own slotted pickling looks
+    up the fields of every object (about 3 s for the 162,000 objects of
+    SGLang's records, read back from the commit store or the analysis cache
+    on every warm run); this is a third of that."""
+    made: Any = cls
+    names = [f.name for f in fields(made)]
+    values = operator.attrgetter(*names)
+    if len(names) == 1:
+        made.__reduce__ = lambda self: (type(self), (values(self),))
+    else:
+        made.__reduce__ = lambda self: (type(self), values(self))
+    return made
+
+
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class MessagePart:
     """One piece of a message template, in runtime order.
@@ -115,6 +137,7 @@ class MessagePart:
         )
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class Guard:
     """One statement that decides whether a site is reached.
@@ -222,6 +245,7 @@ class Guard:
         return f"{self.kind} {self.test}"
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class Excerpt:
     """The source around a site: lines ``start_line`` .. ``end_line`` inclusive."""
@@ -239,6 +263,7 @@ class Excerpt:
         return cls(start_line=data["start_line"], end_line=data["end_line"], text=data["text"])
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class Site:
     """One ``raise`` or ``assert`` statement at one commit.
@@ -375,6 +400,7 @@ class Site:
 FileStatus = Literal["mined", "skipped", "failed"]
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class FileResult:
     """What mining one blob gave: never an exception, always one of these.
@@ -418,6 +444,7 @@ class FileResult:
         )
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class CommitInfo:
     """A pinned commit: what was asked for and what it resolved to."""
@@ -472,6 +499,7 @@ def shorten(text: str, width: int) -> str:
     return cut.rstrip(" ,;:.-([{") + "…"
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class Error:
     """One error as users see it: an exception type and message template,
@@ -525,6 +553,7 @@ written), ``raised`` an exception of the caught types raised in a ``try`` body,
 loop's body running for an item."""
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class Condition:
     """A boolean condition over source atoms: a tree of ``and`` / ``or`` over
@@ -623,6 +652,7 @@ Condition.TRUE = Condition("true")
 Condition.FALSE = Condition("false")
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class ExampleFix:
     """A before/after pair for the card's "Example fix" section."""
@@ -633,6 +663,7 @@ class ExampleFix:
     after: str
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class Analysis:
     """The prose sections of one error's card, written from mined facts.
@@ -717,6 +748,7 @@ class Analysis:
         )
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class HistoryEvent:
     """A release in which an error (one lineage, across rewordings) changed."""
@@ -750,6 +782,7 @@ class HistoryEvent:
         )
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class History:
     """The life of one error over the releases mined in order.
@@ -813,6 +846,7 @@ class History:
         )
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class RunStats:
     """What one extraction did; printed by the CLI, never written to the output."""
@@ -839,6 +873,7 @@ class RunStats:
     """Wall-clock time of the extraction (for the summary line; never written)."""
 
 
+@compact_pickle
 @dataclass(frozen=True, slots=True)
 class MineResult:
     """Everything mined from one commit: its files, sites and errors."""

@@ -218,22 +218,23 @@ def _mine_commit(
     repo, commit, info = pin(repo_arg, rev, slug=slug, link_ref=link_ref, cache_dir=cache_dir)
     entries = source.python_blobs(repo, commit)
     store_dir = cache_dir or source.default_cache_dir()
-    files = store.load_files(store_dir, commit.hexsha, partial=partial) if reuse else None
-    if files is not None:
+    stored = store.load_result(store_dir, commit.hexsha, info, partial=partial) if reuse else None
+    if stored is not None:
         log.info("%s: reusing mined results of %s", rev, commit.hexsha[:10])
-        return repo, entries, assemble(info, files)
+        return repo, entries, stored
     source.prefetch_blobs(repo, commit, entries)
     options = options or MineOptions(cache_dir=cache_dir)
     extraction = extract(repo, entries, partial=partial, progress=progress, options=options)
     files = link_helper_calls(
         repo, commit.hexsha, extraction.files, partial=partial, options=options
     )
+    result = assemble(info, files, extraction.stats)
     if reuse:
         try:
-            store.save_files(store_dir, commit.hexsha, files, partial=partial)
+            store.save_result(store_dir, result, partial=partial)
         except OSError as exc:
             log.warning("%s: cannot store mined results (%s)", store_dir, exc)
-    return repo, entries, assemble(info, files, extraction.stats)
+    return repo, entries, result
 
 
 def mine(

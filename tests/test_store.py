@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import pickle
 
 import pytest
 
@@ -21,8 +22,8 @@ def test_second_mine_reads_the_store(make_repo, tmp_path, monkeypatch):
     root = make_repo(FILES)
     cache = tmp_path / "cache"
     first = pipeline.mine(str(root), "v1", cache_dir=cache, reuse=True)
-    (entry,) = (cache / "commits").glob("*.jsonl.gz")
-    assert entry.name == f"{first.commit.sha}-{store.extractor_version()[:16]}.jsonl.gz"
+    (entry,) = (cache / "commits").glob("*.pickle.gz")
+    assert entry.name == f"{first.commit.sha}-{store.entry_key()}.pickle.gz"
 
     def no_mining(*args, **kwargs):
         raise AssertionError("mined again instead of reusing the store")
@@ -41,15 +42,25 @@ def test_store_matches_plain_mining(make_repo, tmp_path):
     assert reread == pipeline.mine(str(root), "v1") == stored
 
 
-def test_entries_are_deterministic(make_repo, tmp_path):
+def test_entry_holds_the_assembled_records(make_repo, tmp_path):
     root = make_repo(FILES)
     one = pipeline.mine(str(root), "v1", cache_dir=tmp_path / "one", reuse=True)
-    pipeline.mine(str(root), "v1", cache_dir=tmp_path / "two", reuse=True)
-    path_one = store.entry_path(tmp_path / "one", one.commit.sha)
-    path_two = store.entry_path(tmp_path / "two", one.commit.sha)
-    assert path_one.read_bytes() == path_two.read_bytes()
-    header = gzip.decompress(path_one.read_bytes()).decode().splitlines()[0]
-    assert f'"sha": "{one.commit.sha}"' in header and '"files": 3' in header
+    path = store.entry_path(tmp_path / "one", one.commit.sha)
+    header, files, sites, errors = pickle.loads(gzip.decompress(path.read_bytes()))
+    assert header["sha"] == one.commit.sha and header["files"] == 3
+    assert (files, sites, errors) == (one.files, one.sites, one.errors)
+    assert [s.error_id for s in sites] == [s.error_id for s in one.sites] != ["", ""]
+
+
+def test_entry_serves_another_slug(make_repo, tmp_path, monkeypatch):
+    root = make_repo(FILES)
+    cache = tmp_path / "cache"
+    pipeline.mine(str(root), "v1", cache_dir=cache, reuse=True, slug="a/b")
+    plain = pipeline.mine(str(root), "v1", slug="c/d")
+    monkeypatch.setattr(pipeline, "extract", lambda *a, **k: pytest.fail("mined again"))
+    again = pipeline.mine(str(root), "v1", cache_dir=cache, reuse=True, slug="c/d")
+    assert again.commit.slug == "c/d"
+    assert again == plain
 
 
 @pytest.mark.parametrize(
@@ -57,9 +68,10 @@ def test_entries_are_deterministic(make_repo, tmp_path):
     [
         lambda data: data[: len(data) // 2],  # truncated gzip
         lambda data: b"not gzip at all",
-        lambda data: gzip.compress(gzip.decompress(data).splitlines(keepends=True)[0], mtime=0),
+        lambda data: gzip.compress(pickle.dumps(("header", (), (), ())), mtime=0),
+        lambda data: gzip.compress(pickle.dumps((1, 2)), mtime=0),
     ],
-    ids=["truncated", "garbage", "lines missing"],
+    ids=["truncated", "garbage", "foreign header", "wrong shape"],
 )
 def test_damaged_entry_is_mined_again(make_repo, tmp_path, caplog, damage):
     root = make_repo(FILES)
@@ -71,7 +83,7 @@ def test_damaged_entry_is_mined_again(make_repo, tmp_path, caplog, damage):
         again = pipeline.mine(str(root), "v1", cache_dir=cache, reuse=True)
     assert again == first
     assert str(path) in caplog.text
-    assert store.load_files(cache, first.commit.sha) is not None  # rewritten
+    assert store.load_result(cache, first.commit.sha, first.commit) is not None  # rewritten
 
 
 def test_full_parse_has_its_own_entry(make_repo, tmp_path):
@@ -83,8 +95,8 @@ def test_full_parse_has_its_own_entry(make_repo, tmp_path):
     names = sorted(p.name for p in (cache / "commits").iterdir())
     assert names == sorted(
         [
-            f"{partial.commit.sha}-{store.extractor_version()[:16]}.jsonl.gz",
-            f"{partial.commit.sha}-{store.extractor_version()[:16]}-full.jsonl.gz",
+            f"{partial.commit.sha}-{store.entry_key()}.pickle.gz",
+            f"{partial.commit.sha}-{store.entry_key()}-full.pickle.gz",
         ]
     )
 

@@ -164,6 +164,7 @@ def comment_start(line: str, mark: str = "#") -> int:
     return -1
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def parse_expr(text: str) -> ast.expr | None:
     """``text`` parsed as one expression (warnings silenced), or None.
 

@@ -36,6 +36,7 @@ collisions), unequal digests only that something may have changed.
 from __future__ import annotations
 
 import contextlib
+import gc
 import gzip
 import hashlib
 import importlib.metadata
@@ -142,6 +143,21 @@ def run_inputs(commit: Any, files: Sequence[Any], entries: Iterable[Any], **opti
     )
 
 
+def unpickle(handle: Any) -> Any:
+    """``pickle.load(handle)`` with the cyclic garbage collector paused: the
+    records of a large commit are hundreds of thousands of new containers,
+    whose allocation sets off collection after collection that can free
+    nothing (1.3 s instead of 0.8 s for SGLang's). Raises what
+    :func:`pickle.load` raises."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        return pickle.load(handle)
+    finally:
+        if was_on:
+            gc.enable()
+
+
 class DigestCache:
     """Values by digest: ``<cache>/<name>/<digest>.pickle.gz``.
 
@@ -168,7 +184,7 @@ class DigestCache:
         path = self.path(digest)
         try:
             with gzip.open(path, "rb") as handle:
-                key, value = pickle.load(handle)
+                key, value = unpickle(handle)
         except FileNotFoundError:
             return None
         except (
