@@ -16,6 +16,7 @@ folder is the previous one (:mod:`miner.publish.output`).
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import sys
@@ -572,10 +573,20 @@ def _after_stop() -> str:
     return "the previous output is kept"
 
 
+#: The cyclic collector's thresholds in the ``miner`` command (Python's
+#: default: 700, 10, 10). A run holds millions of young objects (records,
+#: syntax trees, facts) and frees almost nothing by collecting: on v0.5.19 the
+#: defaults spent 13.6 s of the facts and analysis stages in 8,300
+#: collections, these 3.8 s in 48, for the same peak memory (740 MiB).
+GC_THRESHOLDS = (100_000, 20, 10)
+
+
 def run() -> None:
     """The ``miner`` command: :func:`main`, then exit with its code. The stop
     signals stay ignored once the work is done: one arriving in the
-    interpreter's teardown would end it with -2 instead of the code."""
+    interpreter's teardown would end it with -2 instead of the code. The
+    collector runs at :data:`GC_THRESHOLDS` (forked workers inherit them)."""
+    gc.set_threshold(*GC_THRESHOLDS)
     code = main(exiting=True)
     sys.exit(code)
 
