@@ -14,7 +14,7 @@ from test_analysis_config import DATACLASS_REPO
 
 from miner import pipeline
 from miner.analysis import analyze
-from miner.analysis.facts import collect
+from miner.analysis.facts import boolean_names, collect
 from miner.analysis.wording import atom_words, negated
 from miner.extract.runner import extract_file
 from miner.model import Analysis, CommitInfo, Condition
@@ -188,3 +188,30 @@ def test_help_text_and_comment_quoted_with_path_and_line() -> None:
         "It is not raised when `ctx.is_hybrid_ssm` is false. The message names what is "
         'refused: "Host-pool retraction does not support hybrid models".'
     )
+
+
+def test_names_declared_bool_are_true_or_false() -> None:
+    """SGLang v0.5.19: ``runner_config.no_combine`` (``no_combine: bool =
+    False`` in the runner configs) is a flag; ``unsupported`` (a list) is not."""
+    files = {
+        "cfg.py": (
+            b"@dataclass\nclass RunnerConfig:\n    no_combine: bool = False\n"
+            b"    encoder_only: A[\n        bool, 'help', NS('x')\n    ] = False\n"
+            b"def f(x, quiet: bool = True, maybe: Optional[bool] = None):\n"
+            b"    convert = False\n    self.done = True\n    unsupported = [1]\n"
+            b"    either = False\n    either = None\n"
+            b"    d = {key: bool}\n"
+        ),
+    }
+    names = {"no_combine", "encoder_only", "quiet", "maybe", "convert", "done", "unsupported"}
+    names |= {"either", "key"}
+    found = boolean_names(files, names)
+    assert found == {"no_combine", "encoder_only", "quiet", "convert", "done"}
+
+    atom = Condition(
+        "atom", atom="runner_config.no_combine", negated=True, shown="not runner_config.no_combine"
+    )
+    assert atom_words(atom) == "`runner_config.no_combine` is falsy (`None`, empty or zero)"
+    assert atom_words(atom, found) == "`runner_config.no_combine` is false"
+    listed = Condition("atom", atom="unsupported", shown="unsupported")
+    assert atom_words(listed, found) == "`unsupported` is truthy"

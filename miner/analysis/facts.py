@@ -121,6 +121,9 @@ class RepoFacts:
     the methods of the same class (:func:`same_class_calls`; each
     :class:`Caller`'s target is the call as written, ``self.name``):
     callers found although the name alone resolves none."""
+    booleans: frozenset[str] = frozenset()
+    """Names the guards test that the commit only declares as ``bool``
+    (:func:`boolean_names`): ``x`` / ``obj.x`` is true or false, not truthy."""
     foreign: Mapping[str, frozenset[str]] = field(default_factory=dict)
     """Path of a file with sites -> the names its imports bind to modules
     outside the repository (``symm_mem`` for ``from torch.distributed import
@@ -1022,7 +1025,9 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
     }
     doc_lines = header_lines(files, sites)
     foreign = foreign_names(index, (s.path for s in sites))
+    booleans = boolean_names(files, tested_words(sites))
     return RepoFacts(
+        booleans=booleans,
         foreign=foreign,
         self_calls=selfs,
         nested_exits=nested,
@@ -1079,3 +1084,65 @@ def involved_code(
         defining.update(local_calls(site.excerpt.text, others).values())
     notes, choices = setting_code(index, settings, keys | defining, jobs)
     return notes, choices, defining
+
+
+#: An annotation after its ``:`` (up to ``=``, ``,``, ``)``, a comment or the
+#: line's end), and a literal stored after its ``=``. Both start with their
+#: punctuation, so that the engine skips to it (a pattern starting with ``^``
+#: is tried at every position: four times slower here).
+_ANNOTATION = re.compile(rb":[ \t]*([^\n=#,)]+?)[ \t]*(?:=(?!=)|,|\)|#|$)", re.M)
+_LITERAL = re.compile(rb"=[ \t]*(True|False|None|[-+]?\d|[\"'\[{])")
+#: What comes before the ``:`` of an annotation: the name alone on its line (a
+#: field, a parameter on its own line) or after ``(`` / ``,`` (a parameter).
+_ANNOTATED_NAME = re.compile(rb"(?:^|[(,])[ \t]*(\w+)[ \t]*$", re.M)
+#: What comes before the ``=`` of a stored literal: ``name`` or ``self.name``
+#: alone on its line.
+_STORED_NAME = re.compile(rb"^[ \t]*(?:self\.)?(\w+)[ \t]*$", re.M)
+#: ``Annotated[type, ...]`` (or ``A[...]``, SGLang's alias), over lines: the
+#: type is the first argument.
+_ANNOTATED_TYPE = re.compile(rb"(?:\w+\.)?(?:A|Annotated)\[\s*([^\n,\]]+?)\s*[,\]]")
+
+
+def tested_words(sites: Iterable[Site]) -> set[str]:
+    """Every identifier in the tests of the sites' guards and exits."""
+    out: set[str] = set()
+    for site in sites:
+        for guard in (*site.guards, *site.exits):
+            out.update(_IDENTIFIER.findall(guard.test))
+    return out
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def boolean_names(files: Mapping[str, bytes], names: Iterable[str]) -> frozenset[str]:
+    """Of ``names`` (identifiers), those the commit only ever declares as
+    ``bool``: annotated ``bool`` (a field, a parameter; also as the first
+    argument of ``Annotated``) or assigned ``True`` or ``False`` somewhere,
+    and never annotated otherwise (``Optional[bool]`` included) or assigned
+    another literal (``None``, a number, a string, a container). A guard
+    testing ``x`` or ``obj.x`` for such a name tests a flag: the cards say
+    "is false", not "falsy (``None``, empty or zero)". Read by pattern from
+    the lines (no parse); a line the patterns misread can only take a name
+    out."""
+    wanted = {n.encode() for n in names if n.isidentifier()}
+    boolean: set[bytes] = set()
+    other: set[bytes] = set()
+    for data in files.values():
+        for m in _ANNOTATION.finditer(data):
+            line_start = data.rfind(b"\n", 0, m.start()) + 1
+            before = _ANNOTATED_NAME.search(data, line_start, m.start())
+            if before is None or (name := before.group(1)) not in wanted:
+                continue
+            kind = m.group(1)
+            typed = _ANNOTATED_TYPE.match(data, m.start(1))
+            if typed is not None:
+                kind = typed.group(1)
+            (boolean if kind == b"bool" else other).add(name)
+        for m in _LITERAL.finditer(data):
+            line_start = data.rfind(b"\n", 0, m.start()) + 1
+            before = _STORED_NAME.match(data, line_start, m.start())
+            if before is None or (name := before.group(1)) not in wanted:
+                continue
+            (boolean if m.group(1) in (b"True", b"False") else other).add(name)
+    return frozenset(n.decode() for n in boolean - other)

@@ -924,7 +924,7 @@ class Writer:
     def part_words(self, part: Part, brief: bool = False) -> str:
         """The atom in the settings' terms when linked; ``brief``: a link by
         name only stays in plain words (the link is said in its own sentence)."""
-        plain = atom_words(part.atom)
+        plain = atom_words(part.atom, self.facts.booleans)
         read = part.clause.read if part.clause is not None else None
         if part.clause is None or read is None or (brief and not part.strong and not read.exact):
             return plain
@@ -937,7 +937,7 @@ class Writer:
         it as "all of a, b"."""
         if cond.op == "atom":
             part = parts.get((cond.atom, cond.negated))
-            return self.part_words(part, brief) if part else atom_words(cond)
+            return self.part_words(part, brief) if part else atom_words(cond, self.facts.booleans)
         if cond.op == "true":
             return "always"
         if cond.op == "false":

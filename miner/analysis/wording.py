@@ -124,9 +124,11 @@ def _call_words(text: str, node: ast.Call, positive: bool) -> str | None:
     return None
 
 
-def expr_words(text: str, positive: bool) -> str:
+def expr_words(text: str, positive: bool, booleans: frozenset[str] = frozenset()) -> str:
     """A Python expression (the atom as tested, positive) that is true
-    (``positive``) or false, in words."""
+    (``positive``) or false, in words. A name or attribute whose last part
+    reads as a flag (:func:`flaggy`) or is in ``booleans`` (names the commit
+    only declares ``bool``) is "true"/"false", any other "truthy"/"falsy"."""
     node = parse_expr(text)
     spelled = " ".join(text.split())
     if node is None:
@@ -146,7 +148,8 @@ def expr_words(text: str, positive: bool) -> str:
             return found
         return f"{code(spelled)} returns {'true' if positive else 'false'}"
     if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript)):
-        if flaggy(spelled):
+        last = spelled.rsplit(".", 1)[-1]
+        if flaggy(spelled) or last in booleans:
             return f"{code(spelled)} is {'true' if positive else 'false'}"
         return (
             f"{code(spelled)} is truthy"
@@ -163,8 +166,9 @@ _RAISED = re.compile(r"^try body raised (?P<what>.*) \(except at line (?P<line>\
 
 
 @lru_cache(maxsize=65536)
-def atom_words(atom: Condition) -> str:
-    """One atom of a condition (with its polarity) in plain words (cached)."""
+def atom_words(atom: Condition, booleans: frozenset[str] = frozenset()) -> str:
+    """One atom of a condition (with its polarity) in plain words (cached);
+    ``booleans``: see :func:`expr_words`."""
     positive = not atom.negated
     if atom.kind == "raised":
         m = _RAISED.match(atom.atom)
@@ -207,7 +211,7 @@ def atom_words(atom: Condition) -> str:
         if flipped is not None:
             return code(flipped)
         return f"{code(text)} is false"
-    return expr_words(text, positive)
+    return expr_words(text, positive, booleans)
 
 
 _NEGATED_OPS: dict[type, type] = {

@@ -1062,7 +1062,7 @@ CARDS: tuple[dict[str, Any], ...] = (
         # base.py:851-856) and added by the diffusion ServerArgs parser
         # (runtime/server_args/server_args.py:2736)
         facts={
-            "when": (r"`self\.vae_sp` is truthy", r"`--vae-tiling` is set to false"),
+            "when": (r"`self\.vae_sp` is true\b", r"`--vae-tiling` is set to false"),
             "solutions": (r"`--vae-tiling`", r"Leave `--vae-tiling` out: its default is `True`"),
             "example_before": (
                 r"python -m sglang\.multimodal_gen\.runtime\.launch_server \.\.\. "
