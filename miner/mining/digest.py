@@ -143,6 +143,21 @@ def run_inputs(commit: Any, files: Sequence[Any], entries: Iterable[Any], **opti
     )
 
 
+#: What reading a damaged, truncated or foreign gzip'd pickle raises
+#: (a value of another shape unpacked too).
+UNREADABLE = (
+    OSError,
+    EOFError,
+    zlib.error,
+    pickle.UnpicklingError,
+    ValueError,
+    TypeError,
+    AttributeError,
+    ImportError,
+    IndexError,
+)
+
+
 def unpickle(handle: Any) -> Any:
     """``pickle.load(handle)`` with the cyclic garbage collector paused: the
     records of a large commit are hundreds of thousands of new containers,
@@ -187,16 +202,7 @@ class DigestCache:
                 key, value = unpickle(handle)
         except FileNotFoundError:
             return None
-        except (
-            OSError,
-            EOFError,
-            zlib.error,
-            pickle.UnpicklingError,
-            ValueError,
-            TypeError,
-            AttributeError,
-            ImportError,
-        ) as exc:
+        except UNREADABLE as exc:
             log.warning("%s: unreadable cache entry (%s); doing the work again", path, exc)
             return None
         if key != digest:

@@ -31,11 +31,10 @@ from __future__ import annotations
 import gzip
 import logging
 import pickle
-import zlib
 from pathlib import Path
 
 from miner.files import write_bytes
-from miner.mining.digest import code_version, unpickle
+from miner.mining.digest import UNREADABLE, code_version, unpickle
 from miner.model import SCHEMA_VERSION, CommitInfo, MineResult
 
 log = logging.getLogger("miner")
@@ -78,17 +77,7 @@ def load_result(
             header, files, sites, errors = unpickle(handle)
     except FileNotFoundError:
         return None
-    except (
-        OSError,
-        EOFError,
-        zlib.error,
-        pickle.UnpicklingError,
-        ValueError,
-        TypeError,
-        AttributeError,
-        ImportError,
-        IndexError,
-    ) as exc:
+    except UNREADABLE as exc:
         log.warning("%s: unreadable stored results (%s); mining again", path, exc)
         return None
     if not isinstance(header, dict) or {**header, "files": 0} != _header(sha, 0):
