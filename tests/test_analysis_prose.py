@@ -14,7 +14,9 @@ from test_analysis_config import DATACLASS_REPO
 
 from miner import pipeline
 from miner.analysis import analyze
+from miner.analysis.callers import Caller
 from miner.analysis.facts import boolean_names, collect
+from miner.analysis.sections import _callers_at
 from miner.analysis.wording import atom_words, negated
 from miner.extract.runner import extract_file
 from miner.model import Analysis, CommitInfo, Condition
@@ -215,3 +217,19 @@ def test_names_declared_bool_are_true_or_false() -> None:
     assert atom_words(atom, found) == "`runner_config.no_combine` is false"
     listed = Condition("atom", atom="unsupported", shown="unsupported")
     assert atom_words(listed, found) == "`unsupported` is truthy"
+
+
+def test_callers_above_are_named_once_with_their_calls() -> None:
+    """SGLang v0.5.19, streaming_refiner.py: ``refine_block`` calls
+    ``_capture_block_kv`` twice; the card had named it twice."""
+    path = "sana_wm/streaming_refiner.py"
+    callers = [
+        Caller("_capture_block_kv", "RefinerChunkRunner.refine_block", path, 521),
+        Caller("_capture_block_kv", "RefinerChunkRunner.refine_block", path, 588),
+        Caller("_capture_block_kv", "Other.run", "other.py", 12),
+        Caller("_capture_block_kv", "Third.go", "third.py", 3),
+    ]
+    assert _callers_at(callers) == (
+        f"`RefinerChunkRunner.refine_block` (`{path}:521`, `{path}:588`), "
+        "`Other.run` (`other.py:12`)"
+    )

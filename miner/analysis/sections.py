@@ -31,7 +31,7 @@ import ast
 import io
 import re
 import tokenize
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from miner.analysis import paths as callpaths
@@ -44,7 +44,7 @@ from miner.analysis.audience import (
     path_kind,
     reads_setting,
 )
-from miner.analysis.callers import target_name
+from miner.analysis.callers import Caller, target_name
 from miner.analysis.code import dotted, parse_expr
 from miner.analysis.condition import Reach, site_reach
 from miner.analysis.config import Condition as Setting
@@ -1384,8 +1384,7 @@ class Writer:
                     parent = target_name(scope)
                     above = self.facts.callers.get(parent, ()) if parent else ()
                     if above:
-                        up = ", ".join(f"{code(c.scope)} (`{c.path}:{c.line}`)" for c in above[:2])
-                        line += f", reached from {up}"
+                        line += f", reached from {_callers_at(above)}"
                     out.append(line + ".")
                 if len(grouped) > MAX_CALLERS:
                     more = len(grouped) - MAX_CALLERS
@@ -2245,3 +2244,14 @@ def _module_of(path: str) -> str:
     elif path.endswith(".py"):
         path = path[:-3]
     return path.replace("/", ".")
+
+
+def _callers_at(callers: Sequence[Caller], most: int = 2) -> str:
+    """The first ``most`` calling functions of ``callers`` with the places of
+    their calls (up to 3 each, in order): "`A.f` (`p.py:521`, `p.py:588`),
+    `B.g` (`q.py:12`)", each function named once."""
+    places: dict[str, list[str]] = {}
+    for caller in callers:
+        if caller.scope in places or len(places) < most:
+            places.setdefault(caller.scope, []).append(f"`{caller.path}:{caller.line}`")
+    return ", ".join(f"{code(scope)} ({', '.join(at[:3])})" for scope, at in places.items())
