@@ -187,12 +187,13 @@ _TESTED_NAME = re.compile(
 )
 
 
-def tested_names(sites: Iterable[Site]) -> set[str]:
-    """Flag-like names (``is_hybrid_ssm``) the guards and exits of ``sites`` test."""
+def tested_names(sites: Iterable[Site], pattern: re.Pattern[str] = _TESTED_NAME) -> set[str]:
+    """Flag-like names (``is_hybrid_ssm``) the guards and exits of ``sites``
+    test (``pattern``: what else to find in their tests, group 1 if any)."""
     names: set[str] = set()
     for site in sites:
         for guard in (*site.guards, *site.exits):
-            names.update(_TESTED_NAME.findall(guard.test))
+            names.update(pattern.findall(guard.test))
     return names
 
 
@@ -1025,7 +1026,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
     }
     doc_lines = header_lines(files, sites)
     foreign = foreign_names(index, (s.path for s in sites))
-    booleans = boolean_names(files, tested_words(sites))
+    booleans = boolean_names(files, tested_names(sites, _IDENTIFIER))
     return RepoFacts(
         booleans=booleans,
         foreign=foreign,
@@ -1103,15 +1104,7 @@ _STORED_NAME = re.compile(rb"^[ \t]*(?:self\.)?(\w+)[ \t]*$", re.M)
 _ANNOTATED_TYPE = re.compile(rb"(?:\w+\.)?(?:A|Annotated)\[\s*([^\n,\]]+?)\s*[,\]]")
 
 
-def tested_words(sites: Iterable[Site]) -> set[str]:
-    """Every identifier in the tests of the sites' guards and exits."""
-    out: set[str] = set()
-    for site in sites:
-        for guard in (*site.guards, *site.exits):
-            out.update(_IDENTIFIER.findall(guard.test))
-    return out
-
-
+#: Any identifier (:func:`boolean_names` reads every name the tests use).
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
