@@ -11,7 +11,7 @@ from test_analysis_config import DATACLASS_REPO
 from test_analysis_prose import analyses
 
 from miner.analysis.code import SourceIndex
-from miner.analysis.facts import header_lines
+from miner.analysis.facts import LocalValue, header_lines, local_values
 from miner.analysis.resolvers import (
     Requirement,
     _function_ranges,
@@ -677,7 +677,8 @@ def test_the_function_own_assignment_wins_over_one_elsewhere() -> None:
     meaning = analyses({**DATACLASS_REPO, "pkg/kv.py": KV_DIM})[message].what_it_means or ""
     assert (
         "The values it tests are set in the function: `is_dsa_model = "
-        "is_deepseek_dsa(model_config.hf_config)` at line 14; `quant_block_size = "
+        "is_deepseek_dsa(model_config.hf_config)` at line 14; `kv_lora_rank = "
+        "model_config.kv_lora_rank` at line 15; `quant_block_size = "
         "model_config.quant_block_size` at line 33."
     ) in meaning
     assert "Elsewhere" not in meaning and "pkg/kv.py:9" not in meaning
@@ -688,7 +689,9 @@ def test_the_function_own_assignment_wins_over_one_elsewhere() -> None:
     meaning = analyses({**DATACLASS_REPO, "pkg/kv.py": other})[message].what_it_means or ""
     assert "Elsewhere" not in meaning and "is_deepseek_dsa" not in meaning
     assert (
-        "The values it tests are set in the function: `quant_block_size = "
+        "The values it tests are set in the function: `is_dsa_model = "
+        "model_config.is_dsa and kv_lora_rank > 0` at line 14; `kv_lora_rank = "
+        "model_config.kv_lora_rank` at line 15; `quant_block_size = "
         "model_config.quant_block_size` at line 33."
     ) in meaning
 
@@ -1045,3 +1048,126 @@ def test_a_method_defined_twice_is_called_by_its_own_class() -> None:
         "`_post` is defined 2 times in the commit, so its callers from elsewhere are not "
         "resolved by name; the traceback shows which one ran.",
     )
+
+
+ELASTIC = """
+from pkg.server_args import get_server_args
+
+
+def handle_elastic(cfg, server_args):
+    if cfg.max_ep_size is not None:
+        assert cfg.max_ep_size > 0, "--max-ep-size must be a positive integer."
+
+    scaling_active = (
+        cfg.elastic_ep_backend is not None
+        and cfg.max_ep_size is not None
+        and cfg.max_ep_size > cfg.tp_size
+    )
+    launch(
+        scaling_active=False,
+    )
+    first = cfg.a
+    second = cfg.b
+    third = cfg.c
+    fourth = cfg.d
+    fifth = cfg.e
+    sixth = cfg.f
+    seventh = cfg.g
+    eighth = cfg.h
+    ninth = cfg.i
+    tenth = cfg.j
+    eleventh = cfg.k
+    twelfth = cfg.l
+    thirteenth = cfg.m
+    fourteenth = cfg.n
+    fifteenth = cfg.o
+    sixteenth = cfg.p
+    seventeenth = cfg.q
+    eighteenth = cfg.r
+    nineteenth = cfg.s
+    twentieth = cfg.t
+    if cfg.elastic_ep_initial_size is not None:
+        assert scaling_active, (
+            "--elastic-ep-initial-size is only valid for an Elastic EP deployment."
+        )
+    if scaling_active:
+        assert cfg.dtype == "auto", "Elastic EP scale-up needs the auto dtype."
+"""
+
+
+def test_a_local_bool_set_above_the_excerpt_is_true_or_false() -> None:
+    """parallel_hook.py:398-405 (v0.5.19): ``scaling_active`` is set from a
+    comparison chain 26 lines above the assert, outside the excerpt. The card
+    says where it is set and reads it as false, not "falsy (None, empty or
+    zero)"; the keyword argument ``scaling_active=False`` in a call binds
+    nothing."""
+    files = {**DATACLASS_REPO, "pkg/hook.py": ELASTIC}
+    found = analyses(files)["--elastic-ep-initial-size is only valid for an Elastic EP deployment."]
+    meaning = found.what_it_means or ""
+    assert (
+        "The values it tests are set in the function: `scaling_active = "
+        "cfg.elastic_ep_backend is not None and cfg.max_ep_size is not None and "
+        "(cfg.max_ep_size > cfg.tp_size)` at line 8."
+    ) in meaning
+    assert "`scaling_active` is false" in found.trigger
+    assert "`scaling_active` is true" in " ".join(found.solutions)
+    assert "falsy" not in found.trigger + meaning + " ".join(found.solutions)
+    found = analyses(files)["Elastic EP scale-up needs the auto dtype."]
+    assert "- `scaling_active` is true (line 40)" in found.trigger
+    assert "`scaling_active` is false" in " ".join(found.solutions)
+    assert "falsy" not in found.trigger + " ".join(found.solutions)
+
+
+def test_local_values_reads_the_bindings_of_the_function() -> None:
+    """:func:`local_values`: the parameter and each binding of a tested name
+    above the excerpt, with the value of a plain assignment and whether it
+    is a ``bool``; a keyword argument on its own line and a docstring's text
+    bind nothing; a property's getter and setter are told apart by their
+    ``def`` line."""
+    source = textwrap.dedent(
+        '''
+        class Box:
+            @property
+            def size(self):
+                return self._size
+
+            @size.setter
+            def size(self, value, strict=None):
+                """Set the size.
+
+                ready = the text of a docstring
+                """
+                ready = value is not None and value > 0
+                call(
+                    ready=False,
+                )
+                count = len(value)
+                a = 1
+                b = 2
+                c = 3
+                d = 4
+                e = 5
+                f = 6
+                g = 7
+                h = 8
+                i = 9
+                j = 10
+                k = 11
+                l = 12
+                m = 13
+                n = 14
+                o = 15
+                if strict and not ready:
+                    raise ValueError("bad size")
+                if count > 3:
+                    raise ValueError("too many")
+        '''
+    ).lstrip("\n")
+    data = {"pkg/box.py": source.encode()}
+    sites = extract_file("pkg/box.py", "0" * 40, data["pkg/box.py"]).sites
+    values = local_values(data, sites)
+    assert values[("pkg/box.py", "Box.size", "ready")] == (
+        LocalValue(7, 12, "value is not None and value > 0", True),
+    )
+    assert values[("pkg/box.py", "Box.size", "strict")] == (LocalValue(7, 7, "", False),)
+    assert values[("pkg/box.py", "Box.size", "count")] == (LocalValue(7, 16, "len(value)", False),)

@@ -151,6 +151,21 @@ def scopes_of(data: bytes) -> Callable[[int], str]:
     return at
 
 
+def function_spans(data: bytes) -> list[tuple[str, int, int]]:
+    """(``__qualname__``, offset of the header line, offset of the first
+    line after the body) of each ``def`` of ``data`` (a file's bytes), in
+    order, from the headers and indentation (:func:`scopes_of`; no parse).
+    A name defined twice (a property's getter and setter) has two spans."""
+    found = _scopes(data)
+    return [
+        (name, start, end)
+        for name, start, end, kind in zip(
+            found.names, found.starts, found.ends, found.kinds, strict=True
+        )
+        if kind == b"def"
+    ]
+
+
 def _imported_names(data: bytes) -> frozenset[bytes] | None:
     """The names the file's imports bind (``from m import a, b as c`` binds
     ``a`` and ``c``; ``import a.b`` binds ``a``); None when a star import

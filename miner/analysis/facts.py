@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import ast
 import bisect
+import builtins
+import keyword as _keyword
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -21,6 +23,7 @@ from miner.analysis.callers import (
     Caller,
     crowded,
     find_callers,
+    function_spans,
     scopes_of,
     target_name,
 )
@@ -121,6 +124,13 @@ class RepoFacts:
     the methods of the same class (:func:`same_class_calls`; each
     :class:`Caller`'s target is the call as written, ``self.name``):
     callers found although the name alone resolves none."""
+    local_values: Mapping[tuple[str, str, str], tuple[LocalValue, ...]] = field(
+        default_factory=dict
+    )
+    """(path, scope, name) -> every binding of a bare name the guards of the
+    function's sites test, in that function, with the value assigned when
+    it is a plain assignment (:func:`local_values`): where a local above
+    the excerpt gets its value, and whether it is a ``bool``."""
     booleans: frozenset[str] = frozenset()
     """Names the guards test that the commit only declares as ``bool``
     (:func:`boolean_names`): ``x`` / ``obj.x`` is true or false, not truthy."""
@@ -743,6 +753,239 @@ def local_bindings(
     return out
 
 
+class LocalValue(NamedTuple):
+    """One binding of a name in a function (:func:`local_values`)."""
+
+    start: int
+    """The line of the function's ``def``."""
+    line: int
+    value: str
+    """The assigned expression, on one line (:func:`assigned_expr`); ``""``
+    for any other binding: a parameter, a loop or ``as`` target, an
+    augmented, annotated-only or unpacked assignment, a value that does not
+    parse within five lines."""
+    boolean: bool
+    """The value is always a ``bool`` (:func:`boolean_expr`)."""
+
+
+#: Bare names in tests that are never a function's own variable.
+_NOT_LOCAL = frozenset(_keyword.kwlist) | frozenset(dir(builtins)) | {"self", "cls"}
+#: ``name = value`` / ``name: T = value`` at the start of a line: (name, value).
+_PLAIN_ASSIGN = re.compile(rb"[ \t]*(\w+)[ \t]*(?::[^=\n]+)?=(?!=)[ \t]*(.*)")
+#: Builtins whose call is a ``bool``.
+_BOOL_CALLS = frozenset({"bool", "isinstance", "issubclass", "hasattr", "callable", "any", "all"})
+#: Methods of ``str``, ``os.path`` and ``pathlib.Path`` that return a ``bool``.
+_BOOL_METHODS = frozenset(
+    {
+        "startswith",
+        "endswith",
+        "isdigit",
+        "isalpha",
+        "isalnum",
+        "isnumeric",
+        "isdecimal",
+        "isidentifier",
+        "islower",
+        "isupper",
+        "isspace",
+        "exists",
+        "isfile",
+        "isdir",
+        "isabs",
+        "is_file",
+        "is_dir",
+        "is_absolute",
+    }
+)
+
+
+def boolean_expr(node: ast.expr) -> bool:
+    """Whether the expression's value is a ``bool`` on every path: ``True`` or
+    ``False``, a comparison, a ``not``, a call of ``bool``, ``isinstance``,
+    ``hasattr`` and the like or of a predicate method of ``str`` / ``os.path``
+    / ``Path`` (``.startswith``, ``.exists``), or an ``and`` / ``or`` of
+    those (Python's ``and`` returns an operand: all must be ``bool``)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, bool)
+    if isinstance(node, ast.Compare):
+        return True
+    if isinstance(node, ast.UnaryOp):
+        return isinstance(node.op, ast.Not)
+    if isinstance(node, ast.BoolOp):
+        return all(boolean_expr(v) for v in node.values)
+    if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Name):
+            return node.func.id in _BOOL_CALLS
+        if isinstance(node.func, ast.Attribute):
+            return node.func.attr in _BOOL_METHODS
+    return False
+
+
+def assigned_expr(texts: Sequence[str]) -> tuple[str, ast.expr] | None:
+    """The expression an assignment stores: ``texts[0]`` is what follows the
+    ``=`` on its line, the rest the lines after it, joined on while the text
+    does not parse (five lines at most; a ``#`` comment after two spaces
+    dropped). (the text on one line: as written when it fits its line, else
+    ``ast.unparse``; the tree), or None when it does not parse."""
+    value = texts[0].split("  #")[0].strip()
+    for extra in range(1, 6):
+        try:
+            node = ast.parse(value.rstrip(","), mode="eval").body
+        except (SyntaxError, ValueError, RecursionError):
+            more = texts[extra] if extra < len(texts) else ""
+            value += " " + more.split("  #")[0].strip()
+            continue
+        text = " ".join(value.rstrip(",").split()) if extra == 1 else ast.unparse(node)
+        return text, node
+    return None
+
+
+def local_values(
+    files: Mapping[str, bytes], sites: Iterable[Site]
+) -> dict[tuple[str, str, str], tuple[LocalValue, ...]]:
+    """(path, scope, name) -> the bindings of ``name`` in the function
+    ``scope`` of ``path`` above the excerpts of its sites (its signature and
+    body, nested functions included), in line order, for the bare names the
+    guards and exits of those sites test (keywords, builtins, ``self`` and
+    ``cls`` aside). Only sites whose excerpt does not show their ``def``
+    count: what an excerpt shows, the cards read from it.
+
+    The function is the ``def`` of that ``__qualname__`` around a site
+    (:func:`~miner.analysis.callers.function_spans`; a name defined twice
+    gives both, told apart by :attr:`LocalValue.start`). A binding is a line
+    binding the name (:func:`_bound_names`) outside brackets (a keyword
+    argument on its own line binds nothing); any mention in the signature is
+    a parameter. Read line by line: no file is parsed, only the assigned
+    expressions (:func:`assigned_expr`)."""
+    wanted: dict[str, dict[str, tuple[set[int], set[str], list[int]]]] = {}
+    for site in sites:
+        if site.scope == "<module>":
+            continue
+        names = {n for g in (*site.guards, *site.exits) for n in _BARE_NAME.findall(g.test)}
+        names -= _NOT_LOCAL
+        if not names or _shows_def(site):
+            continue
+        lines, have, upto = wanted.setdefault(site.path, {}).setdefault(
+            site.scope, (set(), set(), [0])
+        )
+        lines.add(site.line)
+        have.update(names)
+        upto[0] = max(upto[0], site.excerpt.start_line)
+    out: dict[tuple[str, str, str], tuple[LocalValue, ...]] = {}
+    for path, scopes in sorted(wanted.items()):
+        data = files.get(path)
+        if data is None:
+            continue
+        starts = [0]
+        starts.extend(m.end() for m in re.finditer(rb"\n", data))
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for name, start, end in function_spans(data):
+            if name in scopes:
+                spans.setdefault(name, []).append((start, end))
+        for scope, (found_lines, names, upto) in sorted(scopes.items()):
+            site_lines = sorted(found_lines)
+            for start, end in spans.get(scope, ()):
+                first = bisect.bisect_right(starts, start)
+                last = bisect.bisect_right(starts, max(end - 1, start))
+                at = bisect.bisect_left(site_lines, first)
+                if at == len(site_lines) or site_lines[at] > last:
+                    continue
+                stop = starts[min(upto[0], last) - 1] if upto[0] > first else end
+                body = data[start:stop].split(b"\n")
+                for name, found in _function_bindings(body, first, names):
+                    key = (path, scope, name)
+                    out[key] = (*out.get(key, ()), *found)
+    return out
+
+
+def _shows_def(site: Site) -> bool:
+    """Whether the site's excerpt shows the ``def`` of its function."""
+    return site.scope.rsplit(".", 1)[-1] in _DEF_NAME.findall(site.excerpt.text)
+
+
+_DEF_NAME = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
+
+
+#: The targets of an assignment line (also annotated, augmented or unpacked).
+_BOUND_TARGETS = re.compile(
+    rb"[ \t]*\(?[ \t]*((?:\*?\w+[ \t]*,[ \t]*)*\*?\w+)[ \t]*,?[ \t]*\)?[ \t]*"
+    rb"(?::[^=\n]*)?(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=)"
+)
+#: Other ways a line binds names: ``:=``, ``for`` / ``as`` targets, ``def`` /
+#: ``class``, ``import``, ``global`` / ``nonlocal``.
+_BOUND_OTHER = re.compile(
+    rb"(\w+)[ \t]*:=|\bfor[ \t]+([\w, ()*]+?)[ \t]+in\b|\bas[ \t]+(\w+)"
+    rb"|^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)"
+    rb"|^[ \t]*(?:from[ \t]+[\w.]+[ \t]+)?import[ \t]+(.+)|^[ \t]*(?:global|nonlocal)[ \t]+(.+)"
+)
+_WORD = re.compile(rb"\w+")
+
+
+def _bracket_depth(text: bytes) -> int:
+    """:func:`_depth` of a line as bytes, counted in C when the line has no
+    string or comment."""
+    if b"'" in text or b'"' in text or b"#" in text:
+        return _depth(text.decode("utf-8", "replace"))
+    opened = text.count(b"(") + text.count(b"[") + text.count(b"{")
+    return opened - text.count(b")") - text.count(b"]") - text.count(b"}")
+
+
+def _bound_names(text: bytes) -> set[bytes]:
+    """The names a line of a function's body may bind (over-approximated)."""
+    names: set[bytes] = set()
+    m = _BOUND_TARGETS.match(text)
+    if m is not None:
+        names.update(_WORD.findall(m.group(1)))
+    for m in _BOUND_OTHER.finditer(text):
+        for group in m.groups():
+            if group:
+                names.update(_WORD.findall(group))
+    return names
+
+
+def _function_bindings(
+    lines: list[bytes], first: int, names: set[str]
+) -> Iterable[tuple[str, tuple[LocalValue, ...]]]:
+    """For each of ``names`` bound in the function whose lines are ``lines``
+    (its ``def`` on line ``first``), its :class:`LocalValue` s
+    (:func:`local_values`). Each line is read once (no pattern per name)."""
+    wanted = {n.encode() for n in names}
+    found: dict[bytes, list[LocalValue]] = {}
+    depth = 0
+    body = False
+    quoted = False
+    for i, text in enumerate(lines):
+        inside, opened = quoted, depth
+        quotes = text.count(b'"""') + text.count(b"'''")
+        if quoted or quotes:
+            quoted = quoted != (quotes % 2 == 1)
+        else:
+            depth = max(depth + _bracket_depth(text), 0)
+        words = wanted.intersection(_WORD.findall(text)) if not inside else ()
+        if not body:
+            # the signature: any mention is a parameter (or its default)
+            for name in words:
+                found.setdefault(name, []).append(LocalValue(first, first + i, "", False))
+            body = depth == 0 and text.split(b"#")[0].rstrip().endswith(b":")
+            continue
+        if not words or opened:
+            continue  # in brackets: ``name=value,`` is a keyword argument
+        bound = words & _bound_names(text)
+        if not bound:
+            continue
+        m = _PLAIN_ASSIGN.match(text)
+        for name in bound:
+            value, boolean = "", False
+            if m is not None and m.group(1) == name:
+                texts = [t.decode("utf-8", "replace") for t in (m.group(2), *lines[i + 1 : i + 5])]
+                got = assigned_expr(texts)
+                if got is not None:
+                    value, boolean = got[0], boolean_expr(got[1])
+            found.setdefault(name, []).append(LocalValue(first, first + i, value, boolean))
+    for name, items in sorted(found.items()):
+        yield name.decode(), tuple(items)
+
+
 @lru_cache(maxsize=4096)
 def binding_line(name: str) -> re.Pattern[bytes]:
     """What may bind ``name`` on one line: an assignment (also augmented,
@@ -960,6 +1203,14 @@ _CallFacts = tuple[
 ]
 
 
+def _beside(
+    index: SourceIndex, targets: set[str], sites: list[Site]
+) -> tuple[_CallFacts, dict[tuple[str, str, str], tuple[LocalValue, ...]]]:
+    """What :func:`collect` gathers in the process beside: :func:`_call_facts`
+    and :func:`local_values`."""
+    return _call_facts(index, targets), local_values(index.files, sites)
+
+
 def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
     """The facts of the calls of the raising functions ``targets``: callers
     (two levels), the crowded names, the calls' reaches
@@ -980,14 +1231,14 @@ def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
 
 def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) -> RepoFacts:
     """Gather the facts of a commit from its ``.py`` files (path -> bytes) and
-    mined sites. With ``jobs`` > 1, the facts of the calls are gathered in a
-    forked process while this one builds the configuration model, and the
+    mined sites. With ``jobs`` > 1, the facts of the calls and the locals'
+    values are gathered in a forked process while this one builds the configuration model, and the
     code around the settings is read in ``jobs`` processes (the same facts)."""
     sites = list(sites)
     index = SourceIndex(files)
     index.definitions("")  # the word index, built once before both halves read it
     targets = {t for t in (target_name(s.scope) for s in sites if not s.reraise) if t}
-    with beside(jobs, _call_facts, index, targets) as call_facts:
+    with beside(jobs, _beside, index, targets, sites) as beside_facts:
         nested = site_nested_exits(files, sites)
         # What the cards read: the exits nested in earlier branches added
         # (the records stay as mined).
@@ -1014,7 +1265,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         values = module_values(files, bare)
         local = local_bindings(files, sites, assigned)
         selfs = same_class_calls(files, sites, definitions)
-        callers, busy, reaches, refs, uses = call_facts()
+        (callers, busy, reaches, refs, uses), own_values = beside_facts()
     # after the process beside has ended: no fork while its pool's thread runs
     notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
     call_docs = call_docstrings(index, called_names(sites) | defining)
@@ -1033,6 +1284,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         self_calls=selfs,
         nested_exits=nested,
         local_binds=local,
+        local_values=own_values,
         call_reach=reaches,
         referenced=refs,
         uses=uses,

@@ -55,9 +55,12 @@ from miner.analysis.facts import (
     LEAVING_KINDS,
     NO_BRANCH,
     Branch,
+    LocalValue,
     OptionalImport,
     RepoFacts,
+    assigned_expr,
     binding_line,
+    boolean_expr,
     exit_branch,
 )
 from miner.analysis.links import Clause, Linker, Read
@@ -228,6 +231,9 @@ class Part:
     strong: bool = False
     """The setting is read for sure: exactly, or by name from an arguments
     object (:func:`miner.analysis.audience.reads_setting`)."""
+    boolean: bool = False
+    """The atom is a local the function last assigns a ``bool`` above the
+    test (:meth:`Writer.assignment_above`): it is true or false, not truthy."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,10 +262,12 @@ class Source:
     value: str
     """The assigned expression as written (one line)."""
     read: Read | None = None
-    """A setting the value reads for sure, if any."""
+    """A setting the value reads for sure, if any (the first of :attr:`reads`)."""
     path: str = ""
     """The file of the assignment when it is not in the site's function
     (found anywhere in the commit: :attr:`miner.analysis.facts.RepoFacts.assigned`)."""
+    reads: tuple[Read, ...] = ()
+    """Every setting the value reads for sure, one read per setting."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -387,6 +395,8 @@ class Writer:
         parts = [p for t in terms for p in t.parts]
         options: list[Option] = []
         for part in parts:
+            if self._raises_at(site, part.origin, lines):
+                continue  # a setting another error's check tests: its help says nothing of this one
             options.extend(self.options_of(part.clause))
         words = message_text(error)
         named = [f for f in named_flags(words) if f in self.flags]
@@ -596,8 +606,56 @@ class Writer:
                 replace(p, clause=None) if self._binds_itself(site, p, lines, start, below) else p
                 for p in term.parts
             )
+            parts = tuple(
+                replace(p, boolean=True) if self._local_bool(site, p, lines, start, below) else p
+                for p in parts
+            )
             out.append(term if parts == term.parts else replace(term, parts=parts))
         return tuple(out)
+
+    def _local_bool(
+        self, site: Site, part: Part, lines: dict[int, str], start: int, below: int
+    ) -> bool:
+        """Whether the part tests a bare name its function last assigns a
+        ``bool`` above the test (``scaling_active = a is not None and ...``)."""
+        if part.clause is not None and part.clause.read is not None:
+            return False
+        node = parse_expr(part.atom.atom)
+        if not isinstance(node, ast.Name) or node.id in self.facts.booleans:
+            return False
+        found = self.assignment_above(site, node.id, lines, start, below)
+        return found is not None and found.boolean
+
+    def assignment_above(
+        self, site: Site, name: str, lines: dict[int, str], start: int, below: int
+    ) -> LocalValue | None:
+        """The nearest ``name = value`` above line ``below`` in the site's
+        function: in the excerpt ``lines`` (after ``start``), or, when the
+        excerpt shows neither the ``def`` nor another binding of the bare
+        ``name`` above ``below``, the function's own nearest binding above
+        the excerpt if it is a plain assignment (:attr:`RepoFacts.local_values`).
+        None when neither is found."""
+        found = _nearest_assignment(name, lines, start, below)
+        if found is not None:
+            line, text, node = found
+            return LocalValue(start, line, text, boolean_expr(node))
+        first = site.excerpt.start_line
+        if "." in name or start >= first or _binds_locally(name, lines, below):
+            return None
+        values = self.facts.local_values.get((site.path, site.scope, name), ())
+        own = max((v.start for v in values if v.start <= site.line), default=-1)
+        above = [v for v in values if v.start == own and v.line < min(first, below)]
+        return above[-1] if above and above[-1].value else None
+
+    def _assignment(
+        self, site: Site, name: str, lines: dict[int, str], start: int, below: int
+    ) -> tuple[int, str] | None:
+        """:meth:`assignment_above` as (line, value) when the value is worth
+        showing (:func:`_says_little`)."""
+        found = self.assignment_above(site, name, lines, start, below)
+        if found is None or _says_little(found.value):
+            return None
+        return found.line, found.value
 
     def _binds_itself(
         self, site: Site, part: Part, lines: dict[int, str], start: int, below: int
@@ -608,7 +666,7 @@ class Writer:
         names = _names(part.atom.atom)
         if len(names) != 1 or "." in names[0]:
             return False
-        found = _assignment(names[0], lines, start, below)
+        found = self._assignment(site, names[0], lines, start, below)
         return found is not None and not re.search(rf"\b{re.escape(names[0])}\b", found[1])
 
     def sources(
@@ -632,7 +690,7 @@ class Writer:
                     if name in seen or len(out) >= MAX_SOURCES:
                         continue
                     seen.add(name)
-                    found = _assignment(name, lines, start, below)
+                    found = self._assignment(site, name, lines, start, below)
                     if found is None:
                         elsewhere = [
                             a
@@ -660,14 +718,17 @@ class Writer:
                             out.append(Source(name, first.line, first.value, None, path))
                         continue
                     line, value = found
-                    read = self._setting_read(value, site)
-                    out.append(Source(name, line, value, read))
+                    reads = self._setting_reads(value, site)
+                    read = reads[0] if reads else None
+                    out.append(Source(name, line, value, read, reads=reads))
                     if read is None and _names(value) == [value] and value not in seen:
                         seen.add(value)
-                        deeper = _assignment(value, lines, start, line)
+                        deeper = self._assignment(site, value, lines, start, line)
                         if deeper is not None:
                             line, inner = deeper
-                            out.append(Source(value, line, inner, self._setting_read(inner, site)))
+                            reads = self._setting_reads(inner, site)
+                            read = reads[0] if reads else None
+                            out.append(Source(value, line, inner, read, reads=reads))
         return tuple(out)
 
     def _raises_at(self, site: Site, guard: Guard | None, lines: dict[int, str]) -> bool:
@@ -689,10 +750,35 @@ class Writer:
         return self.facts.exits.get((site.path, guard.line)) or _excerpt_exit(lines, guard.line)
 
     def _setting_read(self, value: str, site: Site) -> Read | None:
+        """The first of :meth:`_setting_reads`, if any."""
+        reads = self._setting_reads(value, site)
+        return reads[0] if reads else None
+
+    def _setting_reads(self, value: str, site: Site) -> tuple[Read, ...]:
+        """The settings the assigned ``value`` reads for sure, outermost
+        first, one read per setting. A read by name alone of an option that a
+        function's parser defines (a tool's ``parse_args``, not a
+        configuration class) counts only in that tool's file:
+        ``model_config.hf_config`` in arg_groups is not ``--model-config`` of
+        prepare_deepseek_pack.py."""
+        found: dict[str, Read] = {}
         for read in self.linker.reads_in(value):
-            if read.kind != "derived" and reads_setting(read, site, self.classes):
-                return read
-        return None
+            if read.kind == "derived" or not reads_setting(read, site, self.classes):
+                continue
+            opt = self.config.option(read.target) if read.kind == "option" else None
+            if (
+                opt is not None
+                and not read.exact
+                and opt.owner not in self.config.classes
+                and opt.path != site.path
+            ):
+                continue
+            found.setdefault(read.target, read)
+        return tuple(found.values())
+
+    def reads_words(self, src: Source) -> str:
+        """The settings ``src``'s value reads: ``--a``, ``--b`` and ``--c``."""
+        return joined([self.read_ref(read) for read in src.reads or (src.read,) if read])
 
     def _term(self, cond: Condition, reach: Reach, site: Site) -> Term:
         whole = reach.origin_of(cond) if cond.op != "atom" else None
@@ -924,7 +1010,10 @@ class Writer:
     def part_words(self, part: Part, brief: bool = False) -> str:
         """The atom in the settings' terms when linked; ``brief``: a link by
         name only stays in plain words (the link is said in its own sentence)."""
-        plain = atom_words(part.atom, self.facts.booleans)
+        booleans = self.facts.booleans
+        if part.boolean:
+            booleans = booleans | {part.atom.atom}
+        plain = atom_words(part.atom, booleans)
         read = part.clause.read if part.clause is not None else None
         if part.clause is None or read is None or (brief and not part.strong and not read.exact):
             return plain
@@ -959,7 +1048,7 @@ class Writer:
             clause = p.clause
             if clause is not None:
                 clause = Clause(clause.condition.negated(), clause.read)
-            parts[(flipped.atom, flipped.negated)] = Part(flipped, clause, p.origin, p.strong)
+            parts[(flipped.atom, flipped.negated)] = replace(p, atom=flipped, clause=clause)
         return self.cond_words(negated(term.cond), parts)
 
     def raises(self, r: Reading, guard: Guard | None) -> bool:
@@ -1268,8 +1357,10 @@ class Writer:
                 )
                 continue
             item = f"{code(f'{src.name} = {src.value}')} at line {src.line}"
-            if src.read is not None:
+            if src.read is not None and len(src.reads) <= 1 and src.value == src.read.text:
                 item += f", the value of {self.read_ref(src.read)}"
+            elif src.read is not None:
+                item += f", which reads {self.reads_words(src)}"
             here.append(item + self.call_doc_words(src.value, r.site.path))
         text = []
         if here:
@@ -1898,7 +1989,7 @@ class Writer:
                 said = (
                     " "
                     + "; ".join(
-                        f"{code(src.name)} comes from {self.read_ref(src.read)} (line {src.line})"
+                        f"{code(src.name)} comes from {self.reads_words(src)} (line {src.line})"
                         for src in fed
                         if src.read is not None
                     )
@@ -2128,9 +2219,13 @@ def _def_above(site: Site, lines: dict[int, str]) -> int:
     )
 
 
-def _assignment(name: str, lines: dict[int, str], start: int, below: int) -> tuple[int, str] | None:
-    """The nearest ``name = value`` above line ``below`` (after ``start``), with
-    the value on one line (continued over at most four lines)."""
+def _nearest_assignment(
+    name: str, lines: dict[int, str], start: int, below: int
+) -> tuple[int, str, ast.expr] | None:
+    """The nearest ``name = value`` in the excerpt ``lines`` above line
+    ``below`` (after ``start``): (its line, the value on one line, its tree)
+    (:func:`~miner.analysis.facts.assigned_expr`: continued over at most
+    four lines); None when there is none or its value does not parse."""
     for n in range(below - 1, start, -1):
         text = lines.get(n, "")
         if name not in text:
@@ -2138,21 +2233,29 @@ def _assignment(name: str, lines: dict[int, str], start: int, below: int) -> tup
         m = _ASSIGN.match(text)
         if m is None or m.group(1) != name or _in_brackets(lines, start, n):
             continue  # ``name=value,`` inside a call is a keyword argument
-        value = m.group(2).split("  #")[0].strip()
-        for extra in range(1, 6):  # the line, then up to four continuation lines
-            try:
-                node = ast.parse(value.rstrip(","), mode="eval").body
-            except (SyntaxError, ValueError, RecursionError):
-                value += " " + lines.get(n + extra, "").split("  #")[0].strip()
-                continue
-            if isinstance(node, (ast.Constant, ast.Tuple, ast.List, ast.Dict)) and not any(
-                isinstance(sub, ast.Call) for sub in ast.walk(node)
-            ):
-                return None  # a literal start value says little (a counter, a default)
-            text = " ".join(value.rstrip(",").split()) if extra == 1 else ast.unparse(node)
-            return (n, text) if len(text) <= 120 else None
-        return None
+        found = assigned_expr([m.group(2), *(lines.get(n + k, "") for k in range(1, 5))])
+        return None if found is None else (n, *found)
     return None
+
+
+#: Calls that make an empty container.
+_EMPTY_CONTAINERS = frozenset(
+    {"set", "dict", "list", "tuple", "frozenset", "OrderedDict", "defaultdict", "deque", "Counter"}
+)
+
+
+def _says_little(value: str) -> bool:
+    """A value not worth showing: a literal start value (a counter, a
+    default, a flag set to ``False`` first), or one too long for a line."""
+    node = parse_expr(value)
+    if len(value) > 120 or node is None:
+        return True
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        if isinstance(node.func, ast.Name) and node.func.id in _EMPTY_CONTAINERS:
+            return True  # ``slots = set()``: filled further down
+    return isinstance(node, (ast.Constant, ast.Tuple, ast.List, ast.Dict)) and not any(
+        isinstance(sub, ast.Call) for sub in ast.walk(node)
+    )
 
 
 def _one_paragraph(first: int, last: int, lines: dict[int, str]) -> bool:
