@@ -233,3 +233,61 @@ def test_callers_above_are_named_once_with_their_calls() -> None:
         f"`RefinerChunkRunner.refine_block` (`{path}:521`, `{path}:588`), "
         "`Other.run` (`other.py:12`)"
     )
+
+
+ARCH = """
+def _get_device_arch():
+    return 90
+
+
+def forward(q, _arch=None):
+    arch = _get_device_arch() if _arch is None else _arch
+    host = lookup(arch)
+    assert arch // 10 in [8, 9, 10, 11] or host is not None, "Unsupported compute capability."
+    if arch // 10 == 8:
+        return run_sm80(q)
+    elif arch // 10 == 9:
+        return run_sm90(q)
+    elif arch // 10 in [10, 11]:
+        return run_sm100(q)
+    elif host is not None:
+        return host(q)
+    else:
+        raise ValueError(f"Unsupported compute capability: {arch}.")
+"""
+
+
+def test_a_raise_the_values_tested_before_rule_out() -> None:
+    """interface.py:1554 (v0.5.19, ``_flash_attn_fwd``): the assert at line
+    579 allows ``arch // 10`` in 8..11 only (``arch_forward_host`` being
+    ``None``), and the ``if`` chain takes each of them elsewhere: the
+    ``else: raise`` is reached only with asserts stripped."""
+    message = "Unsupported compute capability: {arch}."
+    found = analyses({"pkg/__init__.py": "", "pkg/fa.py": ARCH})[message]
+    assert (found.what_it_means or "").startswith(
+        "In `forward`, this raise cannot be reached as written: no value of `arch // 10` "
+        "meets `arch // 10 in [8, 9, 10, 11]` (asserted at line 8), `arch // 10 != 8` "
+        "(line 9), `arch // 10 != 9` (line 11) and `arch // 10 not in [10, 11]` (line 13) "
+        "together, and the function does not assign `arch` in between. With asserts on, "
+        "the `assert` at line 8 fails before the code gets here, with its own error: this "
+        "raise is reached only when Python runs with `-O`, which strips asserts."
+    )
+    assert found.trigger.startswith(
+        "Raised at `pkg/fa.py:18` in `forward`, when all of these hold as written; no value "
+        "of `arch // 10` meets them all (see What it means):"
+    )
+    assert found.solutions == (
+        "If you see this message, Python runs with `-O` (asserts stripped) and the "
+        "`assert` at line 8 did not run: its test, `arch // 10 in [8, 9, 10, 11]` here, "
+        "is what failed.",
+    )
+    # Assigned again between the assert and the raise: the values may differ.
+    again = ARCH.replace(
+        "    if arch // 10 == 8:\n", "    arch = remap(arch)\n    if arch // 10 == 8:\n"
+    )
+    found = analyses({"pkg/__init__.py": "", "pkg/fa.py": again})[message]
+    assert "cannot be reached" not in (found.what_it_means or "")
+    # An attribute may give another value each time it is read.
+    attr = ARCH.replace("arch // 10", "self.arch // 10")
+    found = analyses({"pkg/__init__.py": "", "pkg/fa.py": attr})[message]
+    assert "cannot be reached" not in (found.what_it_means or "")

@@ -33,6 +33,7 @@ import re
 import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from miner.analysis import paths as callpaths
 from miner.analysis.audience import (
@@ -253,6 +254,26 @@ class Term:
 
 
 @dataclass(frozen=True, slots=True)
+class Excluded:
+    """Conjuncts that no value of one expression meets together
+    (:meth:`Writer.excluded`): ``arch // 10 in [8, 9, 10, 11]`` asserted,
+    then ``arch // 10 != 8``, ``!= 9`` and ``not in [10, 11]`` on the way to
+    the raise, with ``arch`` assigned nowhere in between."""
+
+    expr: str
+    """The expression tested (``arch // 10``)."""
+    terms: tuple[Term, ...]
+    """The conjuncts testing it, in the order of the condition."""
+
+    @property
+    def asserted(self) -> Term | None:
+        """The first of them an earlier ``assert`` makes hold, if any."""
+        return next(
+            (t for t in self.terms if t.origin is not None and t.origin.kind == "asserted"), None
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Source:
     """Where a name tested by the condition gets its value: in its function
     (``path`` empty), or elsewhere in the commit."""
@@ -313,6 +334,9 @@ class Reading:
     """Where the names of the unlinked conjuncts get their values."""
     dead: tuple[Guard, ...] = ()
     """``unreachable`` exits: an earlier statement that leaves on every path."""
+    excluded: Excluded | None = None
+    """Conjuncts that allow no value of what they test: the raise cannot be
+    reached as written (:meth:`Writer.excluded`)."""
     callers: callpaths.Reached | None = None
     """How the raising function is reached: its calls and their conditions
     (:mod:`miner.analysis.paths`)."""
@@ -330,7 +354,9 @@ class Reading:
 
     @property
     def contradictory(self) -> bool:
-        return self.condition.is_false
+        """The conjuncts cannot all hold as written: the simplified condition
+        is ``false``, or :attr:`excluded`."""
+        return self.condition.is_false or self.excluded is not None
 
     @property
     def parts(self) -> tuple[Part, ...]:
@@ -467,6 +493,7 @@ class Writer:
             lines=lines,
             sources=sources,
             dead=tuple(g for g in site.exits if g.kind == "unreachable"),
+            excluded=self.excluded(site, terms, lines),
             callers=self.paths.reached(target_name(site.scope) or ""),
             predicates=preds,
             failed_imports=self.failed_imports(site, terms),
@@ -668,6 +695,64 @@ class Writer:
             return False
         found = self._assignment(site, names[0], lines, start, below)
         return found is not None and not re.search(rf"\b{re.escape(names[0])}\b", found[1])
+
+    def excluded(
+        self, site: Site, terms: tuple[Term, ...], lines: dict[int, str]
+    ) -> Excluded | None:
+        """The first expression whose conjuncts allow no value: each compares
+        it with ``==``, ``!=``, ``in`` or ``not in`` to literals
+        (:func:`_value_test`), the values some allow are all excluded by the
+        others, and the expression tests only locals of the function that
+        nothing binds between the first of those tests and the raise
+        (:meth:`_unchanged`): a call in between cannot change them. None
+        when there is no such expression."""
+        allowed: dict[str, frozenset[Any]] = {}
+        ruled: dict[str, set[Any]] = {}
+        used: dict[str, list[Term]] = {}
+        for term in terms:
+            if term.cond.op != "atom" or term.origin is None:
+                continue
+            found = _value_test(term.cond.atom)
+            if found is None:
+                continue
+            left, values, positive = found
+            used.setdefault(left, []).append(term)
+            if positive != term.cond.negated:
+                allowed[left] = allowed[left] & values if left in allowed else values
+            else:
+                ruled.setdefault(left, set()).update(values)
+        for left, allow in allowed.items():
+            tests = used[left]
+            if len(tests) > 1 and not allow - ruled.get(left, set()):
+                first = min(t.origin.line for t in tests if t.origin is not None)
+                if self._unchanged(site, left, first, lines):
+                    return Excluded(left, tuple(tests))
+        return None
+
+    def _unchanged(self, site: Site, expr: str, first: int, lines: dict[int, str]) -> bool:
+        """Whether every name in ``expr`` is a local of the site's function
+        (bound in it: :attr:`RepoFacts.local_values` above the excerpt, or
+        the excerpt itself) that no line from ``first`` to the raise binds."""
+        node = parse_expr(expr)
+        if node is None:
+            return False
+        for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}:
+            values = self.facts.local_values.get((site.path, site.scope, name), ())
+            if any(first <= v.line <= site.line for v in values):
+                return False
+            pattern = binding_line(name)
+            shown = [
+                n
+                for n, text in lines.items()
+                if n < site.line
+                and name in text
+                and pattern.search(text.encode("utf-8", "replace"))
+            ]
+            if any(n >= first for n in shown):
+                return False
+            if not values and not shown:
+                return False  # not known to be a local: a call may change it
+        return True
 
     def sources(
         self, site: Site, terms: tuple[Term, ...], lines: dict[int, str]
@@ -1160,7 +1245,12 @@ class Writer:
             else:
                 lines.append(f"{head}, every time this line is reached: no condition guards it.")
         else:
-            if r.contradictory:
+            if r.excluded is not None:
+                lines.append(
+                    f"{head}, when all of these hold as written; no value of "
+                    f"{code(r.excluded.expr)} meets them all (see What it means):"
+                )
+            elif r.contradictory:
                 lines.append(
                     f"{head}, when all of these hold as written. Taken together they look "
                     "contradictory; a call in between may change the state, which this "
@@ -1294,6 +1384,8 @@ class Writer:
         more = len(rest) - MAX_SUMMARY
         if more > 0:
             shown_rest.append(f"{plural(more, 'more condition')} listed under When it happens")
+        if r.excluded is not None:
+            return f"{sentence(where)[:-1]}, {self.excluded_words(r, r.excluded)}"
         if r.contradictory:
             return sentence(
                 f"{sentence(where)[:-1]}, this is raised when all of these hold: "
@@ -1321,6 +1413,44 @@ class Writer:
             return sentence(f"{lead}, this is raised as soon as the code gets to line {site.line}")
         only = "only " if early else ""
         return sentence(f"{lead}, this is raised {only}when {joined(shown_rest)}")
+
+    def excluded_words(self, r: Reading, excluded: Excluded) -> str:
+        """What an :class:`Excluded` means, as the sentences that follow "In
+        `f`, ": the raise cannot be reached as written, and, when an earlier
+        ``assert`` is one of the tests, that it fails first unless Python
+        runs with ``-O`` (which strips asserts)."""
+        tests = []
+        for term in excluded.terms:
+            guard = term.origin
+            at = ""
+            if guard is not None:
+                at = (
+                    f"asserted at line {guard.line}"
+                    if guard.kind == "asserted"
+                    else f"line {guard.line}"
+                )
+            tests.append(f"{code(term.cond.text())} ({at})" if at else code(term.cond.text()))
+        names = sorted(
+            {
+                n.id
+                for n in ast.walk(parse_expr(excluded.expr) or ast.Constant(0))
+                if isinstance(n, ast.Name)
+            }
+        )
+        text = (
+            f"this raise cannot be reached as written: no value of {code(excluded.expr)} "
+            f"meets {joined(tests)} together, and the function does not assign "
+            f"{joined([code(n) for n in names])} in between."
+        )
+        first = excluded.asserted
+        if first is not None and first.origin is not None:
+            line = first.origin.line
+            text += " " + sentence(
+                f"With asserts on, the `assert` at line {line} fails before the code gets "
+                "here, with its own error: this raise is reached only when Python runs with "
+                "`-O`, which strips asserts"
+            )
+        return text
 
     def predicate_words(self, r: Reading, term: Term) -> str:
         """A conjunct in brief words; a truth test of a name or call whose
@@ -2012,6 +2142,19 @@ class Writer:
             texts.append(
                 f"Nothing to change for this line alone: as mined, line {lines} leaves first."
             )
+        if r.excluded is not None:
+            first = r.excluded.asserted
+            if first is not None and first.origin is not None:
+                texts.append(
+                    "If you see this message, Python runs with `-O` (asserts stripped) and the "
+                    f"`assert` at line {first.origin.line} did not run: its test, "
+                    f"{code(first.cond.text())} here, is what failed."
+                )
+            else:
+                texts.append(
+                    "Nothing to change in settings or inputs: as written the code cannot get "
+                    "here. If you see this message, report it with the traceback."
+                )
         if name == "AssertionError" and not r.user_facing:
             texts.append(
                 "If your settings and inputs are valid, report it as a bug with the message "
@@ -2236,6 +2379,44 @@ def _nearest_assignment(
         found = assigned_expr([m.group(2), *(lines.get(n + k, "") for k in range(1, 5))])
         return None if found is None else (n, *found)
     return None
+
+
+#: What the left side of a value test may hold: names, literals, arithmetic.
+_PLAIN_NODES = (ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop)
+
+
+def _value_test(text: str) -> tuple[str, frozenset[Any], bool] | None:
+    """``x == 1`` / ``x != 1`` / ``x in [1, 2]`` / ``x not in (1, 2)`` as
+    (``x`` as written by ``ast.unparse``, the literal values, whether the
+    test says "is one of them"); None for any other test, for a left side
+    that is more than names, literals and arithmetic (a call or an
+    attribute may give another value each time), and for values that are
+    not literals of hashable constants."""
+    node = parse_expr(text)
+    if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+        return None
+    left, op, right = node.left, node.ops[0], node.comparators[0]
+    if not all(isinstance(n, _PLAIN_NODES) for n in ast.walk(left)):
+        return None
+    if not any(isinstance(n, ast.Name) for n in ast.walk(left)):
+        return None
+    try:
+        value = ast.literal_eval(right)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(op, (ast.Eq, ast.NotEq)):
+        if not isinstance(value, (int, float, str, bytes, bool, type(None))):
+            return None
+        values = frozenset({value})
+    elif isinstance(op, (ast.In, ast.NotIn)):
+        if not isinstance(value, (list, tuple, set, frozenset)) or not all(
+            isinstance(v, (int, float, str, bytes, bool, type(None))) for v in value
+        ):
+            return None
+        values = frozenset(value)
+    else:
+        return None
+    return ast.unparse(left), values, isinstance(op, (ast.Eq, ast.In))
 
 
 #: Calls that make an empty container.
