@@ -1171,3 +1171,60 @@ def test_local_values_reads_the_bindings_of_the_function() -> None:
     )
     assert values[("pkg/box.py", "Box.size", "strict")] == (LocalValue(7, 7, "", False),)
     assert values[("pkg/box.py", "Box.size", "count")] == (LocalValue(7, 16, "len(value)", False),)
+
+
+PAGED = """
+def paged(q, page_table=None, cu=None):
+    limit = q.limit
+    if page_table is not None:
+        seqlen_k = q.pages * q.page_size
+    else:
+        seqlen_k = q.shape[-3]
+    if cu is None:
+        total_q = q.batch * q.seq
+    else:
+        total_q = q.shape[0]
+    first = q.a
+    second = q.b
+    third = q.c
+    fourth = q.d
+    fifth = q.e
+    sixth = q.f
+    seventh = q.g
+    eighth = q.h
+    ninth = q.i
+    tenth = q.j
+    eleventh = q.k
+    twelfth = q.l
+    thirteenth = q.m
+    fourteenth = q.n
+    fifteenth = q.o
+    sixteenth = q.p
+    seventeenth = q.q
+    eighteenth = q.r
+    nineteenth = q.s
+    twentieth = q.t
+    if page_table is not None and seqlen_k > limit and total_q > 0:
+        raise ValueError("the prompt is too long for the paged kernel")
+"""
+
+
+def test_an_assignment_in_a_branch_is_not_the_value() -> None:
+    """interface.py:453-459 (v0.5.19): ``seqlen_k`` is set in both branches of
+    an ``if``/``else`` above the excerpt; the ``else`` one (nearest above)
+    is not the value on the paged path, nor is either ``total_q``. The
+    function's top-level ``limit`` is."""
+    found = analyses({"pkg/__init__.py": "", "pkg/paged.py": PAGED})[
+        "the prompt is too long for the paged kernel"
+    ]
+    meaning = found.what_it_means or ""
+    assert "The values it tests are set in the function: `limit = q.limit` at line 2." in meaning
+    assert "seqlen_k =" not in meaning and "total_q =" not in meaning
+    data = {"pkg/paged.py": textwrap.dedent(PAGED).lstrip("\n").encode()}
+    sites = extract_file("pkg/paged.py", "0" * 40, data["pkg/paged.py"]).sites
+    values = local_values(data, sites)
+    assert values[("pkg/paged.py", "paged", "seqlen_k")] == (
+        LocalValue(1, 4, "q.pages * q.page_size", False, 5),
+        LocalValue(1, 6, "q.shape[-3]", False, 7),
+    )
+    assert values[("pkg/paged.py", "paged", "limit")] == (LocalValue(1, 2, "q.limit", False, 0),)

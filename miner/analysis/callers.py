@@ -76,7 +76,7 @@ class _Scopes:
 
 
 @functools.cache
-def _dedent(indent: int) -> re.Pattern[bytes]:
+def dedent(indent: int) -> re.Pattern[bytes]:
     """A code line indented ``indent`` columns or less (not a blank line, a
     comment or a closing bracket)."""
     return re.compile(rb"^[ \t]{0,%d}(?=[^ \t\r\n#)\]}])" % indent, re.M)
@@ -103,7 +103,7 @@ def _scopes(data: bytes) -> _Scopes:
         found.names.append(qual)
         found.kinds.append(m.group(2))
         after = data.find(b"\n", m.start) + 1 or len(data)
-        end = _dedent(indent).search(data, after)
+        end = dedent(indent).search(data, after)
         found.ends.append(end.start() if end is not None else len(data))
         stack.append(len(found.names) - 1)
     return found

@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 from miner.analysis.callers import (
     Caller,
     crowded,
+    dedent,
     find_callers,
     function_spans,
     scopes_of,
@@ -766,6 +767,11 @@ class LocalValue(NamedTuple):
     parse within five lines."""
     boolean: bool
     """The value is always a ``bool`` (:func:`boolean_expr`)."""
+    end: int = 0
+    """The first line after the block holding the binding (the next code
+    line indented less), 0 when the block runs to the function's end: a test
+    at or after ``end`` may be reached without this binding running (it sat
+    in an ``if`` or ``else`` branch, a loop, a ``try``)."""
 
 
 #: Bare names in tests that are never a function's own variable.
@@ -894,8 +900,27 @@ def local_values(
                 body = data[start:stop].split(b"\n")
                 for name, found in _function_bindings(body, first, names):
                     key = (path, scope, name)
-                    out[key] = (*out.get(key, ()), *found)
+                    ends = tuple(_with_end(v, data, starts, end) for v in found)
+                    out[key] = (*out.get(key, ()), *ends)
     return out
+
+
+def _with_end(value: LocalValue, data: bytes, starts: list[int], end: int) -> LocalValue:
+    """``value`` with :attr:`LocalValue.end`: the next code line of the
+    function (it ends at offset ``end`` of ``data``; ``starts``: the offset
+    of each line) indented less than the binding's line (not a blank line, a
+    comment or a closing bracket: :func:`~miner.analysis.callers.dedent`)."""
+    if value.line == value.start or value.line >= len(starts):
+        return value  # a parameter: bound before any test
+    at = starts[value.line - 1]
+    text = data[at : starts[value.line]]
+    indent = len(text) - len(text.lstrip(b" \t"))
+    if indent == 0:
+        return value
+    found = dedent(indent - 1).search(data, starts[value.line], end)
+    if found is None:
+        return value
+    return value._replace(end=bisect.bisect_right(starts, found.start()))
 
 
 def _shows_def(site: Site) -> bool:

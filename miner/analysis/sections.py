@@ -665,6 +665,8 @@ class Writer:
         found = _nearest_assignment(name, lines, start, below)
         if found is not None:
             line, text, node = found
+            if not _encloses(lines, line, below):
+                return None  # in a branch the test may be reached without
             return LocalValue(start, line, text, boolean_expr(node))
         first = site.excerpt.start_line
         if "." in name or start >= first or _binds_locally(name, lines, below):
@@ -672,7 +674,9 @@ class Writer:
         values = self.facts.local_values.get((site.path, site.scope, name), ())
         own = max((v.start for v in values if v.start <= site.line), default=-1)
         above = [v for v in values if v.start == own and v.line < min(first, below)]
-        return above[-1] if above and above[-1].value else None
+        if not above or not above[-1].value or 0 < above[-1].end <= below:
+            return None
+        return above[-1]
 
     def _assignment(
         self, site: Site, name: str, lines: dict[int, str], start: int, below: int
@@ -1549,8 +1553,8 @@ class Writer:
             clause = part.clause
             assert clause is not None and clause.read is not None
             read = clause.read
-            if read.exact or part.strong:
-                continue
+            if read.exact or part.strong or self.raises(r, part.origin):
+                continue  # (another error's check: its setting says nothing of this one)
             if read.kind == "option":
                 opt = self.config.option(read.target)
                 if opt is not None:
@@ -2423,6 +2427,25 @@ def _value_test(text: str) -> tuple[str, frozenset[Any], bool] | None:
 _EMPTY_CONTAINERS = frozenset(
     {"set", "dict", "list", "tuple", "frozenset", "OrderedDict", "defaultdict", "deque", "Counter"}
 )
+
+
+def _encloses(lines: dict[int, str], line: int, below: int) -> bool:
+    """Whether the block holding line ``line`` of the excerpt ``lines`` goes
+    on to line ``below``: no code line between them (``below`` included) is
+    indented less (blank lines, comments and closing brackets aside). A
+    binding in an ``if`` or ``else`` branch, a loop or a ``try`` that ends
+    before the test may not have run when the test runs (interface.py:459
+    of v0.5.19 sets ``seqlen_k`` in an ``else`` the paged path never takes)."""
+    text = lines.get(line, "")
+    indent = len(text) - len(text.lstrip(" \t"))
+    for n in range(line + 1, below + 1):
+        other = lines.get(n, "")
+        code_text = other.lstrip(" \t")
+        if not code_text or code_text[0] in "#)]}":
+            continue
+        if len(other) - len(code_text) < indent:
+            return False
+    return True
 
 
 def _says_little(value: str) -> bool:
