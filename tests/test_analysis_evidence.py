@@ -1228,3 +1228,49 @@ def test_an_assignment_in_a_branch_is_not_the_value() -> None:
         LocalValue(1, 6, "q.shape[-3]", False, 7),
     )
     assert values[("pkg/paged.py", "paged", "limit")] == (LocalValue(1, 2, "q.limit", False, 0),)
+
+
+PLAIN_LAYOUT = """
+def check_layout(server_args, request):
+    plain = server_args.disable_radix_cache and server_args.tp > 1
+    first = request.a
+    second = request.b
+    third = request.c
+    fourth = request.d
+    fifth = request.e
+    sixth = request.f
+    seventh = request.g
+    eighth = request.h
+    ninth = request.i
+    tenth = request.j
+    eleventh = request.k
+    twelfth = request.l
+    thirteenth = request.m
+    fourteenth = request.n
+    fifteenth = request.o
+    sixteenth = request.p
+    seventeenth = request.q
+    eighteenth = request.r
+    nineteenth = request.s
+    twentieth = request.t
+    if plain:
+        raise ValueError("the request cannot use the plain layout")
+"""
+
+
+def test_a_value_is_said_to_read_every_name_it_tests() -> None:
+    """parallel_hook.py:398 (v0.5.19): ``scaling_active`` reads
+    ``--elastic-ep-backend`` and ``--max-ep-size`` by name, and ``cfg.tp_size``,
+    too short a name to link by name alone: the card names it as written
+    rather than leave it out (setting ``--max-ep-size`` alone is no fix)."""
+    found = analyses({**DATACLASS_REPO, "pkg/layout.py": PLAIN_LAYOUT})[
+        "the request cannot use the plain layout"
+    ]
+    assert (
+        "The values it tests are set in the function: `plain = "
+        "server_args.disable_radix_cache and server_args.tp > 1` at line 2, which reads "
+        "`--disable-radix-cache` and `server_args.tp`."
+    ) in (found.what_it_means or "")
+    assert "`plain` comes from `--disable-radix-cache` and `server_args.tp` (line 2)." in " ".join(
+        found.solutions
+    )

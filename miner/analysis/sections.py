@@ -95,6 +95,8 @@ MAX_SUMMARY = 5
 MAX_QUOTES = 3
 #: Most values of a setting listed in a sentence.
 MAX_VALUES = 4
+#: Most names besides the settings said to give a value (:meth:`Writer.reads_words`).
+MAX_OTHER_NAMES = 2
 #: Most value sources cited per card.
 MAX_SOURCES = 3
 #: Most ways out listed from the conditions that read no setting.
@@ -866,8 +868,20 @@ class Writer:
         return tuple(found.values())
 
     def reads_words(self, src: Source) -> str:
-        """The settings ``src``'s value reads: ``--a``, ``--b`` and ``--c``."""
-        return joined([self.read_ref(read) for read in src.reads or (src.read,) if read])
+        """The settings ``src``'s value reads, then the other names it tests as
+        written, so that the list is whole: ``--elastic-ep-backend``,
+        ``--max-ep-size`` and ``cfg.tp_size`` (a name too short to link by
+        name alone); past :data:`MAX_OTHER_NAMES` of those, "other values"."""
+        reads = [read for read in src.reads or (src.read,) if read]
+        items = [self.read_ref(read) for read in reads]
+        rest = [
+            name
+            for name in _names(src.value)
+            if not any(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", r.text) for r in reads)
+        ]
+        if len(rest) > MAX_OTHER_NAMES:
+            return joined([*items, "other values"])
+        return joined([*items, *(code(name) for name in rest)])
 
     def _term(self, cond: Condition, reach: Reach, site: Site) -> Term:
         whole = reach.origin_of(cond) if cond.op != "atom" else None
