@@ -1257,8 +1257,9 @@ def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
 def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) -> RepoFacts:
     """Gather the facts of a commit from its ``.py`` files (path -> bytes) and
     mined sites. With ``jobs`` > 1, the facts of the calls and the locals'
-    values are gathered in a forked process while this one builds the configuration model, and the
-    code around the settings is read in ``jobs`` processes (the same facts)."""
+    values are gathered in a forked process while this one builds the
+    configuration model, and the code around the settings is read in
+    ``jobs`` processes (the same facts)."""
     sites = list(sites)
     index = SourceIndex(files)
     index.definitions("")  # the word index, built once before both halves read it

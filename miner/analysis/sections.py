@@ -268,6 +268,12 @@ class Excluded:
     """The conjuncts testing it, in the order of the condition."""
 
     @property
+    def names(self) -> list[str]:
+        """The names :attr:`expr` reads, sorted."""
+        node = parse_expr(self.expr)
+        return sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} if node else ())
+
+    @property
     def asserted(self) -> Term | None:
         """The first of them an earlier ``assert`` makes hold, if any."""
         return next(
@@ -731,18 +737,18 @@ class Writer:
             tests = used[left]
             if len(tests) > 1 and not allow - ruled.get(left, set()):
                 first = min(t.origin.line for t in tests if t.origin is not None)
-                if self._unchanged(site, left, first, lines):
-                    return Excluded(left, tuple(tests))
+                excluded = Excluded(left, tuple(tests))
+                if self._unchanged(site, excluded.names, first, lines):
+                    return excluded
         return None
 
-    def _unchanged(self, site: Site, expr: str, first: int, lines: dict[int, str]) -> bool:
-        """Whether every name in ``expr`` is a local of the site's function
+    def _unchanged(self, site: Site, names: list[str], first: int, lines: dict[int, str]) -> bool:
+        """Whether every one of ``names`` is a local of the site's function
         (bound in it: :attr:`RepoFacts.local_values` above the excerpt, or
         the excerpt itself) that no line from ``first`` to the raise binds."""
-        node = parse_expr(expr)
-        if node is None:
+        if not names:
             return False
-        for name in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}:
+        for name in names:
             values = self.facts.local_values.get((site.path, site.scope, name), ())
             if any(first <= v.line <= site.line for v in values):
                 return False
@@ -1448,17 +1454,10 @@ class Writer:
                     else f"line {guard.line}"
                 )
             tests.append(f"{code(term.cond.text())} ({at})" if at else code(term.cond.text()))
-        names = sorted(
-            {
-                n.id
-                for n in ast.walk(parse_expr(excluded.expr) or ast.Constant(0))
-                if isinstance(n, ast.Name)
-            }
-        )
         text = (
             f"this raise cannot be reached as written: no value of {code(excluded.expr)} "
             f"meets {joined(tests)} together, and the function does not assign "
-            f"{joined([code(n) for n in names])} in between."
+            f"{joined([code(n) for n in excluded.names])} in between."
         )
         first = excluded.asserted
         if first is not None and first.origin is not None:
@@ -2403,6 +2402,10 @@ def _nearest_assignment(
 _PLAIN_NODES = (ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop)
 
 
+#: The literal values a value test compares with (hashable, compared by value).
+_SCALARS = (int, float, str, bytes, bool, type(None))
+
+
 def _value_test(text: str) -> tuple[str, frozenset[Any], bool] | None:
     """``x == 1`` / ``x != 1`` / ``x in [1, 2]`` / ``x not in (1, 2)`` as
     (``x`` as written by ``ast.unparse``, the literal values, whether the
@@ -2423,12 +2426,12 @@ def _value_test(text: str) -> tuple[str, frozenset[Any], bool] | None:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
     if isinstance(op, (ast.Eq, ast.NotEq)):
-        if not isinstance(value, (int, float, str, bytes, bool, type(None))):
+        if not isinstance(value, _SCALARS):
             return None
         values = frozenset({value})
     elif isinstance(op, (ast.In, ast.NotIn)):
         if not isinstance(value, (list, tuple, set, frozenset)) or not all(
-            isinstance(v, (int, float, str, bytes, bool, type(None))) for v in value
+            isinstance(v, _SCALARS) for v in value
         ):
             return None
         values = frozenset(value)
