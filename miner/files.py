@@ -66,6 +66,39 @@ def write_bytes(path: Path, data: bytes) -> bool:
     return True
 
 
+#: Flags of a file that :func:`rewrite_bytes` creates: a new file (never
+#: through a symbolic link), closed in the processes it forks.
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def rewrite_bytes(path: str, data: bytes) -> bool:
+    """Write ``data`` to the file ``path`` of a staging folder (mode 0644)
+    unless it already holds it; True when it was (re)written.
+
+    Not atomic, and faster than :func:`write_bytes` (no temporary file): for a
+    staging folder only (:class:`Staging`), which no one reads before it is
+    swapped in whole and which a failed run discards. A file there may be a
+    hard link to the published one, so it is unlinked first, never written
+    through; the published file keeps its bytes.
+
+    Raises:
+        OSError: it cannot be read, removed or written (its folder must exist).
+    """
+    try:
+        # os, not pathlib: a site writes tens of thousands of files
+        with open(path, "rb") as handle:  # noqa: PTH123
+            if handle.read() == data:
+                return False
+        os.unlink(path)  # noqa: PTH108
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, _CREATE, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        os.fchmod(fd, 0o644)  # whatever the umask, as write_bytes
+        handle.write(data)
+    return True
+
+
 def write_chunks(path: Path, chunks: Iterable[str]) -> tuple[bool, int]:
     """Write the text of ``chunks`` to ``path`` atomically, one chunk at a
     time (a file of many megabytes is never held whole), unless it already

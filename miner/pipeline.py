@@ -31,6 +31,7 @@ from miner.analysis.facts import RepoFacts, collect
 from miner.errors import OutputError, ReleaseError
 from miner.extract.limits import MAX_FILE_BYTES
 from miner.files import Staging, locked
+from miner.lifecycle import fork_map
 from miner.mining import digest, source, store
 from miner.mining.extraction import Extraction, MineOptions, extract_blobs, link_helper_calls
 from miner.mining.ids import assign_ids
@@ -779,7 +780,8 @@ def _document(
     # analysed after the history is built: the older releases' records that
     # no card needs are freed by then, and the workers fork from less memory
     analysed = analyze_mining(newest)
-    retired = retired_analyses(book)
+    workers = max(1, default_jobs() if jobs is None else jobs)
+    retired = retired_analyses(book, jobs=workers)
     with output.publication(out) as pub:
         counts = release_pages.write_release_site(
             pub.folder,
@@ -791,7 +793,7 @@ def _document(
             diffs,
             config=analysed.facts.to_json(),
             release_index=index.to_json(),
-            jobs=max(1, default_jobs() if jobs is None else jobs),
+            jobs=workers,
         )
         site_counts = html.write_site_into(
             pub.subfolder("site"),
@@ -816,21 +818,29 @@ def _document(
     )
 
 
-def retired_analyses(book: HistoryBook) -> list[tuple[Error, CommitInfo, Analysis]]:
+def retired_analyses(book: HistoryBook, jobs: int = 1) -> list[tuple[Error, CommitInfo, Analysis]]:
     """Every retired error with the last commit that raised it and its analysis,
     written from its sites alone (the old commit's configuration model is not
-    kept, so the card names no setting it cannot prove existed there)."""
+    kept, so the card names no setting it cannot prove existed there); ``jobs``
+    forked processes analyse the commits, one commit's errors at a time (the
+    same analyses as one process)."""
     by_commit: dict[str, list[Error]] = {}
     commits: dict[str, CommitInfo] = {}
     for entry in book.retired:
         by_commit.setdefault(entry.commit.sha, []).append(entry.error)
         commits[entry.commit.sha] = entry.commit
-    out: list[tuple[Error, CommitInfo, Analysis]] = []
-    for sha, errors in sorted(by_commit.items()):
+    groups = sorted(by_commit.items())
+
+    def analysed(group: tuple[str, list[Error]]) -> list[Analysis]:
+        sha, errors = group
         sites = tuple(s for e in errors for s in e.sites)
         old = MineResult(commit=commits[sha], files=(), sites=sites, errors=tuple(errors))
         analyses = analyze(old, RepoFacts())
-        out.extend((e, commits[sha], analyses[e.error_id]) for e in errors)
+        return [analyses[e.error_id] for e in errors]
+
+    out: list[tuple[Error, CommitInfo, Analysis]] = []
+    for (sha, errors), analyses in zip(groups, fork_map(jobs, analysed, groups), strict=True):
+        out.extend((e, commits[sha], a) for e, a in zip(errors, analyses, strict=True))
     return out
 
 

@@ -57,6 +57,35 @@ def test_fork_imap_streams_in_order_and_redoes_only_what_it_has_not_yielded(capl
     early.close()
 
 
+def frozen_here(x: int) -> int:
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def test_the_parent_objects_stay_frozen_while_workers_share_them() -> None:
+    import gc
+
+    from miner.lifecycle import fork_imap
+
+    gc.unfreeze()
+    kept = [object() for _ in range(10)]  # the parent's objects, tracked by the collector
+    assert gc.get_freeze_count() == 0
+    with beside(2, frozen_here, 0) as worker:
+        assert gc.get_freeze_count() > 0  # frozen here while the fork runs
+        stream = fork_imap(2, frozen_here, list(range(8)), 2)
+        assert next(stream) > 0  # the worker inherits them frozen
+        list(stream)
+        assert gc.get_freeze_count() > 0  # the outer fork still runs
+    assert worker() > 0
+    assert gc.get_freeze_count() == 0  # put back once no fork runs
+    early = fork_imap(2, frozen_here, list(range(8)), 2)
+    next(early)
+    early.close()
+    assert gc.get_freeze_count() == 0
+    assert len(kept) == 10
+
+
 def test_write_chunks_writes_as_it_goes_and_keeps_an_equal_file(tmp_path) -> None:
     """The JSON Lines records of a release site (88 MB of analyses for
     v0.5.23) are written line by line: never held whole."""

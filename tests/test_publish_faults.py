@@ -853,3 +853,29 @@ def test_a_diff_into_a_mined_folder_waits_for_no_mine_run(tmp_path: Path) -> Non
         "wait for it to end or pass another --out"
     ]
     assert not (out / "diffs").exists() or not any((out / "diffs").iterdir())
+
+
+def test_a_staging_write_never_writes_through_the_published_file(tmp_path: Path) -> None:
+    from miner.files import rewrite_bytes
+
+    published, staged = tmp_path / "card.md", tmp_path / "staging-card.md"
+    published.write_bytes(b"old card\n")
+    os.link(published, staged)  # how a staging folder is seeded
+    old = os.umask(0o077)
+    try:
+        assert rewrite_bytes(str(staged), b"old card\n") is False  # equal bytes: kept
+        assert staged.stat().st_ino == published.stat().st_ino
+        assert rewrite_bytes(str(staged), b"new card\n") is True
+    finally:
+        os.umask(old)
+    assert published.read_bytes() == b"old card\n"  # the published file keeps its bytes
+    assert staged.read_bytes() == b"new card\n"
+    assert staged.stat().st_ino != published.stat().st_ino
+    assert staged.stat().st_mode & 0o777 == 0o644  # whatever the umask
+    assert rewrite_bytes(str(tmp_path / "new.md"), b"x") is True
+    (tmp_path / "target").write_text("not ours")
+    (tmp_path / "link.md").symlink_to(tmp_path / "target")
+    # a symbolic link is removed, not followed
+    assert rewrite_bytes(str(tmp_path / "link.md"), b"y") is True
+    assert (tmp_path / "target").read_text() == "not ours"
+    assert not (tmp_path / "link.md").is_symlink()

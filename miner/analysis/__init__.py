@@ -28,7 +28,7 @@ from miner.analysis.audience import Settings, classify
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker, settings_of
 from miner.analysis.paths import evidence_lines
-from miner.analysis.related import related_errors
+from miner.analysis.related import RelatedIndex
 from miner.analysis.sections import Reading, Writer
 from miner.lifecycle import fork_map
 from miner.model import Analysis, Error, MineResult
@@ -75,7 +75,7 @@ class _Job:
     errors: Sequence[Error]
     writer: Writer
     settings: Settings
-    related: dict[str, tuple[str, ...]]
+    related: RelatedIndex
     author: str
 
     def one(self, error: Error) -> Analysis:
@@ -90,7 +90,7 @@ class _Job:
             situations=self.writer.situations(reading),
             solutions=tuple(solutions),
             example_fix=example,
-            related=self.related[error.error_id],
+            related=self.related.of(error),
             author=self.author,
             evidence=evidence(reading),
             audience=decision.audience.value,
@@ -126,7 +126,7 @@ def analyze(
     linker = Linker(facts.config, dict(facts.predicates))
     writer = Writer(facts, result.commit.short_sha, linker)
     links = {e.error_id: linker.link_site(e.primary) for e in result.errors}
-    related = related_errors(result.errors, {k: settings_of(v) for k, v in links.items()})
+    related = RelatedIndex(result.errors, {k: settings_of(v) for k, v in links.items()})
     settings = Settings.from_config(facts.config, facts.predicates)
     job = _Job(result.errors, writer, settings, related, rule_author(result.commit.short_sha))
     out = {a.error_id: a for a in _analyses(job, jobs)}

@@ -54,59 +54,70 @@ def identifiers(error: Error) -> frozenset[str]:
     return frozenset(w for w in (m.lower() for m in _WORD.findall(text)) if w not in _STOP)
 
 
-def related_errors(
-    errors: tuple[Error, ...] | list[Error], settings: Mapping[str, tuple[str, ...]]
-) -> dict[str, tuple[str, ...]]:
-    """error id -> related error ids, best first, never itself.
+class RelatedIndex:
+    """The inverted indexes of a commit's errors (by file, setting, rare
+    identifier and folder), built once; :meth:`of` ranks one error's related
+    errors from them, so that the analysis workers rank theirs each
+    (:func:`miner.analysis.analyze`).
 
     ``settings`` maps error id -> the settings its guards read.
     """
-    by_path: dict[str, list[str]] = defaultdict(list)
-    by_setting: dict[str, list[str]] = defaultdict(list)
-    by_word: dict[str, list[str]] = defaultdict(list)
-    words: dict[str, frozenset[str]] = {}
-    info: dict[str, Error] = {}
-    for error in errors:
-        eid = error.error_id
-        info[eid] = error
-        by_path[error.primary.path].append(eid)
-        for s in settings.get(eid, ()):
-            by_setting[s].append(eid)
-        words[eid] = identifiers(error)
-        for w in words[eid]:
-            by_word[w].append(eid)
-    weight = {
-        w: 1.0 / math.log2(1 + len(ids)) for w, ids in by_word.items() if 1 < len(ids) <= MAX_DF
-    }
-    paths = {e.error_id: e.primary.path for e in errors}
-    folders = {eid: posixpath.dirname(p) for eid, p in paths.items()}
-    by_folder: dict[str, list[Error]] = defaultdict(list)
-    for error in sorted(errors, key=lambda e: (e.primary.path, e.primary.line, e.error_id)):
-        folder = folders[error.error_id]
-        while True:
-            by_folder[folder].append(error)
-            if not folder:
-                break
-            folder = posixpath.dirname(folder)
-    out: dict[str, tuple[str, ...]] = {}
-    for error in errors:
+
+    def __init__(
+        self, errors: tuple[Error, ...] | list[Error], settings: Mapping[str, tuple[str, ...]]
+    ) -> None:
+        self.settings = settings
+        self.by_path: dict[str, list[str]] = defaultdict(list)
+        self.by_setting: dict[str, list[str]] = defaultdict(list)
+        self.by_word: dict[str, list[str]] = defaultdict(list)
+        self.words: dict[str, frozenset[str]] = {}
+        self.info: dict[str, Error] = {}
+        for error in errors:
+            eid = error.error_id
+            self.info[eid] = error
+            self.by_path[error.primary.path].append(eid)
+            for s in settings.get(eid, ()):
+                self.by_setting[s].append(eid)
+            self.words[eid] = identifiers(error)
+            for w in self.words[eid]:
+                self.by_word[w].append(eid)
+        self.weight = {
+            w: 1.0 / math.log2(1 + len(ids))
+            for w, ids in self.by_word.items()
+            if 1 < len(ids) <= MAX_DF
+        }
+        self.paths = {e.error_id: e.primary.path for e in errors}
+        self.folders = {eid: posixpath.dirname(p) for eid, p in self.paths.items()}
+        self.by_folder: dict[str, list[Error]] = defaultdict(list)
+        for error in sorted(errors, key=lambda e: (e.primary.path, e.primary.line, e.error_id)):
+            folder = self.folders[error.error_id]
+            while True:
+                self.by_folder[folder].append(error)
+                if not folder:
+                    break
+                folder = posixpath.dirname(folder)
+
+    def of(self, error: Error) -> tuple[str, ...]:
+        """The related error ids of ``error`` (one of the indexed errors), best
+        first, never itself."""
         eid = error.error_id
         site = error.primary
         acc: dict[str, float] = defaultdict(float)
-        for cid in by_path[site.path]:
-            osite = info[cid].primary
+        for cid in self.by_path.get(site.path, ()):
+            osite = self.info[cid].primary
             acc[cid] += 3 + PROXIMITY / (1 + abs(osite.line - site.line))
             if osite.scope == site.scope:
                 acc[cid] += 8
-        for s in settings.get(eid, ()):
-            if len(by_setting[s]) <= 200:
-                for cid in by_setting[s]:
+        for s in self.settings.get(eid, ()):
+            if len(self.by_setting[s]) <= 200:
+                for cid in self.by_setting[s]:
                     acc[cid] += 4
-        for w in words[eid]:
-            if w in weight:
-                for cid in by_word[w]:
-                    acc[cid] += weight[w]
+        for w in self.words[eid]:
+            if w in self.weight:
+                for cid in self.by_word[w]:
+                    acc[cid] += self.weight[w]
         acc.pop(eid, None)
+        paths, folders = self.paths, self.folders
         folder, path = folders[eid], site.path
         scored = heapq.nsmallest(
             MAX_RELATED + SHORTLIST,
@@ -115,12 +126,23 @@ def related_errors(
                 for c, score in acc.items()
             ),
         )
-        scored = [(-negative, cid) for negative, cid in scored]
-        chosen = [cid for score, cid in _break_ties(scored, error.title, info) if score > 0]
+        ranked = [(-negative, cid) for negative, cid in scored]
+        chosen = [cid for score, cid in _break_ties(ranked, error.title, self.info) if score > 0]
         if not chosen:
-            chosen = _nearby(error, by_folder)
-        out[eid] = tuple(chosen)
-    return out
+            chosen = _nearby(error, self.by_folder)
+        return tuple(chosen)
+
+
+def related_errors(
+    errors: tuple[Error, ...] | list[Error], settings: Mapping[str, tuple[str, ...]]
+) -> dict[str, tuple[str, ...]]:
+    """error id -> related error ids, best first, never itself
+    (:class:`RelatedIndex`, every error ranked in this process).
+
+    ``settings`` maps error id -> the settings its guards read.
+    """
+    index = RelatedIndex(errors, settings)
+    return {error.error_id: index.of(error) for error in errors}
 
 
 def _break_ties(

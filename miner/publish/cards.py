@@ -31,7 +31,7 @@ import itertools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -543,28 +543,6 @@ def render_index(
     )
 
 
-def retired_files(
-    retired: Sequence[tuple[Error, CommitInfo, Analysis]],
-    histories: Mapping[str, History],
-    refs: Mapping[str, str] | None = None,
-) -> dict[str, str]:
-    """Cards and JSON of errors the release no longer raises, each rendered
-    from the last commit that raised it (folder-relative path -> text); a
-    grouped error gets its JSON here and its entry on its grouped page."""
-    files: dict[str, str] = {}
-    by_id = {error.error_id: error for error, _, _ in retired}
-    for error, commit, analysis in retired:
-        history = histories.get(error.error_id)
-        files[f"api/errors/{error.error_id}.json"] = dumps(
-            error_json(error, commit, analysis, history)
-        )
-        if not grouped(analysis.audience):
-            files[f"errors/{error.error_id}.md"] = render_card(
-                error, commit, analysis, by_id, history, refs
-            )
-    return files
-
-
 def check_writable(out: Path) -> None:
     """See :func:`miner.publish.output.check_writable` (kept here for callers)."""
     output.check_writable(out)
@@ -588,13 +566,33 @@ class _Rendering:
     pages: Sequence[GroupPage]
     errors_by_id: Mapping[str, Error]
     refs: Mapping[str, str]
+    retired: Sequence[Placed] = ()
+    """Errors the release no longer raises, each with the last commit that
+    raised it: its JSON and (user-facing) card are rendered from that commit;
+    a grouped one gets its entry on its grouped page."""
+    retired_by_id: Mapping[str, Error] = field(default_factory=dict)
 
     def files(self, index: int) -> list[tuple[str, str]]:
         """(path, text) of item ``index``: below ``len(placed)``, that error's
-        JSON record and (user-facing) card; above, a grouped page."""
-        if index >= len(self.placed):
-            page = self.pages[index - len(self.placed)]
+        JSON record and (user-facing) card; then the same of each retired
+        error; then a grouped page."""
+        current, retired = len(self.placed), len(self.retired)
+        if index >= current + retired:
+            page = self.pages[index - current - retired]
             return [(f"{page.audience}/{page.name}.md", render_group(page, self.commit, self.refs))]
+        if index >= current:
+            old = self.retired[index - current]
+            error, commit, analysis, history = old.error, old.commit, old.analysis, old.history
+            out = [
+                (
+                    f"api/errors/{error.error_id}.json",
+                    dumps(error_json(error, commit, analysis, history)),
+                )
+            ]
+            if not grouped(analysis.audience):
+                card = render_card(error, commit, analysis, self.retired_by_id, history, self.refs)
+                out.append((f"errors/{error.error_id}.md", card))
+            return out
         item = self.placed[index]
         error, analysis, history = item.error, item.analysis, item.history
         out = [
@@ -632,17 +630,21 @@ def output_files(
         for e in result.errors
     ]
     current = placed[:]
-    placed += [Placed(e, c, a, histories.get(e.error_id)) for e, c, a in retired]
+    old = [Placed(e, c, a, histories.get(e.error_id)) for e, c, a in retired]
+    placed += old
     refs = {p.error.error_id: p.ref() for p in placed}
     pages = group_pages(placed)
     rendering = _Rendering(
-        result.commit, current, pages, {e.error_id: e for e in result.errors}, refs
+        result.commit,
+        current,
+        pages,
+        {e.error_id: e for e in result.errors},
+        refs,
+        old,
+        {e.error_id: e for e, _, _ in retired},
     )
-    count = len(current) + len(pages)
+    count = len(current) + len(old) + len(pages)
     parts = fork_imap(jobs if count >= PARALLEL_MIN else 1, rendering.files, range(count), CHUNK)
-    for _ in range(len(current)):
-        yield from next(parts)
-    yield from retired_files(retired, histories, refs).items()
     for part in parts:
         yield from part
     for audience in GROUPED:

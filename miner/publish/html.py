@@ -57,7 +57,7 @@ import logging
 import os
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -792,7 +792,7 @@ def site_files(
                 link=lambda error_id: link(error_id) if error_id in refs else None,
             ),
         )
-    yield from grouped_files(commit, by_audience, refs, labels)
+    yield from audience_files(commit, by_audience)
     cards = [p.error for p in placed if not grouped(p.audience)]
     card_context = CardContext(
         result,
@@ -802,54 +802,63 @@ def site_files(
         refs,
         histories={i: h for i, h in histories.items() if i in all_analyses},
         commits={e.error_id: c for e, c, _ in older},
+        labels=labels,
     )
-    yield from card_files(card_context, [p.error for p in placed], jobs)
+    groups = [page for _, _, pages in by_audience for page in pages]
+    yield from card_files(card_context, [p.error for p in placed], jobs, groups)
 
 
-def grouped_files(
-    commit: CommitInfo,
-    by_audience: Sequence[tuple[str, int, list[GroupPage]]],
-    refs: Mapping[str, str],
-    labels: Mapping[str, str] | None = None,
+def audience_files(
+    commit: CommitInfo, by_audience: Sequence[tuple[str, int, list[GroupPage]]]
 ) -> Iterator[tuple[str, str]]:
-    """The pages of the internal, abstract, test and script errors: one per
-    audience and module (an entry per error, anchored by its id, with its
-    history in a release site; ``labels`` marks the retired and superseded
-    ones, :func:`retirement_label`) and the audience's ``index.html`` (what
-    it means and what to do, its pages)."""
+    """The ``index.html`` of each audience of grouped errors (internal,
+    abstract, test, script): what it means, what to do, and its module pages
+    (:func:`group_file`)."""
     env = site_environment()
-    link = linker(refs, ".html")
     for name, count, pages in by_audience:
-        title, summary = AUDIENCE_TITLES[name], AUDIENCE_SUMMARIES[name]
         yield (
             f"{name}/index.html",
             env.get_template("site/audience.html.j2").render(
                 root="../",
                 commit=commit,
                 audience=name,
-                title=title,
+                title=AUDIENCE_TITLES[name],
                 guide=audience_guide(name, commit),
                 pages=pages,
                 total=count,
             ),
         )
-        for page in pages:
-            yield (
-                f"{name}/{page.name}.html",
-                env.get_template("site/group.html.j2").render(
-                    root="../",
-                    commit=commit,
-                    page=page,
-                    title=title,
-                    summary=summary,
-                    link=link,
-                    assert_test=assert_test,
-                    shown_guards=shown_guards,
-                    labels=labels or {},
-                    history_view=history_view,
-                    card_link=linker(refs, ".html", card=False),
-                ),
-            )
+
+
+def group_file(
+    commit: CommitInfo,
+    page: GroupPage,
+    refs: Mapping[str, str],
+    labels: Mapping[str, str] | None = None,
+) -> tuple[str, str]:
+    """(path, text) of the page of one audience and module of grouped errors:
+    an entry per error, anchored by its id, with its history in a release
+    site (``labels`` marks the retired and superseded ones,
+    :func:`retirement_label`)."""
+    name = page.audience
+    return (
+        f"{name}/{page.name}.html",
+        site_environment()
+        .get_template("site/group.html.j2")
+        .render(
+            root="../",
+            commit=commit,
+            page=page,
+            title=AUDIENCE_TITLES[name],
+            summary=AUDIENCE_SUMMARIES[name],
+            link=linker(refs, ".html"),
+            assert_test=assert_test,
+            shown_guards=shown_guards,
+            labels=labels or {},
+            history_view=history_view,
+            card_link=linker(refs, ".html", card=False),
+        ),
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -868,6 +877,9 @@ class CardContext:
     commits: dict[str, CommitInfo] = dataclasses.field(default_factory=dict)
     """Error id -> the commit an error of an older release is rendered from
     (the last that raised it); the others are of ``result.commit``."""
+    labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Error id -> retired or superseded label (:func:`retirement_label`),
+    for the entries of the grouped pages."""
 
     def commit_of(self, error_id: str) -> CommitInfo:
         """The commit the error's page and record are rendered from."""
@@ -904,18 +916,25 @@ def render_card(context: CardContext, error: Error) -> str:
     )
 
 
-def card_files(
-    context: CardContext, records: Sequence[Error] | None = None, jobs: int = 1
-) -> Iterator[tuple[str, str]]:
-    """(path, text) of the JSON record of every error of ``records`` (default:
-    the errors with a page) and of the page of each error of
-    ``context.errors``, in index order.
+@dataclasses.dataclass(frozen=True)
+class _SiteRendering:
+    """The work of :func:`card_files`, item by item: shared by the forked
+    workers (inherited, not sent)."""
 
-    With ``jobs`` > 1 and enough errors, the pages are rendered by that many
-    worker processes (Pygments' lexer is most of the time); the order, and so
-    the output, is the same.
-    """
-    for error in context.errors if records is None else records:
+    context: CardContext
+    records: Sequence[Error]
+    paged: frozenset[str]
+    """The ids of the errors of ``records`` that get a page."""
+    groups: Sequence[GroupPage]
+
+    def files(self, index: int) -> list[tuple[str, str]]:
+        """(path, text) of item ``index``: below ``len(records)``, that error's
+        JSON record and its page when it has one; above, a grouped page."""
+        context = self.context
+        if index >= len(self.records):
+            page = self.groups[index - len(self.records)]
+            return [group_file(context.result.commit, page, context.refs, context.labels)]
+        error = self.records[index]
         analysis = context.analyses.get(error.error_id) or Analysis(error.error_id, trigger="")
         record = error_json(
             error,
@@ -923,11 +942,38 @@ def card_files(
             analysis,
             context.histories.get(error.error_id),
         )
-        yield f"api/errors/{error.error_id}.json", dumps(record)
+        out = [(f"api/errors/{error.error_id}.json", dumps(record))]
+        if error.error_id in self.paged:
+            path = context.refs.get(error.error_id, card_path(error.error_id))
+            out.append((path, render_card(context, error)))
+        return out
+
+
+def card_files(
+    context: CardContext,
+    records: Sequence[Error] | None = None,
+    jobs: int = 1,
+    groups: Sequence[GroupPage] = (),
+) -> Iterator[tuple[str, str]]:
+    """(path, text) of the JSON record of every error of ``records`` (default:
+    the errors with a page), each followed by its page when it is one of
+    ``context.errors`` (whose order ``records`` keeps), then of each grouped
+    page of ``groups`` (:func:`group_file`).
+
+    With ``jobs`` > 1 and enough errors, they are rendered by that many
+    worker processes (Pygments' lexer is most of the time); the order, and so
+    the output, is the same.
+    """
+    rendering = _SiteRendering(
+        context,
+        context.errors if records is None else records,
+        frozenset(e.error_id for e in context.errors),
+        groups,
+    )
+    count = len(rendering.records) + len(groups)
     workers = jobs if len(context.errors) >= PARALLEL_MIN else 1
-    pages = fork_imap(workers, partial(render_card, context), context.errors, 64)
-    for error, page in zip(context.errors, pages, strict=True):
-        yield context.refs.get(error.error_id, card_path(error.error_id)), page
+    for part in fork_imap(workers, rendering.files, range(count), 64):
+        yield from part
 
 
 def write_site_into(

@@ -45,8 +45,8 @@ from miner.files import (
     inside,
     locked,
     remove_listed,
+    rewrite_bytes,
     tree_size,
-    write_bytes,
     write_chunks,
 )
 
@@ -239,6 +239,25 @@ class Folder:
     record: list[tuple[str, str]] | None = None
     """When a list, every ``(path, text)`` written is appended to it, in
     order (what :func:`replay` writes again)."""
+    made: set[str] = field(default_factory=set)
+    """Folder-relative folders known to exist and not to be symbolic links."""
+
+    def _path(self, rel: str) -> Path:
+        """``root / rel`` as :func:`miner.files.inside` checks it (its folders
+        made), each folder checked and made once per run.
+
+        Raises:
+            ValueError: ``rel`` leaves the folder or runs through a link.
+        """
+        head, _, _ = rel.rpartition("/")
+        if head in self.made:
+            if rel.startswith("/") or rel[len(head) + 1 :] in ("", ".", ".."):
+                raise ValueError(f"not a relative path: {rel!r}")
+            return self.root / rel
+        path = inside(self.root, rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.made.add(head)
+        return path
 
     def write(self, rel: str, text: str | Iterable[str]) -> bool:
         """Write ``text`` to ``rel`` (when it changed); True when it did.
@@ -248,17 +267,22 @@ class Folder:
         Raises:
             OutputError: it cannot be written (the old output is kept).
         """
+        start = time.perf_counter()
         try:
-            path = inside(self.root, rel)
+            path = self._path(rel)
         except ValueError as exc:
             raise OutputError(f"{self.label}: refusing to write {exc}") from None
+        except OSError as exc:
+            raise OutputError(
+                f"{self.label}: cannot write {rel} ({exc.strerror or exc}); nothing was "
+                "published, the previous output is kept; check permissions and free space"
+            ) from None
         if not isinstance(text, str) and self.record is not None:
             text = "".join(text)
-        start = time.perf_counter()
         try:
             if isinstance(text, str):
                 data = text.encode("utf-8", "surrogateescape")
-                changed, size = write_bytes(path, data), len(data)
+                changed, size = rewrite_bytes(str(path), data), len(data)
                 del data
             else:
                 changed, size = write_chunks(path, text)
