@@ -108,9 +108,15 @@ def test_helper_reached_only_under_a_flag_says_so(mined):
         "Reached only through `launch` (`pkg/worker.py:18`): every call of `check_plain` in "
         "the commit runs only when `--disable-radix-cache` is on, as tested at `pkg/worker.py:17`."
     )
-    assert found.situations == (
-        "`launch` calls `check_plain` at `pkg/worker.py:18` when `--disable-radix-cache` is on.",
-    )
+    # the one caller and its condition are said above: no "Common situations" line repeats them
+    assert found.situations == ()
+    from miner.publish.cards import render_card
+
+    error = next(e for e in mined.result.errors if e.message == "plain launches are not supported")
+    card = render_card(error, mined.result.commit, found)
+    when = card.split("## When it happens\n\n")[1].split("\n## ")[0]
+    assert "Common situations" not in when
+    assert found.trigger in when
     # The flag the only caller tests is a way out, with the flag's help text.
     assert found.solutions[0] == (
         'Drop `--disable-radix-cache`: it is off by default. Dropping it gives up: "Disable '
@@ -136,10 +142,7 @@ def test_call_on_another_object_is_matched_by_name(mined):
         "`fetch_blob` in the commit runs only when `--disable-radix-cache` is on, as tested at "
         "`pkg/worker.py:44`."
     )
-    assert found.situations == (
-        "`use` calls `fetch_blob` at `pkg/worker.py:45` (matched by name) when "
-        "`--disable-radix-cache` is on.",
-    )
+    assert found.situations == ()
 
 
 def test_imported_function_behind_an_early_return(mined):

@@ -912,6 +912,16 @@ def trigger_line(writer: Writer, reading: Reading) -> str | None:
     return f"{lead} runs only when {_joined(words)}, as tested at {tested}."
 
 
+def said_by_trigger(reading: Reading, scope: str, path: str) -> bool:
+    """Whether :func:`trigger_line` names the calls from ``scope`` in ``path``
+    as the only way in ("Reached only through ..."), so that a "Common
+    situations" line for them would repeat it."""
+    reached = reading.callers
+    if reached is None or not new_needs(reading):
+        return False
+    return {(c.scope, c.path) for c in reached.calls} == {(scope, path)}
+
+
 def _listed(writer: Writer, needs: Sequence[Need]) -> list[str]:
     """The first :data:`MAX_NEEDS` conditions in words, and how many more."""
     words = [_words(writer, n) for n in needs[:MAX_NEEDS]]

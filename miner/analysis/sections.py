@@ -1603,6 +1603,7 @@ class Writer:
     def situations(self, r: Reading) -> tuple[str, ...]:
         site = r.site
         out: list[str] = []
+        said = False
         name = target_name(site.scope)
         if site.scope == "<module>":
             out.append(
@@ -1616,11 +1617,14 @@ class Writer:
                 for caller in callers:
                     grouped.setdefault((caller.scope, caller.path), []).append(caller.line)
                 for (scope, path), numbers in list(grouped.items())[:MAX_CALLERS]:
+                    parent = target_name(scope)
+                    above = self.facts.callers.get(parent, ()) if parent else ()
+                    if len(grouped) == 1 and not above and callpaths.said_by_trigger(r, scope, path):
+                        said = True  # "When it happens" names this caller and its conditions
+                        continue
                     where = ", ".join(f"`{path}:{n}`" for n in numbers[:3])
                     line = f"{code(scope)} calls {code(name)} at {where}"
                     line += callpaths.situation_note(self, r, scope, path)
-                    parent = target_name(scope)
-                    above = self.facts.callers.get(parent, ()) if parent else ()
                     if above:
                         line += f", reached from {_callers_at(above)}"
                     out.append(line + ".")
@@ -1685,7 +1689,7 @@ class Writer:
                     flags.append(joiner.join(self.setting_state(c.name, c) for c in found[0]))
         if flags:
             out.append("Launches where " + "; ".join(dict.fromkeys(flags)) + ".")
-        if not out:
+        if not out and not said:
             out.append(f"Any run that reaches {code(site.scope)} in `{site.path}`.")
         return tuple(out)
 
