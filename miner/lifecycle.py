@@ -25,6 +25,7 @@ import multiprocessing
 import os
 import signal
 import sys
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -266,7 +267,9 @@ def fork_imap(jobs: int, func: Callable[[T], R], items: Sequence[T], chunk: int 
     order, so they are the same as one process's when ``func`` reads nothing
     that another call changes. A worker that dies (killed, out of memory)
     costs time, not the result: what is not yet yielded is then computed
-    here. Closing the iterator early kills the workers.
+    here. Closing the iterator early kills the workers. At most ``jobs`` x
+    :data:`IN_FLIGHT` tasks run ahead of the results read: a slow reader
+    holds that many results, not all of them.
     """
     count = len(items)
     pool = worker_pool(jobs, _start_map, func, items) if jobs > 1 and count > chunk else None
@@ -274,28 +277,70 @@ def fork_imap(jobs: int, func: Callable[[T], R], items: Sequence[T], chunk: int 
         yield from (func(item) for item in items)
         return
     with _parent_frozen():
-        yield from _map_in(pool, func, items, chunk)
+        yield from _map_in(pool, func, items, chunk, jobs)
+
+
+#: Tasks after which :func:`fork_imap` replaces its workers with new forks:
+#: a worker's memory grows with every page of the parent it touches (a
+#: reference count written copies the page), so a long-lived one ends up with
+#: its own copy of most of them.
+RENEW = 32
+
+
+#: Tasks per worker of :func:`fork_imap` sent ahead of the one whose results
+#: are being read: enough to keep every worker busy, few enough that results
+#: read slowly (a parent writing files) do not pile up in its memory.
+IN_FLIGHT = 3
+
+
+def _bounded(
+    pool: ProcessPoolExecutor, spans: Sequence[tuple[int, int]], ahead: int
+) -> Iterator[list[Any]]:
+    """The results of ``_map_span`` over ``spans``, in order, with at most
+    ``ahead`` tasks sent and not yet read (:meth:`Executor.map` sends them
+    all at once, and keeps every result until it is read)."""
+    pending: deque[Future[list[Any]]] = deque()
+    sent = 0
+    try:
+        while sent < len(spans) or pending:
+            while sent < len(spans) and len(pending) < ahead:
+                pending.append(pool.submit(_map_span, spans[sent]))
+                sent += 1
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()
 
 
 def _map_in(
-    pool: ProcessPoolExecutor, func: Callable[[T], R], items: Sequence[T], chunk: int
+    pool: ProcessPoolExecutor, func: Callable[[T], R], items: Sequence[T], chunk: int, jobs: int
 ) -> Iterator[R]:
-    """:func:`fork_imap` with its worker ``pool`` made."""
+    """:func:`fork_imap` with its first worker ``pool`` made: each
+    :data:`RENEW` tasks run in a pool of their own, forked when the previous
+    one has stopped."""
     count = len(items)
     spans = [(start, min(start + chunk, count)) for start in range(0, count, chunk)]
-    finished = False
     done = 0
-    try:
+    for first in range(0, len(spans), RENEW):
+        if first:
+            gc.freeze()  # what this process made since, shared with the new forks too
+            made = worker_pool(jobs, _start_map, func, items)
+            assert made is not None, "the first pool was made"
+            pool = made
+        finished = False
         try:
-            for part in pool.map(_map_span, spans):
-                yield from part
-                done += len(part)
-        except BrokenProcessPool:  # a worker died (killed, out of memory): the rest here
-            log.warning("a worker process died; the rest is computed in this process")
-            yield from (func(item) for item in items[done:])
-        finished = True
-    finally:
-        stop_pool(pool, graceful=finished)
+            try:
+                for part in _bounded(pool, spans[first : first + RENEW], jobs * IN_FLIGHT):
+                    yield from part
+                    done += len(part)
+            except BrokenProcessPool:  # a worker died (killed, out of memory): the rest here
+                log.warning("a worker process died; the rest is computed in this process")
+                yield from (func(item) for item in items[done:])
+                finished = True
+                return
+            finished = True
+        finally:
+            stop_pool(pool, graceful=finished)
 
 
 def fork_map(jobs: int, func: Callable[[T], R], items: Sequence[T], chunk: int = 1) -> list[R]:

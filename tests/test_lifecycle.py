@@ -57,6 +57,28 @@ def test_fork_imap_streams_in_order_and_redoes_only_what_it_has_not_yielded(capl
     early.close()
 
 
+def logged(x: int) -> int:
+    with open(os.environ["LOGGED_TO"], "a") as handle:  # noqa: PTH123
+        handle.write(f"{x}\n")
+    return x
+
+
+def test_a_slow_reader_holds_a_bounded_number_of_results(tmp_path, monkeypatch) -> None:
+    import time
+
+    from miner.lifecycle import IN_FLIGHT, fork_imap
+
+    log = tmp_path / "done"
+    monkeypatch.setenv("LOGGED_TO", str(log))
+    stream = fork_imap(2, logged, list(range(200)), 2)
+    assert next(stream) == 0
+    time.sleep(1.5)  # the reader is slow: the workers wait for it
+    done = len(log.read_text().split())
+    assert done <= (2 * IN_FLIGHT + 1) * 2, done
+    assert list(stream) == list(range(1, 200))
+    assert len(log.read_text().split()) == 200
+
+
 def frozen_here(x: int) -> int:
     import gc
 
