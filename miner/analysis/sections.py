@@ -1619,7 +1619,11 @@ class Writer:
                 for (scope, path), numbers in list(grouped.items())[:MAX_CALLERS]:
                     parent = target_name(scope)
                     above = self.facts.callers.get(parent, ()) if parent else ()
-                    if len(grouped) == 1 and not above and callpaths.said_by_trigger(r, scope, path):
+                    if (
+                        len(grouped) == 1
+                        and not above
+                        and callpaths.said_by_trigger(r, scope, path)
+                    ):
                         said = True  # "When it happens" names this caller and its conditions
                         continue
                     where = ", ".join(f"`{path}:{n}`" for n in numbers[:3])
