@@ -301,15 +301,11 @@ def _bounded(
     all at once, and keeps every result until it is read)."""
     pending: deque[Future[list[Any]]] = deque()
     sent = 0
-    try:
-        while sent < len(spans) or pending:
-            while sent < len(spans) and len(pending) < ahead:
-                pending.append(pool.submit(_map_span, spans[sent]))
-                sent += 1
-            yield pending.popleft().result()
-    finally:
-        for future in pending:
-            future.cancel()
+    while sent < len(spans) or pending:  # what is left when it stops: :func:`stop_pool`
+        while sent < len(spans) and len(pending) < ahead:
+            pending.append(pool.submit(_map_span, spans[sent]))
+            sent += 1
+        yield pending.popleft().result()
 
 
 def _map_in(
