@@ -133,18 +133,6 @@ class RelatedIndex:
         return tuple(chosen)
 
 
-def related_errors(
-    errors: tuple[Error, ...] | list[Error], settings: Mapping[str, tuple[str, ...]]
-) -> dict[str, tuple[str, ...]]:
-    """error id -> related error ids, best first, never itself
-    (:class:`RelatedIndex`, every error ranked in this process).
-
-    ``settings`` maps error id -> the settings its guards read.
-    """
-    index = RelatedIndex(errors, settings)
-    return {error.error_id: index.of(error) for error in errors}
-
-
 def _break_ties(
     scored: list[tuple[float, str]], title: str, info: Mapping[str, Error]
 ) -> list[tuple[float, str]]:

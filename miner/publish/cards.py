@@ -580,29 +580,19 @@ class _Rendering:
         if index >= current + retired:
             page = self.pages[index - current - retired]
             return [(f"{page.audience}/{page.name}.md", render_group(page, self.commit, self.refs))]
-        if index >= current:
-            old = self.retired[index - current]
-            error, commit, analysis, history = old.error, old.commit, old.analysis, old.history
-            out = [
-                (
-                    f"api/errors/{error.error_id}.json",
-                    dumps(error_json(error, commit, analysis, history)),
-                )
-            ]
-            if not grouped(analysis.audience):
-                card = render_card(error, commit, analysis, self.retired_by_id, history, self.refs)
-                out.append((f"errors/{error.error_id}.md", card))
-            return out
-        item = self.placed[index]
-        error, analysis, history = item.error, item.analysis, item.history
+        if index < current:
+            item, by_id = self.placed[index], self.errors_by_id
+        else:
+            item, by_id = self.retired[index - current], self.retired_by_id
+        error, commit, analysis, history = item.error, item.commit, item.analysis, item.history
         out = [
             (
                 f"api/errors/{error.error_id}.json",
-                dumps(error_json(error, self.commit, analysis, history)),
+                dumps(error_json(error, commit, analysis, history)),
             )
         ]
         if not grouped(analysis.audience):
-            card = render_card(error, self.commit, analysis, self.errors_by_id, history, self.refs)
+            card = render_card(error, commit, analysis, by_id, history, self.refs)
             out.append((f"errors/{error.error_id}.md", card))
         return out
 

@@ -268,18 +268,13 @@ class Folder:
             OutputError: it cannot be written (the old output is kept).
         """
         start = time.perf_counter()
-        try:
-            path = self._path(rel)
-        except ValueError as exc:
-            raise OutputError(f"{self.label}: refusing to write {exc}") from None
-        except OSError as exc:
-            raise OutputError(
-                f"{self.label}: cannot write {rel} ({exc.strerror or exc}); nothing was "
-                "published, the previous output is kept; check permissions and free space"
-            ) from None
         if not isinstance(text, str) and self.record is not None:
             text = "".join(text)
         try:
+            try:
+                path = self._path(rel)
+            except ValueError as exc:
+                raise OutputError(f"{self.label}: refusing to write {exc}") from None
             if isinstance(text, str):
                 data = text.encode("utf-8", "surrogateescape")
                 changed, size = rewrite_bytes(str(path), data), len(data)
