@@ -20,6 +20,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -201,6 +202,73 @@ def gather_facts(
     return collect(sources, result.sites, jobs=jobs)
 
 
+@dataclass(frozen=True)
+class _Extracted:
+    """One commit's files extracted, before the helper calls are linked (the
+    half of :func:`_mine_commit` that runs in the worker pool)."""
+
+    repo: git.Repo
+    entries: list[source.BlobRef]
+    info: CommitInfo
+    store_dir: Path
+    partial: bool
+    options: MineOptions
+    reuse: bool
+    extraction: Extraction | None
+    """None when ``stored`` holds the commit's results."""
+    stored: MineResult | None = None
+
+
+def _extract_commit(
+    repo_arg: str,
+    rev: str,
+    *,
+    slug: str | None,
+    link_ref: str,
+    cache_dir: Path | None,
+    partial: bool,
+    progress: Callable[[FileResult], None] | None,
+    options: MineOptions | None,
+    reuse: bool,
+) -> _Extracted:
+    """Pin ``rev``, list its blobs and extract them (the commit's results
+    from the commit store instead with ``reuse``, when it has them)."""
+    cache_dir = cache_dir or (options.cache_dir if options else None)
+    repo, commit, info = pin(repo_arg, rev, slug=slug, link_ref=link_ref, cache_dir=cache_dir)
+    entries = source.python_blobs(repo, commit)
+    store_dir = cache_dir or source.default_cache_dir()
+    options = options or MineOptions(cache_dir=cache_dir)
+    stored = store.load_result(store_dir, commit.hexsha, info, partial=partial) if reuse else None
+    if stored is not None:
+        log.info("%s: reusing mined results of %s", rev, commit.hexsha[:10])
+        return _Extracted(repo, entries, info, store_dir, partial, options, reuse, None, stored)
+    source.prefetch_blobs(repo, commit, entries)
+    extraction = extract(repo, entries, partial=partial, progress=progress, options=options)
+    return _Extracted(repo, entries, info, store_dir, partial, options, reuse, extraction)
+
+
+def _link_commit(extracted: _Extracted) -> MineResult:
+    """The second half of :func:`_mine_commit`: the helper calls linked
+    (:func:`~miner.mining.extraction.link_helper_calls`), the sites named and
+    grouped, and the results kept in the commit store with ``reuse``. It
+    touches nothing the extraction of another commit uses, so it may run on a
+    thread while that extraction runs (:func:`_document`)."""
+    x = extracted
+    if x.stored is not None:
+        return x.stored
+    assert x.extraction is not None
+    files = link_helper_calls(
+        x.repo, x.info.sha, x.extraction.files, partial=x.partial, options=x.options
+    )
+    result = assemble(x.info, files, x.extraction.stats)
+    if x.reuse:
+        try:
+            store.save_result(x.store_dir, result, partial=x.partial)
+        except OSError as exc:
+            log.warning("%s: cannot store mined results (%s)", x.store_dir, exc)
+    return result
+
+
 def _mine_commit(
     repo_arg: str,
     rev: str,
@@ -215,27 +283,18 @@ def _mine_commit(
 ) -> tuple[git.Repo, list[source.BlobRef], MineResult]:
     """Pin ``rev``, list its blobs and mine them (through the commit store
     with ``reuse``); the repository and entries are kept for the facts."""
-    cache_dir = cache_dir or (options.cache_dir if options else None)
-    repo, commit, info = pin(repo_arg, rev, slug=slug, link_ref=link_ref, cache_dir=cache_dir)
-    entries = source.python_blobs(repo, commit)
-    store_dir = cache_dir or source.default_cache_dir()
-    stored = store.load_result(store_dir, commit.hexsha, info, partial=partial) if reuse else None
-    if stored is not None:
-        log.info("%s: reusing mined results of %s", rev, commit.hexsha[:10])
-        return repo, entries, stored
-    source.prefetch_blobs(repo, commit, entries)
-    options = options or MineOptions(cache_dir=cache_dir)
-    extraction = extract(repo, entries, partial=partial, progress=progress, options=options)
-    files = link_helper_calls(
-        repo, commit.hexsha, extraction.files, partial=partial, options=options
+    extracted = _extract_commit(
+        repo_arg,
+        rev,
+        slug=slug,
+        link_ref=link_ref,
+        cache_dir=cache_dir,
+        partial=partial,
+        progress=progress,
+        options=options,
+        reuse=reuse,
     )
-    result = assemble(info, files, extraction.stats)
-    if reuse:
-        try:
-            store.save_result(store_dir, result, partial=partial)
-        except OSError as exc:
-            log.warning("%s: cannot store mined results (%s)", store_dir, exc)
-    return repo, entries, result
+    return extracted.repo, extracted.entries, _link_commit(extracted)
 
 
 def mine(
@@ -352,7 +411,7 @@ def start_mining(
     """The first half of :func:`mine_and_analyze`: mine ``rev`` and compute
     the digest of the run's inputs (nothing analysed yet)."""
     start = time.perf_counter()
-    repo, entries, result = _mine_commit(
+    extracted = _extract_commit(
         repo_arg,
         rev,
         slug=slug,
@@ -363,18 +422,26 @@ def start_mining(
         options=options,
         reuse=reuse,
     )
-    _, result = facts_files(entries, result)  # notes the files the facts leave out
+    return _mining_of(extracted, llm, start)
+
+
+def _mining_of(extracted: _Extracted, llm: LLMSettings | None, started: float) -> Mining:
+    """The rest of :func:`start_mining` once ``extracted``: the helper calls
+    linked (:func:`_link_commit`), the notes of :func:`facts_files` and the
+    digest of the run's inputs; ``started`` is when the extraction began
+    (``time.perf_counter``)."""
+    x = extracted
+    result = _link_commit(x)
+    _, result = facts_files(x.entries, result)  # notes the files the facts leave out
     inputs = (
         ""
         if llm is not None
-        else digest.run_inputs(result.commit, result.files, entries, partial=partial)
+        else digest.run_inputs(result.commit, result.files, x.entries, partial=x.partial)
     )
-    use_cache = options.cache if options is not None else True
-    folder = cache_dir or (options.cache_dir if options else None) or source.default_cache_dir()
-    seconds = {"extraction": time.perf_counter() - start}
-    kept = Path(folder) if use_cache and inputs else None
-    jobs = options.jobs if options is not None and options.jobs is not None else default_jobs()
-    return Mining(repo, entries, result, inputs, kept, llm, seconds, max(1, jobs))
+    seconds = {"extraction": time.perf_counter() - started}
+    kept = Path(x.store_dir) if x.options.cache and inputs else None
+    jobs = x.options.jobs if x.options.jobs is not None else default_jobs()
+    return Mining(x.repo, x.entries, result, inputs, kept, llm, seconds, max(1, jobs))
 
 
 def analyze_mining(mining: Mining) -> Mined:
@@ -742,30 +809,16 @@ def _document(
     commits: list[CommitInfo] = []
     diffs: dict[str, release_pages.ReleaseDiff] = {}
     newest: Mining | None = None
-    for position, tag in enumerate(tags):
+
+    def record(tag: str, extracted: _Extracted, started: float, last: bool) -> None:
         # Only the newest release's facts and analyses are published; an older
         # release gives its errors (histories, diffs, retired cards) alone.
-        if position == len(tags) - 1:
-            newest = start_mining(
-                repo_arg,
-                tag,
-                slug=slug,
-                link_ref=tag,
-                cache_dir=cache_dir,
-                partial=partial,
-                reuse=True,
-            )
+        nonlocal newest
+        if last:
+            newest = _mining_of(extracted, None, started)
             mined_result = newest.result
         else:
-            mined_result = mine(
-                repo_arg,
-                tag,
-                slug=slug,
-                link_ref=tag,
-                cache_dir=cache_dir,
-                partial=partial,
-                reuse=True,
-            )
+            mined_result = _link_commit(extracted)
         if on_release is not None:
             on_release(tag, mined_result)
         changes = builder.add(tag, mined_result)
@@ -775,6 +828,33 @@ def _document(
             diffs[stem] = release_pages.release_diff(changes, stem)
         del changes  # it holds both releases' records
         commits.append(mined_result.commit)
+
+    # A release's links, names and history are made on a thread while the
+    # workers extract the next release: the parent's serial part of one
+    # release overlaps the pool's part of the next. One thread keeps the
+    # releases in order.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="release") as behind:
+        pending: Future[None] | None = None
+        for position, tag in enumerate(tags):
+            started = time.perf_counter()
+            extracted = _extract_commit(
+                repo_arg,
+                tag,
+                slug=slug,
+                link_ref=tag,
+                cache_dir=cache_dir,
+                partial=partial,
+                progress=None,
+                options=None,
+                reuse=True,
+            )
+            if pending is not None:
+                pending.result()  # the previous release's failure, raised here
+            last = position == len(tags) - 1
+            pending = behind.submit(record, tag, extracted, started, last)
+            del extracted
+        assert pending is not None
+        pending.result()
     assert newest is not None
     book = builder.finish()
     # analysed after the history is built: the older releases' records that

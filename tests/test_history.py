@@ -245,3 +245,37 @@ def test_history_gathers_facts_for_the_newest_release_alone(releases, tmp_path, 
     assert len(gathered) == 1
     pipeline.document_releases(str(root), list(RELEASES), tmp_path / "again", cache_dir=cache)
     assert len(gathered) == 1
+
+
+def test_releases_are_linked_in_order_while_the_next_is_extracted(releases, tmp_path):
+    """The links, names and history of a release are made on a thread while
+    the next release is extracted: ``on_release`` still sees every release
+    once, oldest first, with the same records as mining it alone."""
+    root, mined = releases
+    seen: list[tuple[str, tuple[str, ...]]] = []
+    pipeline.document_releases(
+        str(root),
+        list(RELEASES),
+        tmp_path / "site",
+        cache_dir=tmp_path / "other-cache",
+        on_release=lambda tag, result: seen.append((tag, tuple(e.error_id for e in result.errors))),
+    )
+    assert seen == [(tag, tuple(e.error_id for e in result.errors)) for tag, result in mined]
+
+
+def test_a_failure_while_linking_a_release_stops_the_run(releases, tmp_path, monkeypatch):
+    """An error raised on the linking thread reaches the caller as raised,
+    and the output folder is not written."""
+    root, _ = releases
+    real = pipeline.link_helper_calls
+
+    def failing(repo, sha, files, **kwargs):  # type: ignore[no-untyped-def]
+        if sha == git.Repo(root).commit("v1.1").hexsha:
+            raise OSError("disk gone while linking v1.1")
+        return real(repo, sha, files, **kwargs)
+
+    monkeypatch.setattr(pipeline, "link_helper_calls", failing)
+    out = tmp_path / "site"
+    with pytest.raises(OSError, match="disk gone while linking v1.1"):
+        pipeline.document_releases(str(root), list(RELEASES), out, cache_dir=tmp_path / "c2")
+    assert not (out / "manifest.json").exists()
