@@ -351,3 +351,53 @@ def test_both_extractors_agree_on_a_sample_of_a_release() -> None:
     assert problems == []
     assert files > 100
     assert sites > 1000
+
+
+STORING = """\
+def f(items, self):
+    a, (b, *c) = items
+    self.x.y: int = 1
+    d[0].e += 1
+    for k, v in items:
+        del items[k], self.gone
+    with open(a) as fh, ctx() as (g, h):
+        print(f"{(w := 3)}")
+    try:
+        pass
+    except OSError as err:
+        pass
+    import os.path, numpy as np
+    from m import q, r as s
+    from n import *
+    global G
+    match items:
+        case [Point(x=px), *rest] | {"k": mv, **others}:
+            pass
+        case Other() as caught:
+            pass
+    class K:
+        z = 1
+    lambda: (inner := 1)
+"""
+
+
+def test_the_stores_of_a_statement_agree_between_libcst_and_ast() -> None:
+    """:func:`cst_visitor.stores` walks a libcst tree by its fields: every
+    binding form gives the names and attribute paths that the ``ast`` side
+    finds, for the function and each statement of its body."""
+    from miner.extract import ast_fallback, cst_visitor
+
+    expected = {
+        "a", "b", "c", "self.x.y", "d", "k", "v", "items", "self.gone", "fh", "g", "h",
+        "w", "err", "os", "np", "q", "s", "*", "G", "px", "rest", "mv", "others",
+        "caught", "K", "z", "inner",
+    }  # fmt: skip
+    function = cst.parse_module(STORING).body[0]
+    tree = ast.parse(STORING).body[0]
+    assert isinstance(function, cst.FunctionDef) and isinstance(tree, ast.FunctionDef)
+    assert cst_visitor.stores(function.body) == expected
+    assert ast_fallback.stores(tree) - {"f"} == expected
+    body = function.body.body
+    assert len(body) == len(tree.body)
+    for statement, node in zip(body, tree.body, strict=True):
+        assert cst_visitor.stores(statement) == ast_fallback.stores(node), ast.unparse(node)

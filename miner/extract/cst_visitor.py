@@ -15,9 +15,11 @@ or a top-level statement; see :mod:`miner.extract.runner`), with
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import libcst as cst
 from libcst.metadata import CodeRange, PositionProvider
@@ -514,10 +516,88 @@ def _last_name(node: cst.CSTNode) -> str | None:
 
 def stores(node: cst.CSTNode) -> frozenset[str]:
     """What a statement may rebind or change: the same names and attribute
-    paths as :func:`miner.extract.ast_fallback.stores` finds."""
+    paths as :func:`miner.extract.ast_fallback.stores` finds.
+
+    The subtree is walked through the nodes' fields (:func:`_children`), not
+    with ``node.visit``: libcst's visit rebuilds every node it passes (a
+    sixth of a worker's time went to this function with it)."""
     finder = _Stores()
-    node.visit(finder)
+    handlers = _STORE_HANDLERS
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        handler = handlers.get(type(current))
+        if handler is not None:
+            handler(finder, current)
+        stack.extend(_children(current))
     return frozenset(finder.found)
+
+
+#: Nodes that never hold a name a statement stores: whitespace, comments,
+#: brackets, punctuation and operators (not walked into by :func:`stores`).
+_LEAVES = (
+    cst.BaseParenthesizableWhitespace,
+    cst.TrailingWhitespace,
+    cst.EmptyLine,
+    cst.Newline,
+    cst.Comment,
+    cst.LeftParen,
+    cst.RightParen,
+    cst.LeftSquareBracket,
+    cst.RightSquareBracket,
+    cst.LeftCurlyBrace,
+    cst.RightCurlyBrace,
+    cst.Comma,
+    cst.Dot,
+    cst.Colon,
+    cst.Semicolon,
+    cst.AssignEqual,
+    cst.BaseBinaryOp,
+    cst.BaseBooleanOp,
+    cst.BaseCompOp,
+    cst.BaseUnaryOp,
+    cst.BaseAugOp,
+    cst.SimpleString,
+    cst.Integer,
+    cst.Float,
+    cst.Imaginary,
+)
+
+
+_WALKED: dict[type, bool] = {}
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _walked(cls: type) -> bool:
+    """Whether :func:`stores` walks into a node of class ``cls``."""
+    found = _WALKED.get(cls)
+    if found is None:
+        found = _WALKED[cls] = issubclass(cls, cst.CSTNode) and not issubclass(cls, _LEAVES)
+    return found
+
+
+def _node_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a libcst node class (a libcst node is a dataclass whose
+    children are among its fields)."""
+    found = _FIELDS.get(cls)
+    if found is None:
+        found = _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(cls))
+    return found
+
+
+def _children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """The node's child nodes (the same nodes ``node.children`` lists, less
+    the :data:`_LEAVES`), in no particular order."""
+    out: list[cst.CSTNode] = []
+    walked = _walked
+    for name in _node_fields(type(node)):
+        value = getattr(node, name)
+        kind = type(value)
+        if kind is tuple or kind is list:
+            out.extend(v for v in value if walked(type(v)))
+        elif walked(kind):
+            out.append(value)
+    return out
 
 
 def _store_path(node: cst.CSTNode) -> str | None:
@@ -538,11 +618,12 @@ def _store_path(node: cst.CSTNode) -> str | None:
     return None
 
 
-class _Stores(cst.CSTVisitor):
-    """Collects :func:`stores` (nested scopes and expressions included)."""
+class _Stores:
+    """Collects :func:`stores` (nested scopes and expressions included): its
+    ``visit_<Node>`` methods are called by :func:`stores` for each node of
+    that libcst class."""
 
     def __init__(self) -> None:
-        super().__init__()
         self.found: set[str] = set()
 
     def _target(self, node: cst.CSTNode) -> None:
@@ -627,6 +708,14 @@ class _Stores(cst.CSTVisitor):
     def visit_MatchMapping(self, node: cst.MatchMapping) -> None:
         if node.rest is not None:
             self.found.add(node.rest.value)
+
+
+#: libcst node class -> the :class:`_Stores` method for it.
+_STORE_HANDLERS: dict[type, Callable[[_Stores, Any], None]] = {
+    getattr(cst, name[len("visit_") :]): method
+    for name, method in vars(_Stores).items()
+    if name.startswith("visit_")
+}
 
 
 def _inert(node: cst.BaseExpression) -> bool:
