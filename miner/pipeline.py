@@ -205,7 +205,7 @@ def gather_facts(
 @dataclass(frozen=True)
 class _Extracted:
     """One commit's files extracted, before the helper calls are linked (the
-    half of :func:`_mine_commit` that runs in the worker pool)."""
+    half of :func:`mine` that runs in the worker pool)."""
 
     repo: git.Repo
     entries: list[source.BlobRef]
@@ -248,7 +248,7 @@ def _extract_commit(
 
 
 def _link_commit(extracted: _Extracted) -> MineResult:
-    """The second half of :func:`_mine_commit`: the helper calls linked
+    """The second half of :func:`mine`: the helper calls linked
     (:func:`~miner.mining.extraction.link_helper_calls`), the sites named and
     grouped, and the results kept in the commit store with ``reuse``. It
     touches nothing the extraction of another commit uses, so it may run on a
@@ -267,34 +267,6 @@ def _link_commit(extracted: _Extracted) -> MineResult:
         except OSError as exc:
             log.warning("%s: cannot store mined results (%s)", x.store_dir, exc)
     return result
-
-
-def _mine_commit(
-    repo_arg: str,
-    rev: str,
-    *,
-    slug: str | None,
-    link_ref: str,
-    cache_dir: Path | None,
-    partial: bool,
-    progress: Callable[[FileResult], None] | None,
-    options: MineOptions | None,
-    reuse: bool,
-) -> tuple[git.Repo, list[source.BlobRef], MineResult]:
-    """Pin ``rev``, list its blobs and mine them (through the commit store
-    with ``reuse``); the repository and entries are kept for the facts."""
-    extracted = _extract_commit(
-        repo_arg,
-        rev,
-        slug=slug,
-        link_ref=link_ref,
-        cache_dir=cache_dir,
-        partial=partial,
-        progress=progress,
-        options=options,
-        reuse=reuse,
-    )
-    return extracted.repo, extracted.entries, _link_commit(extracted)
 
 
 def mine(
@@ -322,7 +294,7 @@ def mine(
         SourceError: the repository or revision cannot be used.
         WorkerStartError: worker processes cannot start.
     """
-    return _mine_commit(
+    extracted = _extract_commit(
         repo_arg,
         rev,
         slug=slug,
@@ -332,7 +304,8 @@ def mine(
         progress=progress,
         options=options,
         reuse=reuse,
-    )[2]
+    )
+    return _link_commit(extracted)
 
 
 def mine_and_analyze(
