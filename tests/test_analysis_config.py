@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from miner.analysis.code import SourceIndex
-from miner.analysis.config import Condition, mine_config, predicate_function
+from miner.analysis.config import Condition, ConfigModel, Option, mine_config, predicate_function
 
 ARGPARSE_CLI = """\
 import argparse
@@ -347,3 +349,30 @@ def test_environment_writes_are_not_reads():
     assert [v.name for v in config.env] == ["APP_MODE"]
     mode = config.env_var("APP_MODE")
     assert mode is not None and (mode.path, mode.line) == ("app/env.py", 7)
+
+
+def test_a_flag_with_a_boolean_default_is_a_switch():
+    def flag(action, default, type_=None):
+        return Option("x", ("--x",), "f", "p.py", 1, "argparse", type_, default, action=action)
+
+    # SGLang's diffusion server: ``action=StoreBoolean, default=ServerArgs.x`` (False)
+    assert flag("StoreBoolean", "False").is_bool
+    assert flag("store_true", "False").is_bool
+    assert not flag("store_false", "True").is_bool
+    assert not flag(None, "'auto'").is_bool
+    assert not flag(None, "False", "int").is_bool
+
+
+def test_an_option_is_near_the_files_of_its_package_part():
+    srt = Option("q", ("--q",), "ServerArgs", "python/pkg/srt/args.py", 1, "dataclass")
+    srt = replace(srt, module="pkg.srt.args")
+    assert srt.defined_near("python/pkg/srt/layers/x.py")
+    assert not srt.defined_near("python/pkg/gen/x.py")
+    assert not srt.defined_near("python/pkg/launch.py")
+    config = ConfigModel(options=(srt,), classes=("ServerArgs",))
+    assert config.top_level("python/pkg/launch.py")
+    assert config.near(srt, "python/pkg/launch.py")
+    assert not config.top_level("python/pkg/gen/x.py")
+    top = replace(srt, path="python/pkg/profiler.py", module="pkg.profiler")
+    assert top.defined_near("python/pkg/gen/x.py")  # a module right in the top package
+    assert replace(srt, module=None).defined_near("anywhere.py")  # no module: not known

@@ -291,3 +291,152 @@ def test_a_raise_the_values_tested_before_rule_out() -> None:
     attr = ARCH.replace("arch // 10", "self.arch // 10")
     found = analyses({"pkg/__init__.py": "", "pkg/fa.py": attr})[message]
     assert "cannot be reached" not in (found.what_it_means or "")
+
+
+def _args_module(fields: str) -> str:
+    return f"""
+import dataclasses
+from typing import Annotated, Optional
+
+
+@dataclasses.dataclass
+class ServerArgs:
+{fields}
+
+    @staticmethod
+    def add_cli_args(parser):
+        for f in dataclasses.fields(ServerArgs):
+            parser.add_argument("--" + f.name.replace("_", "-"))
+"""
+
+
+#: Two package parts, each with a ``ServerArgs`` of its own (SGLang's
+#: ``sglang.srt`` and its diffusion server ``sglang.multimodal_gen``).
+PARTS = {
+    "pkg/__init__.py": "",
+    "pkg/srt/__init__.py": "",
+    "pkg/gen/__init__.py": "",
+    "pkg/srt/server_args.py": _args_module(
+        '    quantization: Annotated[Optional[str], "Quantization of the LLM weights."] = None\n'
+        '    ssl_keyfile: Annotated[Optional[str], "The SSL key file."] = None\n'
+        '    ssl_certfile: Annotated[Optional[str], "The SSL certificate file."] = None'
+    ),
+    "pkg/gen/server_args.py": _args_module(
+        '    quantization: Annotated[Optional[str], "Diffusion quantization."] = None\n'
+        '    frames_per_clip: Annotated[Optional[int], "Frames in each clip."] = None'
+    ),
+    "pkg/srt/video.py": """
+        def prepare(video):
+            if video.frames_per_clip is None:
+                raise ValueError("Video sampling strategy not specified")
+            return video
+        """,
+    "pkg/launch.py": """
+        def run(cfg):
+            if cfg.ssl_certfile is None:
+                raise ValueError("A certificate is required to serve")
+        """,
+    "pkg/gen/loader.py": """
+        def load(server_args):
+            if server_args.quantization is not None:
+                raise ValueError("Quantized diffusion weights are not supported here")
+        """,
+    "pkg/srt/ssl.py": """
+        import os
+
+
+        def check_ssl(server_args):
+            if server_args.ssl_keyfile and not server_args.ssl_certfile:
+                raise ValueError("--ssl-keyfile requires --ssl-certfile to be specified as well.")
+            if server_args.ssl_certfile and not server_args.ssl_keyfile:
+                raise ValueError("--ssl-certfile requires --ssl-keyfile to be specified as well.")
+            if server_args.ssl_certfile and not os.path.isfile(server_args.ssl_certfile):
+                raise ValueError("SSL certificate not found. Please check the --ssl-certfile path.")
+        """,
+}
+
+
+def test_a_setting_is_the_one_of_the_sites_package_part() -> None:
+    """A read by name links only to a setting of the site's own package part,
+    and an exact read to the options of that part first: the diffusion
+    server's ``--quantization``, not the LLM server's."""
+    out = analyses(PARTS)
+    video = out["Video sampling strategy not specified"]
+    assert video.evidence == ()
+    assert "frames_per_clip` is the setting" not in video.what_it_means
+    gen = out["Quantized diffusion weights are not supported here"]
+    assert gen.evidence == (
+        "`server_args.quantization` reads the setting `ServerArgs.quantization`"
+        " (exact; guard at line 2)",
+    )
+    assert "Diffusion quantization." in gen.what_it_means
+    # a module right in the top package names the primary class's settings
+    top = out["A certificate is required to serve"]
+    assert top.evidence == (
+        "`cfg.ssl_certfile` has the name of the setting `ServerArgs.ssl_certfile`"
+        " (by name only; guard at line 2)",
+    )
+    assert "Quantization of the LLM weights." not in gen.what_it_means
+
+
+def test_a_fix_that_raises_an_earlier_error_is_not_offered() -> None:
+    """Leaving ``--ssl-certfile`` unset while ``--ssl-keyfile`` is set raises
+    the first check's error: the card does not offer it."""
+    out = analyses(PARTS)
+    ssl = out["SSL certificate not found. Please check the --ssl-certfile path."]
+    text = "\n".join(ssl.solutions)
+    assert "Leave `--ssl-certfile` unset" not in text
+    assert "--ssl-keyfile` is set" in ssl.trigger
+
+
+def test_the_next_check_is_named_once_this_one_passes() -> None:
+    """``duration > 0`` is not enough: the range check after it raises next."""
+    out = analyses(
+        {
+            "pkg/__init__.py": "",
+            "pkg/request.py": """
+                MIN_SECONDS = 4.0
+                MAX_SECONDS = 15.0
+
+
+                def validate(target):
+                    if "duration" in target:
+                        duration = target["duration"]
+                        if duration <= 0:
+                            raise ValueError("duration must be positive")
+                        if not (MIN_SECONDS <= duration <= MAX_SECONDS):
+                            raise ValueError(f"duration must be in [{MIN_SECONDS}, {MAX_SECONDS}]")
+                    return target
+
+
+                def validate_sampling(temperature, top_p):
+                    if temperature < 0:
+                        raise ValueError("temperature must be non-negative")
+                    if not 0 < top_p <= 1:
+                        raise ValueError("top_p must be in (0, 1]")
+
+
+                def validate_steps(steps):
+                    if steps <= 0:
+                        raise ValueError("steps must be positive")
+                    if steps == 3:
+                        raise ValueError()
+                    if steps > 99:
+                        raise ValueError("steps must be at most 99")
+                """,
+        }
+    )
+    first = out["duration must be positive"]
+    assert first.solutions[-1] == (
+        "Once it passes, the next check of `validate` raises `ValueError` at line 11 when "
+        "`not (MIN_SECONDS <= duration <= MAX_SECONDS)`: "
+        "`duration must be in [{MIN_SECONDS}, {MAX_SECONDS}]`."
+    )
+    last = out["duration must be in [{MIN_SECONDS}, {MAX_SECONDS}]"]
+    assert not any(s.startswith("Once it passes") for s in last.solutions)
+    # the next check has no message to quote: nothing is said of it, nor of the one after
+    steps = out["steps must be positive"]
+    assert not any(s.startswith("Once it passes") for s in steps.solutions)
+    # the next check tests another value: it is not this one's business
+    temperature = out["temperature must be non-negative"]
+    assert not any(s.startswith("Once it passes") for s in temperature.solutions)

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 
-from miner.analysis.condition import Condition, condition_from, condition_of
+from miner.analysis.condition import Condition, condition_from, condition_of, implied
 from miner.extract.ast_fallback import collect_ast
 from miner.extract.runner import extract_file
 from miner.extract.text import decode_source
@@ -1016,3 +1016,18 @@ def test_an_or_operand_loses_the_atoms_the_and_rules_out() -> None:
     not_a = Condition("atom", atom="a", negated=True, kind="expr", shown="not a")
     assert absorbed(Condition("and", (a, Condition("or", (not_a, b))))) == Condition("and", (a, b))
     assert absorbed(Condition("and", (a, Condition("or", (a, b))))) == a
+
+
+def test_implied_is_decided_by_every_assignment_of_the_atoms() -> None:
+    first = condition_from([Guard("if", "key and not cert", False, 1)])
+    rest = condition_from(
+        [Guard("if", "key", False, 2), Guard("if", "os.path.isfile(key)", False, 3)]
+    )
+    cert = condition_from([Guard("if", "cert", False, 4)])
+    # key set, its file found, cert unset: the first check fires
+    assert implied(first, [rest], [cert])
+    # key unknown: it need not
+    assert not implied(first, [], [cert])
+    # nothing meets both "cert" and "not cert": anything follows
+    assert implied(Condition.FALSE, [cert], [cert])
+    assert not implied(Condition.FALSE, [rest], [cert])

@@ -124,7 +124,7 @@ def analyze(
     where its answer validates.
     """
     linker = Linker(facts.config, dict(facts.predicates))
-    writer = Writer(facts, result.commit.short_sha, linker)
+    writer = Writer(facts, result.commit.short_sha, linker, result.sites)
     links = {e.error_id: linker.link_site(e.primary) for e in result.errors}
     related = RelatedIndex(result.errors, {k: settings_of(v) for k, v in links.items()})
     settings = Settings.from_config(facts.config, facts.predicates)

@@ -200,14 +200,14 @@ class Settings:
         def reads(guard: Guard, site: Site) -> str | None:
             if guard.kind not in ("if", "while", "assert"):
                 return None
-            for clause in linker.link_guard(0, guard).clauses:
+            for clause in linker.link_guard(0, guard, site.path).clauses:
                 read = clause.read
                 if read is None or not counts(read, site):
                     continue
                 if read.kind == "env":
                     return f"'{read.text}' reads env var {read.target}"
                 if read.kind == "option":
-                    opt = config.option(read.target)
+                    opt = config.option_in(read.target, read.option_path)
                     name = (opt.flag or f"{opt.owner}.{opt.name}") if opt else read.target
                     return f"'{read.text}' reads setting {name}"
                 derived = config.derived_setting(read.target)

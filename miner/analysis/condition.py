@@ -46,6 +46,7 @@ __all__ = [
     "Reach",
     "condition_from",
     "condition_of",
+    "implied",
     "reach_of",
     "site_reach",
     "spellings",
@@ -177,6 +178,44 @@ def reach_of(guards: Sequence[Guard], exits: Sequence[Guard] = (), simplify: boo
         tuple(sets),
         tuple(clauses),
     )
+
+
+#: Most atoms :func:`implied` enumerates the truth assignments of (2 ** 12).
+MAX_IMPLIED_ATOMS = 12
+
+
+def holds(cond: Condition, values: dict[str, bool]) -> bool:
+    """The truth of ``cond`` when each atom (by :attr:`Condition.atom`) has
+    the truth in ``values``."""
+    if cond.op == "atom":
+        return values[cond.atom] != cond.negated
+    if cond.op == "and":
+        return all(holds(a, values) for a in cond.args)
+    if cond.op == "or":
+        return any(holds(a, values) for a in cond.args)
+    return cond.op == "true"
+
+
+def implied(
+    conclusion: Condition, true: Sequence[Condition], false: Sequence[Condition] = ()
+) -> bool:
+    """Whether ``conclusion`` holds whenever every condition of ``true`` holds
+    and none of ``false`` does, the atoms taken as independent truths (two
+    atoms over one value, ``x > 0`` and ``x > 5``, are not related); False
+    past :data:`MAX_IMPLIED_ATOMS` atoms (not decided). Each assignment of the
+    atoms is tried: a truth table, no simplification."""
+    names = sorted({a.atom for c in (conclusion, *true, *false) for a in c.atoms()})
+    if len(names) > MAX_IMPLIED_ATOMS:
+        return False
+    for bits in range(1 << len(names)):
+        values = {name: bool(bits >> i & 1) for i, name in enumerate(names)}
+        if (
+            all(holds(c, values) for c in true)
+            and not any(holds(c, values) for c in false)
+            and not holds(conclusion, values)
+        ):
+            return False
+    return True
 
 
 def absorbed(cond: Condition) -> Condition:

@@ -125,7 +125,32 @@ class Option:
 
     @property
     def is_bool(self) -> bool:
-        return (self.action or "").endswith("store_true") or self.type == "bool"
+        """A switch: ``store_true``, a ``bool`` type, or an untyped flag of a
+        custom action with a boolean default (SGLang's diffusion
+        ``action=StoreBoolean, default=False``)."""
+        action = self.action or ""
+        if action.endswith("store_true") or self.type == "bool":
+            return True
+        return (
+            self.type is None
+            and self.choices is None
+            and self.default in ("True", "False")
+            and not action.endswith(("store_false", "store_const", "count", "append"))
+        )
+
+    def defined_near(self, path: str) -> bool:
+        """Whether the file ``path`` is in the package part that defines this
+        option: the folder of the module's first two names (``python/sglang/srt/``
+        for ``sglang.srt.server_args``), or of the top package for a module
+        right in it (``python/sglang/`` for ``sglang.profiler``); any file when
+        the module is not known. Code of the diffusion
+        server (``sglang.multimodal_gen``) is not near ``sglang.srt``'s
+        ``ServerArgs``, which has options of the same names."""
+        if path == self.path or not self.module:
+            return True  # no module: the part is not known
+        names = min(2, self.module.count("."))
+        part = _package_folder(self.path, self.module, names) if names else None
+        return part is None or path.startswith(part)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -144,6 +169,21 @@ class Option:
             "namespace": self.namespace,
             "module": self.module,
         }
+
+
+def _package_folder(path: str, module: str | None, names: int) -> str | None:
+    """The folder of the first ``names`` names of ``module``, the dotted module
+    of the file ``path`` (``python/sglang/`` for 1, ``python/sglang/srt/`` for 2
+    of ``sglang.srt.server_args``), with its ``/``; None when the module has no
+    more names than that or does not fit the path."""
+    dotted = (module or "").split(".")
+    if not module or len(dotted) <= names:
+        return None
+    folders = path.split("/")
+    root = len(folders) - len(dotted) - (1 if folders[-1] == "__init__.py" else 0)
+    if root < 0:
+        return None
+    return "/".join(folders[: root + names]) + "/"
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +272,8 @@ class ConfigModel:
     )
     _env_by_name: dict[str, EnvVar] = field(default_factory=dict, compare=False, repr=False)
     _primary_path: list[str] = field(default_factory=list, compare=False, repr=False)
+    _top: list[str] = field(default_factory=list, compare=False, repr=False)
+    """The folder of the primary class's top package (``python/sglang/``)."""
 
     def __post_init__(self) -> None:
         by_name: dict[str, list[Option]] = defaultdict(list)
@@ -246,6 +288,10 @@ class ConfigModel:
         main = max(sorted(sizes), key=lambda p: sizes[p]) if sizes else None
         if main is not None:
             self._primary_path.append(main)
+            module = next((o.module for o in self.options if o.path == main and o.module), None)
+            top = _package_folder(main, module, 1)
+            if top is not None:
+                self._top.append(top)
         for name, opts in by_name.items():
             opts.sort(
                 key=lambda o: (
@@ -275,6 +321,25 @@ class ConfigModel:
         """The file holding most options of the primary class."""
         return self._primary_path[0] if self._primary_path else None
 
+    def top_level(self, path: str) -> bool:
+        """Whether the file ``path`` is a module right in the top package of
+        the primary class (``python/sglang/launch_server.py`` for
+        ``sglang.srt.server_args``): in no package part, it may name the
+        primary class's settings (:meth:`Option.defined_near`)."""
+        top = self._top[0] if self._top else None
+        return top is not None and path.startswith(top) and "/" not in path[len(top) :]
+
+    def is_primary(self, opt: Option) -> bool:
+        """Whether ``opt`` is a field of the primary class in its main file."""
+        return opt.owner == self.primary and opt.path == self.primary_path
+
+    def near(self, opt: Option, path: str) -> bool:
+        """Whether code of the file ``path`` may be about ``opt`` when it only
+        has its name: ``path`` is in the option's package part
+        (:meth:`Option.defined_near`), or right in the top package and
+        ``opt`` is the primary class's (:meth:`top_level`)."""
+        return opt.defined_near(path) or self.top_level(path) and self.is_primary(opt)
+
     def command_of(self, opt: Option) -> str | None:
         """The module whose ``python -m`` parses ``opt``: the entry point for the
         primary class, the class's own for another, else None (not found)."""
@@ -285,9 +350,27 @@ class ConfigModel:
                 return module
         return None
 
-    def option(self, name: str) -> Option | None:
-        """The best option storing ``name`` (primary class first, aliases last)."""
+    def option(self, name: str, near: str | None = None) -> Option | None:
+        """The best option storing ``name`` (primary class first, aliases last);
+        with ``near`` (a file of the repository), the best one defined in the
+        package part of that file first (:meth:`Option.defined_near`)."""
         opts = self._by_name.get(name)
+        if not opts:
+            return None
+        if near is not None:
+            for opt in opts:
+                if opt.defined_near(near):
+                    return opt
+        return opts[0]
+
+    def option_in(self, name: str, path: str | None) -> Option | None:
+        """The best option storing ``name`` defined in the file ``path`` (a
+        :class:`~miner.analysis.links.Read`'s ``option_path``); the best one
+        anywhere when ``path`` is None or defines none."""
+        opts = self._by_name.get(name, ())
+        for opt in opts:
+            if opt.path == path:
+                return opt
         return opts[0] if opts else None
 
     def options_named(self, name: str) -> tuple[Option, ...]:

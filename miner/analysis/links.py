@@ -52,6 +52,10 @@ class Read:
     """True when the object read is the arguments object (or the variable itself)."""
     evidence: str
     """Why the link holds, one line of Markdown."""
+    option_path: str | None = None
+    """For an option, the file defining it (:meth:`ConfigModel.option_in`):
+    two options may share a name (``--quantization`` of ``sglang.srt`` and of
+    the diffusion server)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,7 +123,10 @@ class Linker:
         self.objects = objects
         self._parse = lru_cache(maxsize=65536)(self._parse_test)
         self._src = b""
-        self._guards: dict[tuple[str, bool], tuple[Literal["all", "any"], tuple[Clause, ...]]] = {}
+        self._near: str | None = None
+        self._guards: dict[
+            tuple[str, bool, str | None], tuple[Literal["all", "any"], tuple[Clause, ...]]
+        ] = {}
 
     # ----------------------------------------------------------------- reads
 
@@ -184,7 +191,11 @@ class Linker:
         return unparse(node) or ""
 
     def classify(self, node: ast.AST) -> Read | None:
-        """The setting read by ``node``, or None."""
+        """The setting read by ``node``, or None. An option is looked up near
+        the file being linked (:meth:`ConfigModel.option`), and a read by
+        name alone links only to an option of that file's package part:
+        ``video.num_frames`` in ``sglang.srt`` is not the diffusion
+        ``SamplingParams.num_frames``."""
         text = self.text(node)
         env = self._env_name(node)
         if env is not None:
@@ -213,30 +224,31 @@ class Linker:
         if isinstance(node, ast.Attribute):
             name = node.attr
             base, chain = self._split(node)
-            option = self.config.option(name)
+            option = self.config.option(name, self._near)
             derived = self.config.derived_setting(name)
             exact = self._object_exact(base, option, chain)
-            if option is not None and (exact or self._nameable(name) and _library(option)):
+            if option is not None and (exact or self._by_name(option)):
                 where = f"`{option.owner}.{name}`"
                 evidence = (
                     f"`{text}` reads the setting {where}"
                     if exact
                     else f"`{text}` has the name of the setting {where}"
                 )
-                return Read(text, "option", name, exact, evidence)
+                return Read(text, "option", name, exact, evidence, option.path)
             if derived is not None and (exact or self._nameable(name)):
                 return Read(
                     text, "derived", name, exact, self._derived_evidence(text, derived, exact)
                 )
         if isinstance(node, ast.Name) and self._nameable(node.id):
-            opt = self.config.option(node.id)
-            if opt is not None and _library(opt):
+            opt = self.config.option(node.id, self._near)
+            if opt is not None and self._by_name(opt):
                 return Read(
                     text,
                     "option",
                     node.id,
                     False,
                     f"`{text}` has the name of the setting `{opt.owner}.{node.id}`",
+                    opt.path,
                 )
             derived = self.config.derived_setting(node.id)
             if derived is not None:
@@ -248,6 +260,14 @@ class Linker:
     @staticmethod
     def _nameable(name: str) -> bool:
         return "_" in name.strip("_") and len(name) >= _MIN_BY_NAME
+
+    def _by_name(self, opt: Option) -> bool:
+        """Whether a read that only has ``opt``'s name may link to it."""
+        return (
+            self._nameable(opt.name)
+            and _library(opt)
+            and (self._near is None or self.config.near(opt, self._near))
+        )
 
     @staticmethod
     def _derived_evidence(text: str, derived: Derived, exact: bool) -> str:
@@ -292,13 +312,16 @@ class Linker:
             return Clause(Condition(text, "truthy", (), text))
         return Clause(cond, reads[cond.name])
 
-    def link_guard(self, index: int, guard: Guard) -> GuardLink:
-        """The clauses one guard requires (its polarity applied; cached by test)."""
+    def link_guard(self, index: int, guard: Guard, near: str | None = None) -> GuardLink:
+        """The clauses one guard requires (its polarity applied; cached by
+        test), its options looked up near the file ``near`` (see
+        :meth:`classify`; None: anywhere)."""
         if guard.kind not in ("if", "while", "assert"):
             return GuardLink(index, guard, "all", ())
-        key = (guard.test, guard.negated)
+        key = (guard.test, guard.negated, near)
         found = self._guards.get(key)
         if found is None:
+            self._near = near
             found = self._guards[key] = self._link(guard)
         return GuardLink(index, guard, found[0], found[1])
 
@@ -327,15 +350,17 @@ class Linker:
         return GuardLink(index, guard, mode, tuple(parts))
 
     def link_site(self, site: Site) -> tuple[GuardLink, ...]:
-        return tuple(self.link_guard(i, g) for i, g in enumerate(site.guards))
+        return tuple(self.link_guard(i, g, site.path) for i, g in enumerate(site.guards))
 
-    def reads_in(self, text: str) -> list[Read]:
+    def reads_in(self, text: str, near: str | None = None) -> list[Read]:
         """Every setting read inside an expression (an assignment's value:
-        ``int(get_parallel().tp_size)`` reads ``tp_size``), outermost first."""
+        ``int(get_parallel().tp_size)`` reads ``tp_size``), outermost first;
+        options looked up near the file ``near``."""
         expr = self._parse(text)
         if expr is None:
             return []
         self._src = text.encode("utf-8")
+        self._near = near
         found: list[Read] = []
         inside: set[int] = set()
         for node in ast.walk(expr):

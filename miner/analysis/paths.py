@@ -711,7 +711,7 @@ class Reached:
     """The conditions of each call in its own function (as ``calls``)."""
 
 
-Link = Callable[[Condition, Guard | None], Clause | None]
+Link = Callable[[Condition, Guard | None, str], Clause | None]
 
 
 class Paths:
@@ -749,7 +749,7 @@ class Paths:
                 if cond.op in ("true", "false") or any(a.kind != "expr" for a in atoms):
                     continue
                 origin = found.origin_of(cond)
-                clauses = tuple(self.link(a, found.origin(a)) for a in atoms)
+                clauses = tuple(self.link(a, found.origin(a), reach.path) for a in atoms)
                 raising = origin is not None and origin.line in reach.raising
                 out.append(Need(cond, clauses, reach, origin, raising, _key(cond, clauses, reach)))
         self._own[key] = tuple(out)

@@ -440,26 +440,29 @@ class Phrases:
                 best = (rank, i, kind, part)
         if best is None:
             return None
-        return best[2], _cut(self.mark(best[3]))
+        return best[2], cut_text(self.mark(best[3]))
 
     def reason(self, words: str) -> str | None:
         """The reason a message gives (a "because" clause, or a later sentence
         or clause that explains rather than advises), or None."""
         m = _BECAUSE.search(words)
         if m is not None and _words_in(m.group(0)) >= 4:
-            return _cut(self.mark(m.group(0)))
+            return cut_text(self.mark(m.group(0)))
         parts = sentences(words)
         for part in parts[1:]:
             if _words_in(part) >= 4 and not _ADVICE.match(part) and "{}" not in part[:3]:
-                return _cut(self.mark(part))
+                return cut_text(self.mark(part))
         for part in parts[:1]:
             for clause in re.split(r";\s+|:\s+(?=[a-z])", part)[1:]:
                 if _words_in(clause) >= 4 and not _ADVICE.match(clause):
-                    return _cut(self.mark(clause))
+                    return cut_text(self.mark(clause))
         return None
 
 
-def _cut(text: str, width: int = 200) -> str:
+def cut_text(text: str, width: int = 200) -> str:
+    """``text`` on one line without its closing punctuation, cut at a word
+    boundary with an ellipsis past ``width`` characters (never inside a
+    code span)."""
     text = " ".join(text.split()).rstrip(".,;: ")
     if len(text) <= width:
         return text

@@ -47,7 +47,7 @@ from miner.analysis.audience import (
 )
 from miner.analysis.callers import Caller, target_name
 from miner.analysis.code import dotted, parse_expr
-from miner.analysis.condition import Reach, site_reach
+from miner.analysis.condition import Reach, condition_from, implied, site_reach
 from miner.analysis.config import Condition as Setting
 from miner.analysis.config import ConfigModel, Option
 from miner.analysis.evidence import Quote, first_sentence, help_sentence, quotes
@@ -65,8 +65,8 @@ from miner.analysis.facts import (
     exit_branch,
 )
 from miner.analysis.links import Clause, Linker, Read
-from miner.analysis.remedy import Phrases, Remedies, Remedy
-from miner.analysis.resolvers import callee, guard_names, local_calls
+from miner.analysis.remedy import Phrases, Remedies, Remedy, cut_text
+from miner.analysis.resolvers import callee, guard_names, local_calls, test_names
 from miner.analysis.wording import (
     atom_words,
     code,
@@ -101,6 +101,8 @@ MAX_OTHER_NAMES = 2
 MAX_SOURCES = 3
 #: Most ways out listed from the conditions that read no setting.
 MAX_WAYS = 6
+#: Characters of the next check's message quoted in Solutions.
+MAX_NEXT_MESSAGE = 160
 #: Guards that put no condition on reaching the site.
 _NOT_CONDITIONS = frozenset({"try", "finally", "try-else", "with", "async with"})
 
@@ -378,7 +380,14 @@ class Reading:
 class Writer:
     """Writes the sections of a card for one error of one commit."""
 
-    def __init__(self, facts: RepoFacts, short_sha: str, linker: Linker | None = None) -> None:
+    def __init__(
+        self,
+        facts: RepoFacts,
+        short_sha: str,
+        linker: Linker | None = None,
+        sites: Sequence[Site] = (),
+    ) -> None:
+        """``sites`` are the commit's raise sites (for :meth:`next_check`)."""
         self.facts = facts
         self.config: ConfigModel = facts.config
         self.short_sha = short_sha
@@ -387,25 +396,35 @@ class Writer:
         self.remedy = Remedies(self.config, self.entry)
         self.env_names = frozenset(e.name for e in self.config.env)
         self.phrases = Phrases(self.flags, self.env_names)
-        self._links: dict[str, Clause | None] = {}
+        self._links: dict[tuple[str, str], Clause | None] = {}
         paths: dict[str, set[str]] = {}
         for opt in self.config.options:
             if opt.owner in self.config.classes:
                 paths.setdefault(opt.owner, set()).add(opt.path)
         self.classes = {name: frozenset(found) for name, found in paths.items()}
         self.paths = callpaths.of_facts(facts, self.link_atom)
+        self._after: dict[tuple[str, int], list[Site]] = {}
+        self._lines: dict[tuple[str, str], list[int]] = {}
+        for other in sites:
+            self._lines.setdefault((other.path, other.scope), []).append(other.line)
+            if other.kind == "raise" and other.guards and _own_if(other.guards[-1], other):
+                for exit in other.exits:
+                    if exit.kind == "exit" and exit.negated:
+                        self._after.setdefault((other.path, exit.line), []).append(other)
 
     # ------------------------------------------------------------ reading an error
 
-    def link_atom(self, atom: Condition, origin: Guard | None) -> Clause | None:
-        """The atom as a setting comparison, or None when it reads no setting."""
+    def link_atom(self, atom: Condition, origin: Guard | None, path: str) -> Clause | None:
+        """The atom, tested in the file ``path``, as a setting comparison, or
+        None when it reads no setting."""
         if atom.kind != "expr":
             return None
-        if atom.shown not in self._links:
-            link = self.linker.link_guard(0, Guard("if", atom.shown, False, 0))
+        key = (atom.shown, path)
+        if key not in self._links:
+            link = self.linker.link_guard(0, Guard("if", atom.shown, False, 0), path)
             clause = link.clauses[0] if len(link.clauses) == 1 else None
-            self._links[atom.shown] = clause if clause and clause.read else None
-        return self._links[atom.shown]
+            self._links[key] = clause if clause and clause.read else None
+        return self._links[key]
 
     def with_nested_exits(self, site: Site) -> Site:
         """``site`` with the exits nested in earlier branches that the mined
@@ -602,6 +621,8 @@ class Writer:
                     continue
                 if path_kind(note.path) is not None:
                     continue  # a test or a script says nothing of the library's reasons
+                if not self.config.near(opt, note.path):
+                    continue  # another part's setting of the same name
                 text = first_sentence(note.text)
                 if len(text.split()) < 4:
                     continue
@@ -859,10 +880,14 @@ class Writer:
         ``model_config.hf_config`` in arg_groups is not ``--model-config`` of
         prepare_deepseek_pack.py."""
         found: dict[str, Read] = {}
-        for read in self.linker.reads_in(value):
+        for read in self.linker.reads_in(value, site.path):
             if read.kind == "derived" or not reads_setting(read, site, self.classes):
                 continue
-            opt = self.config.option(read.target) if read.kind == "option" else None
+            opt = (
+                self.config.option_in(read.target, read.option_path)
+                if read.kind == "option"
+                else None
+            )
             if (
                 opt is not None
                 and not read.exact
@@ -894,7 +919,7 @@ class Writer:
         parts = []
         for atom in cond.atoms():
             origin = whole or reach.origin(atom)
-            clause = self.link_atom(atom, origin)
+            clause = self.link_atom(atom, origin, site.path)
             strong = (
                 clause is not None
                 and clause.read is not None
@@ -924,7 +949,7 @@ class Writer:
         if clause is None or clause.read is None or clause.read.kind == "env":
             return []
         if clause.read.kind == "option":
-            opt = self.config.option(clause.read.target)
+            opt = self.config.option_in(clause.read.target, clause.read.option_path)
             return [opt] if opt is not None else []
         found = self.expanded(clause.read, clause.condition)
         if found is None:
@@ -1037,7 +1062,7 @@ class Writer:
         if read.kind == "env":
             return self.env_state(read.target, cond)
         if read.kind == "option":
-            opt = self.config.option(read.target)
+            opt = self.config.option_in(read.target, read.option_path)
             assert opt is not None
             if read.exact or strong:
                 return self.option_state(opt, cond)
@@ -1089,7 +1114,7 @@ class Writer:
             return None
         if read.kind != "option":
             return None
-        opt = self.config.option(read.target)
+        opt = self.config.option_in(read.target, read.option_path)
         if opt is None or not opt.flag:
             return None
         flag, values = opt.flag, cond.values
@@ -1163,6 +1188,47 @@ class Writer:
     def raises(self, r: Reading, guard: Guard | None) -> bool:
         """:meth:`_raises_at` for the site of ``r``."""
         return self._raises_at(r.site, guard, r.lines)
+
+    def next_check(self, site: Site) -> Site | None:
+        """The raise that checks the same value next once ``site``'s own
+        ``if`` is false: the next site of the same function, when it is a
+        raise with a message in the same blocks whose own ``if`` has that test
+        among its early exits and tests a name that test tests
+        (:func:`~miner.analysis.resolvers.test_names`): after ``if duration
+        <= 0: raise``, the range check of ``duration``; not the check of
+        ``top_p`` after that of ``temperature``."""
+        if not site.guards or not _own_if(site.guards[-1], site):
+            return None
+        later = [n for n in self._lines.get((site.path, site.scope), ()) if n > site.line]
+        found = [
+            other
+            for other in self._after.get((site.path, site.guards[-1].line), ())
+            if other.line == min(later, default=-1)
+            and other.scope == site.scope
+            and other.guards[:-1] == site.guards[:-1]
+            and other.message
+            and test_names(other.guards[-1].test) & test_names(site.guards[-1].test)
+        ]
+        return found[0] if len(found) == 1 else None
+
+    def leads_elsewhere(self, r: Reading, term: Term) -> Guard | None:
+        """The earlier exit of the site of ``r`` that raises another error
+        once ``term`` is false while the other conjuncts still hold (see
+        :func:`~miner.analysis.condition.implied`), or None: a fix of ``term``
+        alone leads into that error. ``--ssl-certfile`` left unset while
+        ``--ssl-keyfile`` is set raises "--ssl-keyfile requires
+        --ssl-certfile" before the check of the certificate's file."""
+        for exit in r.site.exits:
+            if exit.kind != "exit" or not self.raises(r, exit):
+                continue
+            # what the exit itself requires is what the fix would break
+            others = [t.cond for t in r.terms if t is not term and t.origin != exit]
+            if implied(Condition.FALSE, others, [term.cond]):
+                continue  # no values meet the rest with the term false
+            taken = condition_from([replace(exit, kind="if", negated=False)])
+            if implied(taken, others, [term.cond]):
+                return exit
+        return None
 
     def module_value_note(self, term: Term, r: Reading) -> str:
         """``; `x` is set at module level as `v` (line N)`` for each bare name
@@ -1489,7 +1555,7 @@ class Writer:
         environment variable."""
         if read.kind == "env":
             return f"the environment variable {code(read.target)}"
-        opt = self.config.option(read.target)
+        opt = self.config.option_in(read.target, read.option_path)
         if opt is None:
             return code(read.target)
         return code(opt.flag) if opt.flag else code(f"{opt.owner}.{opt.name}")
@@ -1569,7 +1635,7 @@ class Writer:
             if read.exact or part.strong or self.raises(r, part.origin):
                 continue  # (another error's check: its setting says nothing of this one)
             if read.kind == "option":
-                opt = self.config.option(read.target)
+                opt = self.config.option_in(read.target, read.option_path)
                 if opt is not None:
                     out.append(f"By its name, {code(read.text)} is {self.option_ref(opt)}.")
             elif read.kind == "derived":
@@ -1683,7 +1749,7 @@ class Writer:
             if read.kind == "env":
                 flags.append(self.env_state(read.target, clause.condition))
             elif read.kind == "option":
-                opt = self.config.option(read.target)
+                opt = self.config.option_in(read.target, read.option_path)
                 if opt is not None and read.exact:
                     flags.append(self.option_state(opt, clause.condition))
             else:
@@ -1712,11 +1778,13 @@ class Writer:
         return "python your_program.py"
 
     def resolved_to(self, opt: Option, values: list[str]) -> list[tuple[str, str, int]]:
-        """Where the argument handling stores one of ``values`` into ``opt``'s setting."""
+        """Where the argument handling stores one of ``values`` into ``opt``'s
+        setting: code of the library near the option (:meth:`ConfigModel.near`;
+        the diffusion server's handlers do not set ``sglang.srt``'s flags)."""
         found = [
             (r.value, r.path, r.line)
             for r in self.facts.resolved.get(opt.name, ())
-            if r.value in values
+            if r.value in values and self.config.near(opt, r.path) and path_kind(r.path) is None
         ]
         # the general handlers (``arg_groups/overrides.py``) before the per-model ones
         return sorted(found, key=lambda f: (f[1].count("/"), f[1], f[2]))
@@ -1933,11 +2001,11 @@ class Writer:
         sure = read.exact or strong
         prefix = "" if sure else f"If {code(read.text)} holds the command-line value: "
         if read.kind == "option" and not sure:
-            named = self.config.option(read.target)
+            named = self.config.option_in(read.target, read.option_path)
             if named is not None and not named.flag:
                 prefix = f"If {code(read.text)} is {code(named.owner + '.' + named.name)}: "
         if read.kind == "option":
-            opt = self.config.option(read.target)
+            opt = self.config.option_in(read.target, read.option_path)
             fix = self.option_fix(opt, cond, prefix) if opt else None
             return [fix] if fix else []
         found = self.expanded(read, cond)
@@ -1974,13 +2042,15 @@ class Writer:
         read, cond = clause.read, clause.condition
         if read is None or read.kind != "option" or cond.op not in ("==", "in"):
             return ""
-        opt = self.config.option(read.target)
+        opt = self.config.option_in(read.target, read.option_path)
         if opt is None or opt.default not in (None, "None", "auto", "'auto'"):
             return ""
         unset = opt.default in (None, "None")
         for choice in self.facts.choices.get(opt.name, ()):
             if choice.value not in cond.values or (unset and not choice.unset_only):
                 continue
+            if not self.config.near(opt, choice.path):
+                continue  # another part's option of the same name
             where = f"in {code(choice.function)} (`{choice.path}:{choice.line}`)"
             for pred in r.predicates:
                 req = next(
@@ -2011,6 +2081,8 @@ class Writer:
         for term in innermost:
             if not term.linked or self.raises(r, term.origin):
                 continue  # the other way out of that exit is another error
+            if self.leads_elsewhere(r, term) is not None:
+                continue  # changing it alone raises another error first
             if term.cond.op == "atom":
                 part = term.parts[0]
                 assert part.clause is not None
@@ -2162,6 +2234,14 @@ class Writer:
                 texts.append(
                     sentence(f"{lead} any one of these holds{more}: " + "; ".join(ways)) + said
                 )
+        after = self.next_check(site) if r.user_facing else None
+        if after is not None and texts:
+            shown = condition_from(after.guards[-1:]).text()
+            texts.append(
+                f"Once it passes, the next check of {code(site.scope)} raises "
+                f"{code(short(after.exception or 'an exception'))} at line {after.line} when "
+                f"{code(shown)}: {code(cut_text(after.message or '', MAX_NEXT_MESSAGE))}."
+            )
         if r.dead and not r.terms:
             lines = ", ".join(str(g.line) for g in r.dead)
             texts.append(
@@ -2566,6 +2646,12 @@ def _close(text: str) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _own_if(guard: Guard, site: Site) -> bool:
+    """Whether ``guard`` is the ``if`` whose true branch holds ``site`` (the
+    check that raises it)."""
+    return guard.kind == "if" and not guard.negated and guard.line < site.line
 
 
 def _module_of(path: str) -> str:
