@@ -357,6 +357,7 @@ def test_a_flag_with_a_boolean_default_is_a_switch():
 
     # SGLang's diffusion server: ``action=StoreBoolean, default=ServerArgs.x`` (False)
     assert flag("StoreBoolean", "False").is_bool
+    assert not flag("StoreBoolean", "True").is_bool  # turned off by a value: --vae-tiling false
     assert flag("store_true", "False").is_bool
     assert not flag("store_false", "True").is_bool
     assert not flag(None, "'auto'").is_bool

@@ -384,8 +384,14 @@ def test_a_fix_that_raises_an_earlier_error_is_not_offered() -> None:
     the first check's error: the card does not offer it."""
     out = analyses(PARTS)
     ssl = out["SSL certificate not found. Please check the --ssl-certfile path."]
-    text = "\n".join(ssl.solutions)
-    assert "Leave `--ssl-certfile` unset" not in text
+    assert ssl.solutions == (
+        'Do what the message advises: "Please check the `--ssl-certfile` path".',
+        "It is not raised when `server_args.ssl_certfile` is a file.",
+    )
+    assert ssl.example_fix.after == (
+        "# it does not when this holds instead (the other conditions lead to other errors):\n"
+        "os.path.isfile(server_args.ssl_certfile)"
+    )
     assert "--ssl-keyfile` is set" in ssl.trigger
 
 

@@ -10,6 +10,7 @@ Each case is a defect the golden set found on SGLang v0.5.19 cards
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
 import pytest
 
@@ -109,6 +110,12 @@ def test_flag_value_of_a_switch_and_of_choices() -> None:
         action="store_true",
     )
     assert flag_value(switch, "=", "1") is None
+    assert flag_value(switch, " ", "false") is None
+    # SGLang's diffusion ``action=StoreBoolean, default=False`` takes true/false
+    custom = replace(switch, action="StoreBoolean", default="False")
+    assert custom.is_bool
+    assert flag_value(custom, " ", "false.") == "false"
+    assert flag_value(custom, " ", "because") is None
     mode = Option(
         name="m",
         flags=("--m",),

@@ -125,16 +125,19 @@ class Option:
 
     @property
     def is_bool(self) -> bool:
-        """A switch: ``store_true``, a ``bool`` type, or an untyped flag of a
-        custom action with a boolean default (SGLang's diffusion
-        ``action=StoreBoolean, default=False``)."""
+        """A switch that giving the flag turns on: ``store_true``, a ``bool``
+        type, or an untyped flag of a custom action whose default is
+        ``False`` (SGLang's diffusion ``action=StoreBoolean,
+        default=False``: ``--enable-torch-compile`` alone is true). With the
+        default ``True`` such a flag is turned off by a value
+        (``--vae-tiling false``): not a switch."""
         action = self.action or ""
         if action.endswith("store_true") or self.type == "bool":
             return True
         return (
             self.type is None
             and self.choices is None
-            and self.default in ("True", "False")
+            and self.default == "False"
             and not action.endswith(("store_false", "store_const", "count", "append"))
         )
 

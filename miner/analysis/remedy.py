@@ -89,14 +89,20 @@ def flag_value(opt: Option, sep: str, token: str | None) -> str | None:
     of the option's choices, a number, or a token with a digit, ``/``, ``_``,
     ``.`` or ``:`` inside. A plain word after the flag (``requires
     --disable-radix-cache because ...``) is the sentence going on, and a switch
-    (``store_true``) takes no value. Sentence punctuation at the end (``1.``)
+    (``store_true``) takes no value (a custom action's switch takes ``true``
+    or ``false``). Sentence punctuation at the end (``1.``)
     is not part of the value.
     """
     if not token:
         return None
     token = token.rstrip(".:")
-    if not token or opt.is_bool:
+    if not token:
         return None
+    if opt.is_bool:
+        # a ``store_true`` switch takes no value; a custom action's does
+        # (SGLang's diffusion ``StoreBoolean``: ``--enable-svdquant false``)
+        custom = opt.action is not None and not opt.action.endswith("store_true")
+        return token if custom and token.lower() in ("true", "false") else None
     if opt.choices:
         return token if token in opt.choices else None
     if sep == "=" or _NUMBER.fullmatch(token):

@@ -1207,7 +1207,7 @@ class Writer:
             and other.scope == site.scope
             and other.guards[:-1] == site.guards[:-1]
             and other.message
-            and test_names(other.guards[-1].test) & test_names(site.guards[-1].test)
+            and _values_tested(other.guards[-1].test) & _values_tested(site.guards[-1].test)
         ]
         return found[0] if len(found) == 1 else None
 
@@ -1218,17 +1218,27 @@ class Writer:
         alone leads into that error. ``--ssl-certfile`` left unset while
         ``--ssl-keyfile`` is set raises "--ssl-keyfile requires
         --ssl-certfile" before the check of the certificate's file."""
+        own = {a.atom for a in term.cond.atoms()}
         for exit in r.site.exits:
             if exit.kind != "exit" or not self.raises(r, exit):
                 continue
+            taken = condition_from([replace(exit, kind="if", negated=False)])
+            if not own & {a.atom for a in taken.atoms()}:
+                continue  # the term does not change what the exit tests
             # what the exit itself requires is what the fix would break
             others = [t.cond for t in r.terms if t is not term and t.origin != exit]
             if implied(Condition.FALSE, others, [term.cond]):
                 continue  # no values meet the rest with the term false
-            taken = condition_from([replace(exit, kind="if", negated=False)])
             if implied(taken, others, [term.cond]):
                 return exit
         return None
+
+    def way_out(self, r: Reading, term: Term) -> bool:
+        """Whether making ``term`` false avoids this error without raising
+        another one first: its origin is not an exit that raises
+        (:meth:`raises`), and no earlier exit then fires
+        (:meth:`leads_elsewhere`)."""
+        return not self.raises(r, term.origin) and self.leads_elsewhere(r, term) is None
 
     def module_value_note(self, term: Term, r: Reading) -> str:
         """``; `x` is set at module level as `v` (line N)`` for each bare name
@@ -2079,10 +2089,8 @@ class Writer:
         # (an outer ``if mode == "prefill"`` only places it).
         innermost = sorted(r.terms, key=lambda t: -(t.origin.line if t.origin is not None else 0))
         for term in innermost:
-            if not term.linked or self.raises(r, term.origin):
-                continue  # the other way out of that exit is another error
-            if self.leads_elsewhere(r, term) is not None:
-                continue  # changing it alone raises another error first
+            if not term.linked or not self.way_out(r, term):
+                continue  # the other way out is another error
             if term.cond.op == "atom":
                 part = term.parts[0]
                 assert part.clause is not None
@@ -2146,7 +2154,8 @@ class Writer:
                 None,
             )
             told = m.example if failing is None else replace(m.example, before=failing)
-            advised.append(Fix(m.text, told))
+            # an example that changes nothing shows nothing
+            advised.append(Fix(m.text, told if told.before != told.after else None))
         fixes[:0] = advised
         for remedy in r.remedies:
             if remedy.example is None:
@@ -2185,7 +2194,7 @@ class Writer:
             [f.example for f in fixes if f.example is not None],
         )
         name = short(error.exception)
-        unlinked = [t for t in r.terms if t not in fixed and not self.raises(r, t.origin)]
+        unlinked = [t for t in r.terms if t not in fixed and self.way_out(r, t)]
         if name in ("ImportError", "ModuleNotFoundError") and not any(
             "Install" in t for t in texts
         ):
@@ -2240,7 +2249,7 @@ class Writer:
             texts.append(
                 f"Once it passes, the next check of {code(site.scope)} raises "
                 f"{code(short(after.exception or 'an exception'))} at line {after.line} when "
-                f"{code(shown)}: {code(cut_text(after.message or '', MAX_NEXT_MESSAGE))}."
+                f"{code(shown)}: {code(_quoted_message(after.message or ''))}."
             )
         if r.dead and not r.terms:
             lines = ", ".join(str(g.line) for g in r.dead)
@@ -2349,7 +2358,7 @@ class Writer:
         cond = r.condition
         # Making a conjunct false that an exit raising another error keeps
         # true gets that error instead: the "after" negates only the others.
-        ways = [t.cond for t in r.terms if not self.raises(r, t.origin)]
+        ways = [t.cond for t in r.terms if self.way_out(r, t)]
         if ways and not r.contradictory:
             other = len(ways) < len(r.terms)
             instead = negated(ways[0] if len(ways) == 1 else Condition("and", tuple(ways)))
@@ -2646,6 +2655,19 @@ def _close(text: str) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _quoted_message(message: str) -> str:
+    """A message on one line as written, cut at a word past
+    :data:`MAX_NEXT_MESSAGE` characters (:func:`~miner.analysis.remedy.cut_text`)."""
+    text = " ".join(message.split())
+    return text if len(text) <= MAX_NEXT_MESSAGE else cut_text(text, MAX_NEXT_MESSAGE)
+
+
+def _values_tested(test: str) -> frozenset[str]:
+    """:func:`~miner.analysis.resolvers.test_names` of ``test`` less the
+    functions it calls (``os.path.isfile`` of two files is two values)."""
+    return frozenset(n for n in test_names(test) if not re.search(rf"\b{n}\s*\(", test))
 
 
 def _own_if(guard: Guard, site: Site) -> bool:

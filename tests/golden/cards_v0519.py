@@ -1018,30 +1018,20 @@ CARDS: tuple[dict[str, Any], ...] = (
                 r"`--nnodes`: default `1`",
             ),
             "solutions": (pass_("--dist-init-addr"),),
+            # re-verified: this diffusion ServerArgs's own help
+            # (multimodal_gen/runtime/server_args/server_args.py:2087-2092: "The host:port
+            # distributed rendezvous address, reachable from every node. Required when
+            # --nnodes > 1."), not the srt option's (srt/server_args.py:922)
+            "what": (r"rendezvous address",),
         },
         absent={
             "when": (r"default `ServerArgs\.nnodes`",),
-            "solutions": (r"default `ServerArgs\.nnodes`",),
-        },
-        defects=(
-            dict(
-                reason=(
-                    "--dist-init-addr of this diffusion ServerArgs is described with the help of "
-                    "the srt option ('The host address for initializing distributed backend', "
-                    "python/sglang/srt/server_args.py:922) instead of its own "
-                    "(multimodal_gen/runtime/server_args/server_args.py:2087-2092: 'The host:port "
-                    "distributed rendezvous address, reachable from every node. Required when "
-                    "--nnodes > 1.')"
-                ),
-                must={
-                    "what": (r"rendezvous address",),
-                },
-                must_not={
-                    "what": (r"srt/server_args\.py:922",),
-                    "solutions": (r"The host address for initializing distributed backend",),
-                },
+            "what": (r"srt/server_args\.py:922",),
+            "solutions": (
+                r"default `ServerArgs\.nnodes`",
+                r"The host address for initializing distributed backend",
             ),
-        ),
+        },
     ),
     dict(
         id="a5814a4a2199bccf",
