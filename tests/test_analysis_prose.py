@@ -446,3 +446,60 @@ def test_the_next_check_is_named_once_this_one_passes() -> None:
     # the next check tests another value: it is not this one's business
     temperature = out["temperature must be non-negative"]
     assert not any(s.startswith("Once it passes") for s in temperature.solutions)
+
+
+def test_what_runs_a_function_no_call_names() -> None:
+    """A pydantic validator runs when its model is created; a route's
+    decorator is named; a wrapper (``@staticmethod``) says nothing."""
+    out = analyses(
+        {
+            "pkg/__init__.py": "",
+            "pkg/api.py": """
+                from fastapi import APIRouter
+                from pydantic import BaseModel, model_validator
+
+                router = APIRouter()
+
+
+                @router.post(
+                    "/v1/generate",
+                    response_model=None,
+                )
+                async def generate_request(req):
+                    if req.stream_options_x:
+                        raise ValueError("stream options need stream")
+
+
+                class ThinkingConfig(BaseModel):
+                    budget: int = 0
+
+                    @model_validator(mode="after")
+                    def _validate_thinking(self):
+                        if self.budget < 1024:
+                            raise ValueError("budget must be >= 1024")
+                        return self
+
+
+                class Helper:
+                    @staticmethod
+                    def unused_helper_x(a):
+                        if a:
+                            raise ValueError("a must be empty")
+                """,
+        }
+    )
+    validator = out["budget must be >= 1024"]
+    assert (
+        "`_validate_thinking` is a pydantic model validator "
+        '(`@model_validator(mode="after")`, line 19): pydantic runs it whenever a '
+        "`ThinkingConfig` is created, on the values it is created from; no call names it."
+    ) in validator.situations
+    route = out["stream options need stream"]
+    assert (
+        "No call of `generate_request` by name was found in the commit; its decorator "
+        '`@router.post("/v1/generate", response_model=None)` (line 7) may register it '
+        "to be called from elsewhere (a route, a "
+        "registry, a callback)."
+    ) in route.situations
+    helper = out["a must be empty"]
+    assert any("reached through a registry" in s for s in helper.situations)

@@ -141,6 +141,11 @@ class RepoFacts:
     _symmetric_memory as symm_mem``): a call ``symm_mem.get_backend()`` is
     not the repository's ``get_backend`` (:func:`foreign_names`)."""
 
+    decorators: Mapping[tuple[str, str], tuple[Decorator, ...]] = field(default_factory=dict)
+    """(path, ``__qualname__``) of a raising function -> the decorators above
+    its ``def``, top first (:func:`function_decorators`): what may call a
+    function no call names (a route, a validator, a registry)."""
+
     def to_json(self) -> dict[str, Any]:
         return self.config.to_json()
 
@@ -1087,6 +1092,90 @@ _MODULE_DOC = re.compile(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Decorator:
+    """One decorator line above a ``def``."""
+
+    line: int
+    text: str
+    """As written on one line: ``@router.get("/v1/models")``; a decorator
+    over several lines joined, without the spaces inside its brackets or a
+    trailing comma (``@router.post("/x", response_model=None)``)."""
+    pydantic: bool = False
+    """The file imports ``pydantic`` (its ``model_validator`` is pydantic's)."""
+
+    @property
+    def name(self) -> str:
+        """The decorator's dotted name: ``router.get``, ``model_validator``."""
+        return re.split(r"[(\s]", self.text[1:], maxsplit=1)[0]
+
+
+#: Decorators that wrap a function without calling it from elsewhere.
+WRAPPERS = frozenset(
+    {
+        "abstractmethod",
+        "cache",
+        "cached_property",
+        "classmethod",
+        "contextmanager",
+        "functools.cache",
+        "functools.lru_cache",
+        "functools.wraps",
+        "lru_cache",
+        "override",
+        "property",
+        "staticmethod",
+        "torch.compile",
+        "torch.inference_mode",
+        "torch.no_grad",
+        "typing.override",
+        "wraps",
+    }
+)
+
+
+def function_decorators(
+    files: Mapping[str, bytes], sites: Iterable[Site]
+) -> dict[tuple[str, str], tuple[Decorator, ...]]:
+    """The decorators of each site's function (its ``def`` header nearest
+    above the site, :func:`_header_at`), read from the file's lines: the run
+    of lines starting with ``@`` (or continuing one) just above the ``def``.
+    Functions with none are left out."""
+    wanted: dict[str, dict[str, int]] = {}  # path -> scope -> its first site's line
+    for site in sites:
+        if site.scope != "<module>":
+            scopes = wanted.setdefault(site.path, {})
+            scopes[site.scope] = min(site.line, scopes.get(site.scope, site.line))
+    out: dict[tuple[str, str], tuple[Decorator, ...]] = {}
+    for path, scopes in sorted(wanted.items()):
+        data = files.get(path, b"")
+        starts = [0, *(m.end() for m in re.finditer(rb"\n", data))]
+        text = data.decode("utf-8", "replace").split("\n")
+        pydantic = b"pydantic" in data
+        for scope, line in scopes.items():
+            name = scope.split(".<locals>.")[-1].rsplit(".", 1)[-1]
+            at = _header_at(data, "def", name, starts[min(line, len(starts) - 1)])
+            if at < 0:
+                continue
+            found: list[Decorator] = []
+            depth = 0  # brackets a decorator over several lines leaves open, read upwards
+            last = bisect.bisect_right(starts, at) - 1  # the decorator's last line
+            for number in range(last, 0, -1):
+                above = text[number - 1].strip()
+                depth += above.count(")") + above.count("]")
+                depth -= above.count("(") + above.count("[")
+                if above.startswith("@") and depth <= 0:
+                    whole = " ".join(" ".join(text[number - 1 : last]).split())
+                    whole = re.sub(r"([(\[]) | (?=[)\]])|,(?= *[)\]])", r"\1", whole)
+                    found.append(Decorator(number, whole, pydantic))
+                    depth, last = 0, number - 1
+                elif depth <= 0 and not above.startswith("#"):
+                    break
+            if found:
+                out[(path, scope)] = tuple(reversed(found))
+    return out
+
+
 def header_lines(
     files: Mapping[str, bytes], sites: Iterable[Site]
 ) -> dict[tuple[str, int], tuple[int, int]]:
@@ -1302,6 +1391,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         if (m := _MODULE_DOC.match(files[path][:20000])) is not None
     }
     doc_lines = header_lines(files, sites)
+    decorators = function_decorators(files, sites)
     foreign = foreign_names(index, (s.path for s in sites))
     booleans = boolean_names(files, tested_names(sites, _IDENTIFIER))
     return RepoFacts(
@@ -1329,6 +1419,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         notes=notes,
         choices=choices,
         doc_lines=doc_lines,
+        decorators=decorators,
         module_doc_lines=module_doc_lines,
         optional_imports=optional,
         module_values=values,

@@ -55,6 +55,7 @@ from miner.analysis.exceptions import short
 from miner.analysis.facts import (
     LEAVING_KINDS,
     NO_BRANCH,
+    WRAPPERS,
     Branch,
     LocalValue,
     OptionalImport,
@@ -1189,6 +1190,43 @@ class Writer:
         """:meth:`_raises_at` for the site of ``r``."""
         return self._raises_at(r.site, guard, r.lines)
 
+    def uncalled(self, site: Site, name: str) -> str:
+        """What runs the function ``name`` of ``site`` that no call names:
+        pydantic for its validators, else what its decorators may register
+        (:attr:`RepoFacts.decorators`, wrappers such as ``@property`` left
+        out), else a registry, a callback, an override or users' code."""
+        found = [
+            d
+            for d in self.facts.decorators.get((site.path, site.scope), ())
+            if d.name not in WRAPPERS
+        ]
+        owner = site.scope.split(".<locals>.")[-1].split(".")
+        cls = owner[-2] if len(owner) > 1 else None
+        for deco in found:
+            kind = {
+                "model_validator": "model validator",
+                "root_validator": "model validator",
+                "field_validator": "field validator",
+                "validator": "field validator",
+            }.get(deco.name.rsplit(".", 1)[-1])
+            if deco.pydantic and kind and cls:
+                return (
+                    f"{code(name)} is a pydantic {kind} ({code(deco.text)}, line {deco.line}): "
+                    f"pydantic runs it whenever a {code(cls)} is created, on the values it is "
+                    "created from; no call names it."
+                )
+        if found:
+            decos = ", ".join(f"{code(d.text)} (line {d.line})" for d in found[:2])
+            return (
+                f"No call of {code(name)} by name was found in the commit; its decorator "
+                f"{decos} may register it to be called from elsewhere (a route, a registry, a "
+                "callback)."
+            )
+        return (
+            f"No call of {code(name)} by name was found in the commit: it is reached "
+            "through a registry, a callback, an override or from users' code."
+        )
+
     def next_check(self, site: Site) -> Site | None:
         """The raise that checks the same value next once ``site``'s own
         ``if`` is false: the next site of the same function, when it is a
@@ -1747,10 +1785,7 @@ class Writer:
                     "callback there may call it)."
                 )
             else:
-                out.append(
-                    f"No call of {code(name)} by name was found in the commit: it is reached "
-                    "through a registry, a callback, an override or from users' code."
-                )
+                out.append(self.uncalled(site, name))
         flags = []
         for part in r.linked:
             clause = part.clause
