@@ -498,8 +498,7 @@ def test_what_runs_a_function_no_call_names() -> None:
     assert (
         "No call of `generate_request` by name was found in the commit; its decorator "
         '`@router.post("/v1/generate", response_model=None)` (line 7) may register it '
-        "to be called from elsewhere (a route, a "
-        "registry, a callback)."
+        "(for a route, a registry or a callback), or users' code calls it."
     ) in route.situations
     helper = out["a must be empty"]
     assert any("reached through a registry" in s for s in helper.situations)

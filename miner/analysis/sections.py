@@ -1219,8 +1219,8 @@ class Writer:
             decos = ", ".join(f"{code(d.text)} (line {d.line})" for d in found[:2])
             return (
                 f"No call of {code(name)} by name was found in the commit; its decorator "
-                f"{decos} may register it to be called from elsewhere (a route, a registry, a "
-                "callback)."
+                f"{decos} may register it (for a route, a registry or a callback), or users' "
+                "code calls it."
             )
         return (
             f"No call of {code(name)} by name was found in the commit: it is reached "
