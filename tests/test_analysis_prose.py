@@ -502,3 +502,63 @@ def test_what_runs_a_function_no_call_names() -> None:
     ) in route.situations
     helper = out["a must be empty"]
     assert any("reached through a registry" in s for s in helper.situations)
+
+
+def test_a_setting_that_skips_a_check_of_input_comes_after_the_input() -> None:
+    """A bad request is fixed in the request: switching the server's
+    ``--reasoning-parser`` only makes the function return before the check."""
+    out = analyses(
+        {
+            **{p: t for p, t in PARTS.items() if p.endswith(("__init__.py", "server_args.py"))},
+            "pkg/srt/server_args.py": _args_module(
+                '    reasoning_parser: Annotated[Optional[str], "The reasoning parser."] = None'
+            ),
+            "pkg/srt/entrypoints/__init__.py": "",
+            "pkg/srt/entrypoints/chat.py": """
+                class Chat:
+                    def apply_thinking(self, request, enabled):
+                        if self.reasoning_parser == "hunyuan":
+                            return request
+                        if not enabled:
+                            raise ValueError("thinking cannot be disabled in this request")
+                        return request
+                """,
+        }
+    )
+    card = out["thinking cannot be disabled in this request"]
+    assert card.audience == "user-input"
+    assert card.solutions[0].startswith("The input passes this check when")
+    assert card.solutions[1] == (
+        "If `self.reasoning_parser` holds the command-line value: set `--reasoning-parser` "
+        "to `hunyuan`. The check is then not reached."
+    )
+
+
+def test_a_switch_the_message_names_and_an_import_error_of_a_format() -> None:
+    """A switch named in the message has no value to check; an ImportError
+    raised for a format the code refuses installs nothing."""
+    out = analyses(
+        {
+            "pkg/__init__.py": "",
+            "pkg/srt/__init__.py": "",
+            "pkg/srt/server_args.py": _args_module(
+                '    enable_fast_head: Annotated[bool, "Use the fast head."] = False'
+            ),
+            "pkg/srt/layers/__init__.py": "",
+            "pkg/srt/layers/head.py": """
+                def build_head(comm, scheme):
+                    if comm is None:
+                        raise RuntimeError("--enable-fast-head requires a communicator.")
+                    if scheme == "2:4":
+                        raise ImportError("Sparse24 is not supported now")
+                    return comm
+                """,
+        }
+    )
+    switch = out["--enable-fast-head requires a communicator."]
+    assert switch.solutions[0] == (
+        "Check that you need `--enable-fast-head`, which the message names: a switch, off "
+        'unless given. Its help says: "Use the fast head."'
+    )
+    sparse = out["Sparse24 is not supported now"]
+    assert not any("Install" in s for s in sparse.solutions)

@@ -1271,6 +1271,14 @@ class Writer:
                 return exit
         return None
 
+    def goes_around(self, r: Reading, term: Term) -> bool:
+        """Whether, on a card of bad input, ``term`` comes from an early exit
+        that returns (or leaves the loop) before the check: making it false
+        skips the check instead of fixing the input."""
+        if r.audience != Audience.USER_INPUT.value or term.origin is None:
+            return False
+        return self.exit_found(r.site, term.origin, r.lines)[0] in ("return", "continue", "break")
+
     def way_out(self, r: Reading, term: Term) -> bool:
         """Whether making ``term`` false avoids this error without raising
         another one first: its origin is not an exit that raises
@@ -2123,9 +2131,13 @@ class Writer:
         # The innermost check first: it is the one that tells this error apart
         # (an outer ``if mode == "prefill"`` only places it).
         innermost = sorted(r.terms, key=lambda t: -(t.origin.line if t.origin is not None else 0))
+        # A bad input is fixed in the input: a setting that only makes the
+        # function return before the check goes around it, after the input's terms.
+        around: list[Fix] = []
         for term in innermost:
             if not term.linked or not self.way_out(r, term):
                 continue  # the other way out is another error
+            into = around if self.goes_around(r, term) else fixes
             if term.cond.op == "atom":
                 part = term.parts[0]
                 assert part.clause is not None
@@ -2135,7 +2147,7 @@ class Writer:
                     if extra:
                         last = found[-1]
                         found[-1] = Fix(_close(last.text) + " " + extra, last.example)
-                    fixes.extend(found)
+                    into.extend(found)
                     fixed.add(term)
             elif (
                 term.cond.op == "or"
@@ -2148,7 +2160,7 @@ class Writer:
                 each = [self.clause_fixes(p.clause, p.strong) for p in term.parts if p.clause]
                 if all(each):
                     texts = [f[0].text[0].lower() + f[0].text[1:].rstrip(".") for f in each]
-                    fixes.append(
+                    into.append(
                         Fix(
                             "All of these (any one of them raises it): "
                             + "; and ".join(texts)
@@ -2210,6 +2222,19 @@ class Writer:
                 about = self.remedy.describe(opt)
                 if opt.deprecated_for:
                     about = f"a deprecated alias of {code(opt.deprecated_for)}"
+                if (
+                    opt.is_bool
+                    and not opt.deprecated_for
+                    and opt.default in (None, "None", "False")
+                ):
+                    # a switch has no value to check
+                    fixes.append(
+                        Fix(
+                            f"Check that you need {code(name)}, which the message names: a "
+                            "switch, off unless given." + self._turned_on(opt) + self._help_of(opt),
+                        )
+                    )
+                    continue
                 fixes.append(
                     Fix(
                         f"Check the value you give {code(name)}, which the message names"
@@ -2233,9 +2258,12 @@ class Writer:
         if name in ("ImportError", "ModuleNotFoundError") and not any(
             "Install" in t for t in texts
         ):
+            # A package is missing when an import failed here, or the message
+            # says so; an ImportError raised for an unsupported format is not.
             module = self.imported_module(r)
-            what = f" (the code imports {code(module)})" if module else ""
-            texts.append(f"Install the missing package{what} in the same environment.")
+            if module or r.failed_imports or _ABOUT_PACKAGES.search(message_text(error)):
+                what = f" (the code imports {code(module)})" if module else ""
+                texts.append(f"Install the missing package{what} in the same environment.")
         if unlinked and not r.contradictory:
             ways = [self.negated_words(t) for t in unlinked if _flat(t.cond)]
             # Too many: the last ones, nearest the raise (its own test last),
@@ -2286,6 +2314,8 @@ class Writer:
                 f"{code(short(after.exception or 'an exception'))} at line {after.line} when "
                 f"{code(shown)}: {code(_quoted_message(after.message or ''))}."
             )
+        for fix in around:
+            texts.append(f"{_close(fix.text)} The check is then not reached.")
         if r.dead and not r.terms:
             lines = ", ".join(str(g.line) for g in r.dead)
             texts.append(
@@ -2690,6 +2720,13 @@ def _close(text: str) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+#: Words of a message about a package or module to install.
+_ABOUT_PACKAGES = re.compile(
+    r"\b(install|installed|pip|package|module|library|import|not found|missing|version)\b",
+    re.IGNORECASE,
+)
 
 
 def _quoted_message(message: str) -> str:
