@@ -2724,7 +2724,8 @@ def _one_line(text: str) -> str:
 
 #: Words of a message about a package or module to install.
 _ABOUT_PACKAGES = re.compile(
-    r"\b(install|installed|pip|package|module|library|import|not found|missing|version)\b",
+    r"\b(install|installed|pip|package|module|library|import|not found|missing|version"
+    r"|requires?|needs?|available|unavailable)\b",
     re.IGNORECASE,
 )
 
