@@ -562,3 +562,54 @@ def test_a_switch_the_message_names_and_an_import_error_of_a_format() -> None:
     )
     sparse = out["Sparse24 is not supported now"]
     assert not any("Install" in s for s in sparse.solutions)
+
+
+def test_a_parameter_is_what_the_calls_give_it() -> None:
+    """``enabled`` is a parameter: the card says what its one call passes,
+    and the local that call passes, followed to its assignment."""
+    out = analyses(
+        {
+            "pkg/__init__.py": "",
+            "pkg/entrypoints/__init__.py": "",
+            "pkg/entrypoints/chat.py": """
+                class Chat:
+                    def apply_reasoning_enabled(self, request, enabled):
+                        if not enabled:
+                            raise ValueError("reasoning cannot be disabled for this parser")
+                        return request
+                """,
+            "pkg/anthropic.py": """
+                from pkg.entrypoints.chat import Chat
+
+
+                class Serving:
+                    def convert(self, anthropic_request, chat_request):
+                        chat = Chat()
+                        enabled = anthropic_request.thinking.type != "disabled"
+                        chat.apply_reasoning_enabled(chat_request, enabled)
+                        return chat_request
+                """,
+            "pkg/steps.py": """
+                def check_steps(steps, *, limit):
+                    if steps > limit:
+                        raise ValueError("too many steps")
+
+
+                def run(req):
+                    check_steps(req.steps, limit=64)
+
+
+                def run_fast(req, **extra):
+                    check_steps(**extra)
+                """,
+        }
+    )
+    card = out["reasoning cannot be disabled for this parser"]
+    assert (
+        "`enabled` is a parameter of `Chat.apply_reasoning_enabled`: the call at "
+        "`pkg/anthropic.py:8` gives `enabled`, set there as "
+        '`anthropic_request.thinking.type != "disabled"` (line 7).'
+    ) in card.what_it_means
+    # a call that passes **extra may give anything: nothing is said of it
+    steps = out["too many steps"]
+    assert "is a parameter of" not in steps.what_it_means

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
 
+from miner.analysis.arguments import Argument, call_arguments
 from miner.analysis.callers import (
     Caller,
     crowded,
@@ -145,6 +146,11 @@ class RepoFacts:
     """(path, ``__qualname__``) of a raising function -> the decorators above
     its ``def``, top first (:func:`function_decorators`): what may call a
     function no call names (a route, a validator, a registry)."""
+
+    arguments: Mapping[tuple[str, str, str], tuple[Argument, ...]] = field(default_factory=dict)
+    """(path, ``__qualname__``, parameter) of a raising function -> what each
+    of its calls gives that parameter, which its guards test
+    (:func:`miner.analysis.arguments.call_arguments`)."""
 
     def to_json(self) -> dict[str, Any]:
         return self.config.to_json()
@@ -1391,6 +1397,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         if (m := _MODULE_DOC.match(files[path][:20000])) is not None
     }
     doc_lines = header_lines(files, sites)
+    arguments = call_arguments(files, sites, callers, bare)
     decorators = function_decorators(files, sites)
     foreign = foreign_names(index, (s.path for s in sites))
     booleans = boolean_names(files, tested_names(sites, _IDENTIFIER))
@@ -1419,6 +1426,7 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         notes=notes,
         choices=choices,
         doc_lines=doc_lines,
+        arguments=arguments,
         decorators=decorators,
         module_doc_lines=module_doc_lines,
         optional_imports=optional,

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from miner.analysis import paths as callpaths
+from miner.analysis.arguments import Argument
 from miner.analysis.audience import (
     USER_FACING,
     Audience,
@@ -300,6 +301,9 @@ class Source:
     (found anywhere in the commit: :attr:`miner.analysis.facts.RepoFacts.assigned`)."""
     reads: tuple[Read, ...] = ()
     """Every setting the value reads for sure, one read per setting."""
+    calls: tuple[Argument, ...] = ()
+    """For a parameter of the function: what each call gives it
+    (:attr:`RepoFacts.arguments`); the fields above are then the first call's."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -835,6 +839,18 @@ class Writer:
                             here = first.path == site.path and first.scope == site.scope
                             path = "" if here else first.path  # the function, above the excerpt
                             out.append(Source(name, first.line, first.value, None, path))
+                        elif not own and (calls := self.argument_calls(site, name)):
+                            first_call = calls[0]
+                            out.append(
+                                Source(
+                                    name,
+                                    first_call.line,
+                                    first_call.text,
+                                    None,
+                                    first_call.path,
+                                    calls=calls,
+                                )
+                            )
                         continue
                     line, value = found
                     reads = self._setting_reads(value, site)
@@ -1616,9 +1632,35 @@ class Writer:
             return code(read.target)
         return code(opt.flag) if opt.flag else code(f"{opt.owner}.{opt.name}")
 
+    def argument_calls(self, site: Site, name: str) -> tuple[Argument, ...]:
+        """What the calls of ``site``'s function give its parameter ``name``
+        (:attr:`RepoFacts.arguments`), when ``name`` is a bare name."""
+        if "." in name:
+            return ()
+        return tuple(self.facts.arguments.get((site.path, site.scope, name), ()))
+
+    def arguments_words(self, src: Source, site: Site) -> str:
+        """ "`enabled` is a parameter of `f`: the call at `p.py:621` gives
+        `enabled`, set there as `x != "disabled"` (line 610)", each call in
+        turn, with the settings an argument reads exactly."""
+        items = []
+        for arg in src.calls:
+            item = f"the call at `{arg.path}:{arg.line}` gives {code(arg.text)}"
+            value = arg.set_value or arg.text
+            if arg.set_value:
+                item += f", set there as {code(arg.set_value)} (line {arg.set_line})"
+            reads = [r for r in self.linker.reads_in(value, arg.path) if r.exact]
+            if reads:
+                item += ", which reads " + joined([self.read_ref(r) for r in reads])
+            items.append(item)
+        return f"{code(src.name)} is a parameter of {code(site.scope)}: " + "; ".join(items)
+
     def sources_sentence(self, r: Reading) -> str:
-        here, there = [], []
+        here, there, given = [], [], []
         for src in r.sources:
+            if src.calls:
+                given.append(sentence(self.arguments_words(src, r.site)))
+                continue
             if src.path:
                 there.append(
                     f"{code(src.name.rsplit('.', 1)[-1])} is set as {code(src.value)} "
@@ -1636,7 +1678,7 @@ class Writer:
             text.append(sentence("The values it tests are set in the function: " + "; ".join(here)))
         if there:
             text.append(sentence("Elsewhere in the code, " + "; ".join(there)))
-        return " ".join(text)
+        return " ".join([*text, *given])
 
     def _foreign_call(self, text: str, name: str, path: str) -> bool:
         """Is every call of ``name`` in ``text`` (source in the file ``path``)

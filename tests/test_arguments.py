@@ -1,0 +1,69 @@
+"""What the calls of a raising function give the parameters its guards test
+(:mod:`miner.analysis.arguments`), on small files read as the facts read them."""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import replace
+
+from test_audience import site
+
+from miner.analysis.arguments import Argument, call_arguments
+from miner.analysis.callers import Caller
+from miner.model import Site
+
+
+def _site(path: str, line: int, scope: str) -> Site:
+    return replace(site(), path=path, line=line, end_line=line, scope=scope)
+
+
+FILES = {
+    "m.py": textwrap.dedent(
+        """
+        class Box:
+            def resize(self, width, height=1, *, mode):
+                if width <= 0 or mode not in ("a", "b"):
+                    raise ValueError("bad size")
+
+
+        def check(steps, limit):
+            if steps > limit:
+                raise ValueError("too many steps")
+
+
+        def user(box, req):
+            box.resize(req.width, mode="a")
+            Box.resize(box, 3, mode="b")
+            size = (
+                req.w * 2
+            )
+            check(req.steps, limit=64)
+            check(**req.extra)
+        """
+    ).lstrip("\n"),
+}
+DATA = {p: t.encode() for p, t in FILES.items()}
+
+
+def test_arguments_of_a_bound_method_and_keywords() -> None:
+    sites = [_site("m.py", 4, "Box.resize")]
+    calls = {"resize": (Caller("resize", "user", "m.py", 13),)}
+    out = call_arguments(DATA, sites, calls, {"m.py": {"width", "mode", "height"}})
+    assert out == {
+        ("m.py", "Box.resize", "width"): (Argument("m.py", 13, "user", "req.width"),),
+        ("m.py", "Box.resize", "mode"): (Argument("m.py", 13, "user", "'a'"),),
+    }  # ``height`` is left to its default: nothing is claimed of it
+
+
+def test_a_method_called_on_its_class_or_with_keywords_unpacked_is_not_read() -> None:
+    sites = [_site("m.py", 4, "Box.resize"), _site("m.py", 9, "check")]
+    calls = {
+        "resize": (Caller("resize", "user", "m.py", 13), Caller("resize", "user", "m.py", 14)),
+        "check": (Caller("check", "user", "m.py", 18), Caller("check", "user", "m.py", 19)),
+    }
+    assert call_arguments(DATA, sites, calls, {"m.py": {"width", "steps"}}) == {}
+    one = {"check": (Caller("check", "user", "m.py", 18),)}
+    assert call_arguments(DATA, sites, one, {"m.py": {"steps", "limit"}}) == {
+        ("m.py", "check", "steps"): (Argument("m.py", 18, "user", "req.steps"),),
+        ("m.py", "check", "limit"): (Argument("m.py", 18, "user", "64"),),
+    }
