@@ -51,7 +51,7 @@ def test_arguments_of_a_bound_method_and_keywords() -> None:
     out = call_arguments(DATA, sites, calls, {"m.py": {"width", "mode", "height"}})
     assert out == {
         ("m.py", "Box.resize", "width"): (Argument("m.py", 13, "user", "req.width"),),
-        ("m.py", "Box.resize", "mode"): (Argument("m.py", 13, "user", "'a'"),),
+        ("m.py", "Box.resize", "mode"): (Argument("m.py", 13, "user", '"a"'),),
     }  # ``height`` is left to its default: nothing is claimed of it
 
 

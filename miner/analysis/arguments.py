@@ -93,7 +93,7 @@ def call_arguments(
             if found is None:
                 given.clear()
                 break
-            node, owner = found
+            node, owner, source = found
             if method and params[0] == "self" and owner[:1].isupper():
                 given.clear()  # ``Cls.method(obj, ...)``: the object is an argument
                 break
@@ -101,10 +101,10 @@ def call_arguments(
             positional = params[1:] if bound else params
             texts: dict[str, str] = {}
             for param, arg in zip(positional, node.args, strict=False):
-                texts[param] = ast.unparse(arg)
+                texts[param] = _written(source, arg)
             for kw in node.keywords:
                 if kw.arg is not None:
-                    texts[kw.arg] = ast.unparse(kw.value)
+                    texts[kw.arg] = _written(source, kw.value)
             for param in list(given):
                 text = texts.get(param)
                 if text is None or len(text) > MAX_TEXT:
@@ -163,12 +163,17 @@ def _balanced(lines: list[str], number: int, start: int) -> str | None:
     return None
 
 
-def _call_at(lines: list[str], number: int, target: str) -> tuple[ast.Call, str] | None:
+def _written(source: str, node: ast.expr) -> str:
+    """``node`` as written in ``source``, on one line."""
+    return " ".join((ast.get_source_segment(source, node) or ast.unparse(node)).split())
+
+
+def _call_at(lines: list[str], number: int, target: str) -> tuple[ast.Call, str, str] | None:
     """The call of ``target`` written on line ``number`` (the first one), and
     the object it is made on (``self`` for ``self.target(``, ``Cls`` for
-    ``Cls.target(``, ``"."`` for another expression, ``""`` for a bare call);
-    None when there is none, it has ``*args`` / ``**kwargs``, or it does not
-    parse."""
+    ``Cls.target(``, ``"."`` for another expression, ``""`` for a bare call)
+    and the source parsed; None when there is none, it has ``*args`` /
+    ``**kwargs``, or it does not parse."""
     if not 0 < number <= len(lines):
         return None
     line = lines[number - 1]
@@ -203,9 +208,9 @@ def _call_at(lines: list[str], number: int, target: str) -> tuple[ast.Call, str]
             return None
         before = line[: m.start()].rstrip()
         if not before.endswith("."):
-            return node, ""
+            return node, "", "f" + text
         obj = re.search(r"([A-Za-z_]\w*)\s*\.$", before)
-        return node, obj.group(1) if obj else "."
+        return node, obj.group(1) if obj else ".", "f" + text
     return None
 
 

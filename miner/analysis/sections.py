@@ -1634,10 +1634,15 @@ class Writer:
 
     def argument_calls(self, site: Site, name: str) -> tuple[Argument, ...]:
         """What the calls of ``site``'s function give its parameter ``name``
-        (:attr:`RepoFacts.arguments`), when ``name`` is a bare name."""
+        (:attr:`RepoFacts.arguments`), when ``name`` is a bare name; nothing
+        when every call only passes on a name of the same spelling that it
+        does not assign (``check(server_args)``: that says nothing)."""
         if "." in name:
             return ()
-        return tuple(self.facts.arguments.get((site.path, site.scope, name), ()))
+        calls = tuple(self.facts.arguments.get((site.path, site.scope, name), ()))
+        if all(a.text == name and not a.set_value for a in calls):
+            return ()
+        return calls
 
     def arguments_words(self, src: Source, site: Site) -> str:
         """ "`enabled` is a parameter of `f`: the call at `p.py:621` gives
