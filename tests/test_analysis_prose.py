@@ -610,6 +610,41 @@ def test_a_parameter_is_what_the_calls_give_it() -> None:
         "`pkg/anthropic.py:8` gives `enabled`, set there as "
         '`anthropic_request.thinking.type != "disabled"` (line 7).'
     ) in card.what_it_means
+    # a test's call is told apart; a bare name whose assignment is not found says nothing
+    fed = analyses(
+        {
+            "pkg/__init__.py": "",
+            "pkg/entrypoints/__init__.py": "",
+            "pkg/entrypoints/frames.py": """
+                def check_frames(frames):
+                    if frames > 64:
+                        raise ValueError("too many frames in the request")
+
+
+                def serve(req):
+                    check_frames(req.num_frames)
+
+
+                def relay(req):
+                    count = (
+                        req.n
+                    )
+                    check_frames(count)
+                """,
+            "pkg/tests/test_frames.py": """
+                from pkg.entrypoints.frames import check_frames
+
+
+                def test_limit():
+                    check_frames(65)
+                """,
+        }
+    )["too many frames in the request"]
+    assert (
+        "`frames` is a parameter of `check_frames`: the call at `pkg/entrypoints/frames.py:7` "
+        "gives `req.num_frames`; the call at `pkg/entrypoints/frames.py:14` gives `count`; "
+        "the call at `pkg/tests/test_frames.py:5` (a test) gives `65`."
+    ) in fed.what_it_means
     # a call that passes **extra may give anything: nothing is said of it
     steps = out["too many steps"]
     assert "is a parameter of" not in steps.what_it_means

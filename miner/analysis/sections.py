@@ -1635,12 +1635,13 @@ class Writer:
     def argument_calls(self, site: Site, name: str) -> tuple[Argument, ...]:
         """What the calls of ``site``'s function give its parameter ``name``
         (:attr:`RepoFacts.arguments`), when ``name`` is a bare name; nothing
-        when every call only passes on a name of the same spelling that it
-        does not assign (``check(server_args)``: that says nothing)."""
+        when every call only passes on a name whose one-line assignment is
+        not found (``check(server_args)``, ``f(out)`` with ``out`` set over
+        several lines: that says nothing)."""
         if "." in name:
             return ()
         calls = tuple(self.facts.arguments.get((site.path, site.scope, name), ()))
-        if all(a.text == name and not a.set_value for a in calls):
+        if all(a.text.isidentifier() and not a.set_value for a in calls):
             return ()
         return calls
 
@@ -1650,7 +1651,10 @@ class Writer:
         turn, with the settings an argument reads exactly."""
         items = []
         for arg in src.calls:
-            item = f"the call at `{arg.path}:{arg.line}` gives {code(arg.text)}"
+            kind = path_kind(arg.path)
+            label = {"test": "a test", "script": "a script"}.get(kind[0] if kind else "", "")
+            where = f" ({label})" if label else ""
+            item = f"the call at `{arg.path}:{arg.line}`{where} gives {code(arg.text)}"
             value = arg.set_value or arg.text
             if arg.set_value:
                 item += f", set there as {code(arg.set_value)} (line {arg.set_line})"
