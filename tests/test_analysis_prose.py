@@ -610,7 +610,7 @@ def test_a_parameter_is_what_the_calls_give_it() -> None:
         "`pkg/anthropic.py:8` gives `enabled`, set there as "
         '`anthropic_request.thinking.type != "disabled"` (line 7).'
     ) in card.what_it_means
-    # a test's call is told apart; a bare name whose assignment is not found says nothing
+    # a test's call is told apart; an assignment over several lines is joined
     fed = analyses(
         {
             "pkg/__init__.py": "",
@@ -642,7 +642,8 @@ def test_a_parameter_is_what_the_calls_give_it() -> None:
     )["too many frames in the request"]
     assert (
         "`frames` is a parameter of `check_frames`: the call at `pkg/entrypoints/frames.py:7` "
-        "gives `req.num_frames`; the call at `pkg/entrypoints/frames.py:14` gives `count`; "
+        "gives `req.num_frames`; the call at `pkg/entrypoints/frames.py:14` gives `count`, "
+        "set there as `(req.n)` (line 11); "
         "the call at `pkg/tests/test_frames.py:5` (a test) gives `65`."
     ) in fed.what_it_means
     # a call that passes **extra may give anything: nothing is said of it

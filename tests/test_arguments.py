@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from test_audience import site
 
-from miner.analysis.arguments import Argument, call_arguments
+from miner.analysis.arguments import Argument, _assigned_above, call_arguments
 from miner.analysis.callers import Caller
 from miner.model import Site
 
@@ -67,3 +67,35 @@ def test_a_method_called_on_its_class_or_with_keywords_unpacked_is_not_read() ->
         ("m.py", "check", "steps"): (Argument("m.py", 18, "user", "req.steps"),),
         ("m.py", "check", "limit"): (Argument("m.py", 18, "user", "64"),),
     }
+
+
+def test_the_assignment_that_reaches_the_call() -> None:
+    lines = textwrap.dedent(
+        """
+        def caller(req, fast):
+            if fast:
+                mode = "a"
+            else:
+                mode = "b"
+            run(mode)
+            size = (
+                req.width
+                if req.width is not None
+                else 64
+            )
+            run(size)
+            label = "x#y"
+            run(label)
+            count = 1
+            if fast:
+                run(count)
+        """
+    ).split("\n")[1:]
+    # set in an if/else branch that ended before the call: either value may reach it
+    assert _assigned_above(lines, 6, "mode") == (0, "")
+    assert _assigned_above(lines, 12, "size") == (
+        7,
+        "(req.width if req.width is not None else 64)",
+    )
+    assert _assigned_above(lines, 14, "label") == (0, "")  # a '#' inside a string is not read
+    assert _assigned_above(lines, 17, "count") == (15, "1")  # the call in a block below it

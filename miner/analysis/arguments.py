@@ -215,24 +215,57 @@ def _call_at(lines: list[str], number: int, target: str) -> tuple[ast.Call, str,
 
 
 def _assigned_above(lines: list[str], number: int, name: str) -> tuple[int, str]:
-    """(line, value) of the nearest one-line ``name = value`` above line
-    ``number`` in the same function (not past a ``def`` at a lower indent
-    than the call), when ``name`` is a bare name; (0, "") otherwise."""
+    """(line, value) of the assignment ``name = value`` that reaches line
+    ``number`` for sure: the nearest one above it in the same function, in
+    the call's block or one enclosing it, with no block closed between (an
+    assignment in an ``if`` / ``else`` branch or a loop that ended before
+    the call may not have run); a value over several lines is joined while
+    its brackets are open (not past :data:`MAX_LINES`, nor with a comment).
+    (0, "") when ``name`` is not a bare name or no such assignment is found."""
     if not _IDENT.fullmatch(name) or not 0 < number <= len(lines):
         return 0, ""
-    indent = len(lines[number - 1]) - len(lines[number - 1].lstrip())
+    indent = _indent(lines[number - 1])
     assign = re.compile(rf"^(\s*){re.escape(name)}\s*(?::[^=]*)?=(?!=)\s*(.+?)\s*(#.*)?$")
+    lowest = indent  # the lowest indent of the lines between the assignment and the call
     for n in range(number - 1, 0, -1):
         line = lines[n - 1]
         stripped = line.lstrip()
-        depth = len(line) - len(stripped)
+        if not stripped or stripped.startswith("#"):
+            continue
+        depth = _indent(line)
         if stripped.startswith(("def ", "async def ")) and depth < indent:
             return 0, ""
         m = assign.match(line)
         if m is not None:
-            value = m.group(2)
-            balanced = value.count("(") == value.count(")") and value.count("[") == value.count("]")
-            if not balanced or len(value) > MAX_TEXT or value.endswith(("\\", ",")):
-                return 0, ""
-            return n, value
+            if depth > lowest:
+                return 0, ""  # in a block that ended before the call
+            return _joined(lines, n, m.group(2))
+        lowest = min(lowest, depth)
     return 0, ""
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _joined(lines: list[str], number: int, first: str) -> tuple[int, str]:
+    """(``number``, the value starting with ``first`` on line ``number``
+    joined over the lines its brackets stay open), or (0, "")."""
+    value = first
+    for offset in range(1, MAX_LINES):
+        opened = value.count("(") + value.count("[") + value.count("{")
+        closed = value.count(")") + value.count("]") + value.count("}")
+        if opened == closed and not value.endswith(("\\", ",")):
+            break
+        if opened < closed or number - 1 + offset >= len(lines):
+            return 0, ""
+        more = lines[number - 1 + offset].strip()
+        if "#" in more:
+            return 0, ""
+        value += " " + more
+    else:
+        return 0, ""
+    value = re.sub(r"([(\[{]) | (?=[)\]}])|,(?= *[)\]}])", r"\1", " ".join(value.split()))
+    if len(value) > MAX_TEXT or value.count('"') % 2 or value.count("'") % 2:
+        return 0, ""
+    return number, value
