@@ -10,6 +10,7 @@ from test_audience import site
 
 from miner.analysis.arguments import Argument, _assigned_above, call_arguments
 from miner.analysis.callers import Caller
+from miner.analysis.code import one_line
 from miner.model import Site
 
 
@@ -99,3 +100,19 @@ def test_the_assignment_that_reaches_the_call() -> None:
     )
     assert _assigned_above(lines, 14, "label") == (0, "")  # a '#' inside a string is not read
     assert _assigned_above(lines, 17, "count") == (15, "1")  # the call in a block below it
+
+
+def test_one_line_joins_code_and_drops_loose_spaces_and_trailing_commas() -> None:
+    assert one_line("get_config(\n    self.config,\n)") == "get_config(self.config)"
+    assert one_line("@router.post( '/x',\n  response_model=None, )") == (
+        "@router.post('/x', response_model=None)"
+    )
+    assert one_line("{ 'a': [1, 2, ] }") == "{'a': [1, 2]}"
+    assert one_line("a  if  b\telse c") == "a if b else c"
+    # the comma of a tuple of one stays; a string's brackets are left as written
+    assert (
+        one_line('("compact",) if x else (\n    "static",\n)')
+        == '("compact",) if x else ("static",)'
+    )
+    assert one_line("a[i,] + [i,] + f(i,)") == "a[i,] + [i] + f(i)"
+    assert one_line('f( "( a, )", b )') == 'f("( a, )", b)'

@@ -22,8 +22,10 @@ import ast
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from miner.analysis.callers import Caller, target_name
+from miner.analysis.code import one_line
 from miner.model import Site
 
 #: Most calls of a raising function whose arguments are read.
@@ -34,6 +36,11 @@ MAX_LINES = 30
 MAX_TEXT = 160
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+#: A ``def`` header's first line, with the function's name.
+_DEF = re.compile(r"\s*(?:async\s+)?def\s+(\w+)\s*[(\[]")
+#: ``name = value`` (or ``name: T = value``) on one line: the name, the value
+#: and a comment after it.
+_ASSIGN = re.compile(r"\s*(\w+)\s*(?::[^=]*)?=(?!=)\s*(.+?)\s*(#.*)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,10 +133,9 @@ def _parameters(lines: list[str], site: Site) -> list[str] | None:
     when not found or not parsed, or with ``*args`` / ``**kwargs`` before a
     tested one (those are left out, the rest kept)."""
     name = site.scope.split(".<locals>.")[-1].rsplit(".", 1)[-1]
-    header = re.compile(rf"^(\s*)(?:async\s+)?def\s+{re.escape(name)}\s*[(\[]")
     for number in range(min(site.line, len(lines)) - 1, 0, -1):
-        m = header.match(lines[number - 1])
-        if m is None:
+        m = _DEF.match(lines[number - 1])
+        if m is None or m.group(1) != name:
             continue
         text = _balanced(lines, number, lines[number - 1].index("def"))
         if text is None:
@@ -165,7 +171,7 @@ def _balanced(lines: list[str], number: int, start: int) -> str | None:
 
 def _written(source: str, node: ast.expr) -> str:
     """``node`` as written in ``source``, on one line."""
-    return " ".join((ast.get_source_segment(source, node) or ast.unparse(node)).split())
+    return one_line(ast.get_source_segment(source, node) or ast.unparse(node))
 
 
 def _call_at(lines: list[str], number: int, target: str) -> tuple[ast.Call, str, str] | None:
@@ -177,7 +183,7 @@ def _call_at(lines: list[str], number: int, target: str) -> tuple[ast.Call, str,
     if not 0 < number <= len(lines):
         return None
     line = lines[number - 1]
-    for m in re.finditer(rf"(?<!\w){re.escape(target)}\s*\(", line):
+    for m in _call_of(target).finditer(line):
         opened = m.end() - 1
         text, depth = "", 0
         for offset in range(MAX_LINES):
@@ -214,6 +220,12 @@ def _call_at(lines: list[str], number: int, target: str) -> tuple[ast.Call, str,
     return None
 
 
+@lru_cache(maxsize=4096)
+def _call_of(target: str) -> re.Pattern[str]:
+    """``target(`` where no word goes on before it (``self.target(`` too)."""
+    return re.compile(rf"(?<!\w){re.escape(target)}\s*\(")
+
+
 def _assigned_above(lines: list[str], number: int, name: str) -> tuple[int, str]:
     """(line, value) of the assignment ``name = value`` that reaches line
     ``number`` for sure: the nearest one above it in the same function, in
@@ -225,7 +237,6 @@ def _assigned_above(lines: list[str], number: int, name: str) -> tuple[int, str]
     if not _IDENT.fullmatch(name) or not 0 < number <= len(lines):
         return 0, ""
     indent = _indent(lines[number - 1])
-    assign = re.compile(rf"^(\s*){re.escape(name)}\s*(?::[^=]*)?=(?!=)\s*(.+?)\s*(#.*)?$")
     lowest = indent  # the lowest indent of the lines between the assignment and the call
     for n in range(number - 1, 0, -1):
         line = lines[n - 1]
@@ -235,8 +246,8 @@ def _assigned_above(lines: list[str], number: int, name: str) -> tuple[int, str]
         depth = _indent(line)
         if stripped.startswith(("def ", "async def ")) and depth < indent:
             return 0, ""
-        m = assign.match(line)
-        if m is not None:
+        m = _ASSIGN.match(line) if name in line else None
+        if m is not None and m.group(1) == name:
             if depth > lowest:
                 return 0, ""  # in a block that ended before the call
             return _joined(lines, n, m.group(2))
@@ -265,7 +276,7 @@ def _joined(lines: list[str], number: int, first: str) -> tuple[int, str]:
         value += " " + more
     else:
         return 0, ""
-    value = re.sub(r"([(\[{]) | (?=[)\]}])|,(?= *[)\]}])", r"\1", " ".join(value.split()))
+    value = one_line(value)
     if len(value) > MAX_TEXT or value.count('"') % 2 or value.count("'") % 2:
         return 0, ""
     return number, value

@@ -23,8 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from miner.analysis.code import HEADER, SourceIndex, comment_start
-from miner.extract.imports import import_statements
+from miner.analysis.code import HEADER, SourceIndex, comment_start, file_imports
 
 #: A name called from more files than this is "called from many places".
 MAX_FILES = 25
@@ -58,7 +57,7 @@ def target_name(scope: str) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class _Scopes:
+class Scopes:
     """The ``def`` / ``class`` headers of one file, in order."""
 
     starts: list[int]
@@ -82,9 +81,13 @@ def dedent(indent: int) -> re.Pattern[bytes]:
     return re.compile(rb"^[ \t]{0,%d}(?=[^ \t\r\n#)\]}])" % indent, re.M)
 
 
-def _scopes(data: bytes) -> _Scopes:
-    """Headers, their nesting and their ends, from indentation (no parse)."""
-    found = _Scopes([], [], [], [], [], [])
+@functools.cache
+def file_scopes(data: bytes) -> Scopes:
+    """Headers, their nesting and their ends, from indentation (no parse).
+    Cached by the file's bytes (five readers of the facts ask for the same
+    files; :func:`miner.analysis.facts.collect` empties the cache when done):
+    the lists must not be changed."""
+    found = Scopes([], [], [], [], [], [])
     stack: list[int] = []
     for m in HEADER.finditer(data):
         indent = len(m.group(1).expandtabs(8))
@@ -109,7 +112,7 @@ def _scopes(data: bytes) -> _Scopes:
     return found
 
 
-def _scope_index(data: bytes, offset: int, scopes: _Scopes) -> int:
+def _scope_index(data: bytes, offset: int, scopes: Scopes) -> int:
     """The header of the innermost scope whose header precedes ``offset``
     with less indentation and whose body goes on to ``offset`` (-1: module
     level)."""
@@ -142,7 +145,7 @@ def scopes_of(data: bytes) -> Callable[[int], str]:
     """A function from an offset of ``data`` (a file's bytes) to the
     ``__qualname__`` of the scope there (``<module>`` at module level),
     found from the ``def``/``class`` lines and indentation (no parse)."""
-    scopes = _scopes(data)
+    scopes = file_scopes(data)
 
     def at(offset: int) -> str:
         i = _scope_index(data, offset, scopes)
@@ -156,7 +159,7 @@ def function_spans(data: bytes) -> list[tuple[str, int, int]]:
     line after the body) of each ``def`` of ``data`` (a file's bytes), in
     order, from the headers and indentation (:func:`scopes_of`; no parse).
     A name defined twice (a property's getter and setter) has two spans."""
-    found = _scopes(data)
+    found = file_scopes(data)
     return [
         (name, start, end)
         for name, start, end, kind in zip(
@@ -171,7 +174,7 @@ def _imported_names(data: bytes) -> frozenset[bytes] | None:
     ``a`` and ``c``; ``import a.b`` binds ``a``); None when a star import
     may bind any name."""
     names: set[bytes] = set()
-    for _, pairs in import_statements(data):
+    for _, pairs in file_imports(data):
         for name, bound in pairs:
             if name == "*":
                 return None
@@ -200,7 +203,7 @@ def _getter_of(value: bytes, name: bytes) -> bool:
     return len(words) >= 6 and m.group(1).replace(b"_", b"").lower().endswith(words)
 
 
-def _binds_locally(data: bytes, scopes: _Scopes, i: int, name: bytes) -> bool:
+def _binds_locally(data: bytes, scopes: Scopes, i: int, name: bytes) -> bool:
     """Whether the function of header ``i`` binds ``name`` itself: a
     parameter, or a target of one of its assignments, ``for`` loops or
     ``as`` clauses (nested functions included). A call of such a name there
@@ -267,7 +270,7 @@ def _calls(
     A bare call ``name(...)`` counts only in a file that defines the name
     (``home``) or imports it (:func:`_imported_names`), and not in a
     function that binds the name itself (:func:`_binds_locally`)."""
-    scopes: _Scopes | None = None
+    scopes: Scopes | None = None
     strings: tuple[list[int], list[int]] = ([], [])
     imported: frozenset[bytes] | None = frozenset()
     read_imports = False
@@ -285,7 +288,7 @@ def _calls(
                 and not _in_comment(data, start)
             ):
                 if scopes is None:
-                    scopes = _scopes(data)
+                    scopes = file_scopes(data)
                     strings = _strings(data)
                 if _inside(strings, start):
                     start = data.find(needle, start + 1)

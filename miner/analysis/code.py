@@ -17,6 +17,9 @@ import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from miner.extract.imports import import_statements
 
 log = logging.getLogger("miner")
 
@@ -162,6 +165,70 @@ def comment_start(line: str, mark: str = "#") -> int:
             return at
         at = line.find(mark, at + 1)
     return -1
+
+
+@functools.cache
+def file_imports(data: bytes) -> tuple[tuple[str | None, tuple[tuple[str, str], ...]], ...]:
+    """:func:`miner.extract.imports.import_statements` of a file's bytes,
+    cached by them (three readers of the facts ask for the same files;
+    :func:`miner.analysis.facts.collect` empties the cache when done)."""
+    return tuple(import_statements(data))
+
+
+def one_line(text: str) -> str:
+    """``text`` (code over one or more lines) on one line: runs of white
+    space made one space, with no space just inside a bracket and no comma
+    before a closing one (``f( a, b, )`` -> ``f(a, b)``), except the comma
+    that makes a tuple of one (``("static",)``, ``a[i,]`` stay). Inside a string literal
+    only the white space is collapsed (the text is not parsed: a string over
+    lines is taken as written)."""
+    flat = " ".join(text.split())
+    out: list[str] = []
+    # [bracket, commas at its top level, after a name or a bracket (a call, a subscript)]
+    opened: list[list[Any]] = []
+    quote = ""
+    i = 0
+    while i < len(flat):
+        ch = flat[i]
+        if quote:
+            if ch == "\\":
+                out.append(flat[i : i + 2])
+                i += 2
+            elif flat.startswith(quote, i):
+                out.append(quote)
+                i += len(quote)
+                quote = ""
+            else:
+                out.append(ch)
+                i += 1
+            continue
+        if ch in "'\"":
+            quote = flat[i : i + 3] if flat[i : i + 3] in ('"""', "'''") else ch
+            out.append(quote)
+            i += len(quote)
+            continue
+        if ch == " " and (
+            (out and out[-1] in _OPENING) or (i + 1 < len(flat) and flat[i + 1] in _CLOSING)
+        ):
+            i += 1
+            continue
+        if ch in _OPENING:
+            before = out[-1][-1:] if out else ""
+            opened.append([ch, 0, before.isalnum() or before in ("_", ")", "]")])
+        elif ch == "," and opened:
+            opened[-1][1] += 1
+        elif ch in _CLOSING:
+            bracket, commas, after = opened.pop() if opened else ("", 0, False)
+            # ``(x,)`` and ``a[x,]`` are tuples of one: their comma stays
+            tuple_of_one = commas == 1 and (bracket == "(") != after
+            if out and out[-1] == "," and not (tuple_of_one and bracket in "(["):
+                out.pop()
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+_OPENING, _CLOSING = "([{", ")]}"
 
 
 @functools.lru_cache(maxsize=1 << 13)

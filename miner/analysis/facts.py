@@ -24,12 +24,20 @@ from miner.analysis.callers import (
     Caller,
     crowded,
     dedent,
+    file_scopes,
     find_callers,
     function_spans,
     scopes_of,
     target_name,
 )
-from miner.analysis.code import SourceIndex, call_name, comment_start, parse_expr
+from miner.analysis.code import (
+    SourceIndex,
+    call_name,
+    comment_start,
+    file_imports,
+    one_line,
+    parse_expr,
+)
 from miner.analysis.config import (
     ConfigModel,
     Derived,
@@ -42,7 +50,6 @@ from miner.analysis.exceptions import ExceptionInfo, repo_exceptions
 from miner.analysis.nested import site_nested_exits
 from miner.analysis.paths import CallReach, call_reaches, first_uses, referenced
 from miner.analysis.resolvers import Choice, Note, callee, guard_names, local_calls, setting_code
-from miner.extract.imports import import_statements
 from miner.lifecycle import beside
 from miner.model import Guard, Site
 
@@ -1171,8 +1178,7 @@ def function_decorators(
                 depth += above.count(")") + above.count("]")
                 depth -= above.count("(") + above.count("[")
                 if above.startswith("@") and depth <= 0:
-                    whole = " ".join(" ".join(text[number - 1 : last]).split())
-                    whole = re.sub(r"([(\[]) | (?=[)\]])|,(?= *[)\]])", r"\1", whole)
+                    whole = one_line(" ".join(text[number - 1 : last]))
                     found.append(Decorator(number, whole, pydantic))
                     depth, last = 0, number - 1
                 elif depth <= 0 and not above.startswith("#"):
@@ -1241,13 +1247,13 @@ def module_docstrings(files: Mapping[str, bytes], paths: Iterable[str]) -> dict[
 def foreign_names(index: SourceIndex, paths: Iterable[str]) -> dict[str, frozenset[str]]:
     """For each of ``paths``: the names its import statements bind to a
     module whose top-level package is not one of the repository's (read
-    by :func:`miner.extract.imports.import_statements`, no parse; a
+    by :func:`~miner.analysis.code.file_imports`, no parse; a
     relative import is the repository's)."""
     own = {index.module_name(p).split(".")[0] for p in index.files}
     out: dict[str, frozenset[str]] = {}
     for path in sorted(set(paths)):
         names = set()
-        for module, pairs in import_statements(index.files.get(path, b"")):
+        for module, pairs in file_imports(index.files.get(path, b"")):
             for name, bound in pairs:
                 top = (module if module is not None else name).split(".")[0]
                 if top and top not in own and name != "*":
@@ -1401,6 +1407,8 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
     decorators = function_decorators(files, sites)
     foreign = foreign_names(index, (s.path for s in sites))
     booleans = boolean_names(files, tested_names(sites, _IDENTIFIER))
+    file_scopes.cache_clear()
+    file_imports.cache_clear()
     return RepoFacts(
         booleans=booleans,
         foreign=foreign,

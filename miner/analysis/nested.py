@@ -28,7 +28,7 @@ import bisect
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from miner.analysis.callers import _scopes
+from miner.analysis.callers import file_scopes
 from miner.extract.ast_fallback import block_statements
 from miner.extract.rules import (
     Stmt,
@@ -183,7 +183,7 @@ def _spans(block: list[ast.stmt], line: int) -> bool:
 
 def _functions(data: bytes, sites: Sequence[Site]) -> dict[int, tuple[int, int, list[Site]]]:
     """The functions of one file (by their index in
-    :func:`~miner.analysis.callers._scopes`) with the sites in them that
+    :func:`~miner.analysis.callers.file_scopes`) with the sites in them that
     have a leaving line nested at least :data:`NESTED_INDENT` columns below
     the ``def`` between it and the site (a line test: only these can have
     exits the extraction left out): index -> (the first and last byte
@@ -198,7 +198,7 @@ def _functions(data: bytes, sites: Sequence[Site]) -> dict[int, tuple[int, int, 
     if not leaving:
         return {}
     numbers = [n for n, _ in leaving]
-    scopes = _scopes(data)
+    scopes = file_scopes(data)
     starts: dict[str, list[int]] = {}
     for i, name in enumerate(scopes.names):
         if scopes.kinds[i] == b"def":

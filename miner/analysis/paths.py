@@ -40,13 +40,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from miner.analysis.callers import Caller, _scopes, target_name
-from miner.analysis.code import SourceIndex
+from miner.analysis.callers import Caller, file_scopes, target_name
+from miner.analysis.code import SourceIndex, file_imports
 from miner.analysis.condition import reach_of
 from miner.analysis.links import Clause
 from miner.analysis.wording import code, joined, plural
 from miner.extract.ast_fallback import prefix_facts, statement_reach
-from miner.extract.imports import import_statements
 from miner.extract.rules import UnitContext, killed
 from miner.model import Condition, Guard
 
@@ -127,7 +126,7 @@ class _File:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.lines = data.decode("utf-8", "replace").split("\n")
-        self.scopes = _scopes(data)
+        self.scopes = file_scopes(data)
         self.index = {name: i for i, name in enumerate(self.scopes.names)}
         self._imports: dict[str, set[str]] | None = None
         self.exits: dict[int, tuple[Guard, ...]] = {}
@@ -144,7 +143,7 @@ class _File:
         """Module as written (``.x``, ``pkg.mod``) -> names imported from it unaliased."""
         if self._imports is None:
             found: dict[str, set[str]] = {}
-            for module, pairs in import_statements(self.data):
+            for module, pairs in file_imports(self.data):
                 for name, bound in pairs:
                     if module is not None and name == bound:
                         found.setdefault(module, set()).add(name)

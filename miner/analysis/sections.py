@@ -33,6 +33,7 @@ import re
 import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from miner.analysis import paths as callpaths
@@ -410,6 +411,10 @@ class Writer:
         self.paths = callpaths.of_facts(facts, self.link_atom)
         self._after: dict[tuple[str, int], list[Site]] = {}
         self._lines: dict[tuple[str, str], list[int]] = {}
+        self._ways: dict[Term, bool] = {}
+        """Term of :attr:`_ways_of` -> :meth:`way_out` (one error is written
+        at a time: emptied when another reading asks)."""
+        self._ways_of: Reading | None = None
         for other in sites:
             self._lines.setdefault((other.path, other.scope), []).append(other.line)
             if other.kind == "raise" and other.guards and _own_if(other.guards[-1], other):
@@ -1276,7 +1281,7 @@ class Writer:
         for exit in r.site.exits:
             if exit.kind != "exit" or not self.raises(r, exit):
                 continue
-            taken = condition_from([replace(exit, kind="if", negated=False)])
+            taken = _taken(exit)
             if not own & {a.atom for a in taken.atoms()}:
                 continue  # the term does not change what the exit tests
             # what the exit itself requires is what the fix would break
@@ -1299,8 +1304,16 @@ class Writer:
         """Whether making ``term`` false avoids this error without raising
         another one first: its origin is not an exit that raises
         (:meth:`raises`), and no earlier exit then fires
-        (:meth:`leads_elsewhere`)."""
-        return not self.raises(r, term.origin) and self.leads_elsewhere(r, term) is None
+        (:meth:`leads_elsewhere`). Computed once per term of the reading
+        being written."""
+        if self._ways_of is not r:
+            self._ways.clear()
+            self._ways_of = r
+        if term not in self._ways:
+            self._ways[term] = (
+                not self.raises(r, term.origin) and self.leads_elsewhere(r, term) is None
+            )
+        return self._ways[term]
 
     def module_value_note(self, term: Term, r: Reading) -> str:
         """``; `x` is set at module level as `v` (line N)`` for each bare name
@@ -2767,6 +2780,12 @@ def _close(text: str) -> str:
     if text.endswith('."') or text.endswith((".", "!", "?")):
         return text
     return text + "."
+
+
+@lru_cache(maxsize=4096)
+def _taken(exit: Guard) -> Condition:
+    """The condition under which the ``exit`` guard's branch is taken."""
+    return condition_from([replace(exit, kind="if", negated=False)])
 
 
 def _one_line(text: str) -> str:
