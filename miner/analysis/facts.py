@@ -1329,12 +1329,30 @@ _CallFacts = tuple[
 ]
 
 
-def _beside(
-    index: SourceIndex, targets: set[str], sites: list[Site]
-) -> tuple[_CallFacts, dict[tuple[str, str, str], tuple[LocalValue, ...]]]:
-    """What :func:`collect` gathers in the process beside: :func:`_call_facts`
-    and :func:`local_values`."""
-    return _call_facts(index, targets), local_values(index.files, sites)
+class _Beside(NamedTuple):
+    """What :func:`collect` gathers in the process beside: the facts that
+    read no exit of a site (so not the nested exits this process adds)."""
+
+    calls: _CallFacts
+    local_values: dict[tuple[str, str, str], tuple[LocalValue, ...]]
+    config: ConfigModel
+    decorators: dict[tuple[str, str], tuple[Decorator, ...]]
+    foreign: dict[str, frozenset[str]]
+    doc_lines: dict[tuple[str, int], tuple[int, int]]
+
+
+def _beside(index: SourceIndex, targets: set[str], sites: list[Site]) -> _Beside:
+    """:class:`_Beside` of the commit held by ``index``: :func:`_call_facts`,
+    :func:`local_values`, the configuration model, the decorators, the
+    foreign names and the docstrings' header lines."""
+    return _Beside(
+        _call_facts(index, targets),
+        local_values(index.files, sites),
+        mine_config(index),
+        function_decorators(index.files, sites),
+        foreign_names(index, (s.path for s in sites)),
+        header_lines(index.files, sites),
+    )
 
 
 def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
@@ -1357,10 +1375,11 @@ def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
 
 def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) -> RepoFacts:
     """Gather the facts of a commit from its ``.py`` files (path -> bytes) and
-    mined sites. With ``jobs`` > 1, the facts of the calls and the locals'
-    values are gathered in a forked process while this one builds the
-    configuration model, and the code around the settings is read in
-    ``jobs`` processes (the same facts)."""
+    mined sites. With ``jobs`` > 1, the facts of the calls, the locals'
+    values, the configuration model and what needs no exit of a site
+    (:class:`_Beside`) are gathered in a forked process while this one adds
+    the nested exits and reads what depends on them, and the code around the
+    settings is read in ``jobs`` processes (the same facts)."""
     sites = list(sites)
     index = SourceIndex(files)
     index.definitions("")  # the word index, built once before both halves read it
@@ -1375,15 +1394,8 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
             else s
             for s in sites
         ]
-        config = mine_config(index)
-        predicates: dict[str, Derived] = {}
-        for name in sorted(guard_calls(sites)):
-            found = predicate_function(index, name, config)
-            if found is not None:
-                predicates[name] = found
         exceptions = repo_exceptions(index, {s.exception for s in sites if s.exception})
         definitions = {t: len(index.definitions(t)) for t in sorted(targets)}
-        resolved = mine_resolutions(index, config)
         assigned = predicate_assignments(files, tested_names(sites))
         exits = exit_branches(files, sites)
         ends = loop_ends(index, sites)
@@ -1392,30 +1404,35 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         values = module_values(files, bare)
         local = local_bindings(files, sites, assigned)
         selfs = same_class_calls(files, sites, definitions)
-        (callers, busy, reaches, refs, uses), own_values = beside_facts()
+        module_docs = module_docstrings(files, (s.path for s in sites))
+        booleans = boolean_names(files, tested_names(sites, _IDENTIFIER))
+        got = beside_facts()
     # after the process beside has ended: no fork while its pool's thread runs
+    callers, busy, reaches, refs, uses = got.calls
+    config = got.config
+    predicates: dict[str, Derived] = {}
+    for name in sorted(guard_calls(sites)):
+        found = predicate_function(index, name, config)
+        if found is not None:
+            predicates[name] = found
+    resolved = mine_resolutions(index, config)
     notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
     call_docs = call_docstrings(index, called_names(sites) | defining)
-    module_docs = module_docstrings(files, (s.path for s in sites))
     module_doc_lines = {
         path: files[path][: m.start(2)].count(b"\n") + 1
         for path in module_docs
         if (m := _MODULE_DOC.match(files[path][:20000])) is not None
     }
-    doc_lines = header_lines(files, sites)
     arguments = call_arguments(files, sites, callers, bare)
-    decorators = function_decorators(files, sites)
-    foreign = foreign_names(index, (s.path for s in sites))
-    booleans = boolean_names(files, tested_names(sites, _IDENTIFIER))
     file_scopes.cache_clear()
     file_imports.cache_clear()
     return RepoFacts(
         booleans=booleans,
-        foreign=foreign,
+        foreign=got.foreign,
         self_calls=selfs,
         nested_exits=nested,
         local_binds=local,
-        local_values=own_values,
+        local_values=got.local_values,
         call_reach=reaches,
         referenced=refs,
         uses=uses,
@@ -1433,9 +1450,9 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         resolved=resolved,
         notes=notes,
         choices=choices,
-        doc_lines=doc_lines,
+        doc_lines=got.doc_lines,
         arguments=arguments,
-        decorators=decorators,
+        decorators=got.decorators,
         module_doc_lines=module_doc_lines,
         optional_imports=optional,
         module_values=values,
