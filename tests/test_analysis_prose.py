@@ -649,3 +649,61 @@ def test_a_parameter_is_what_the_calls_give_it() -> None:
     # a call that passes **extra may give anything: nothing is said of it
     steps = out["too many steps"]
     assert "is a parameter of" not in steps.what_it_means
+
+
+def test_a_call_whose_literal_arguments_make_the_condition_false_never_raises() -> None:
+    """A call that gives a parameter a literal for which the site's condition
+    is false (here or through an earlier raise) is said never to raise the
+    error, in "What it means" and in "Common situations"; a call whose literal
+    leaves the condition open, or a parameter the function binds again, is
+    not."""
+    out = analyses(
+        {
+            "pkg/__init__.py": "",
+            "pkg/shapes.py": """
+                def read_tensor(sources, shard_dim, size):
+                    if size < 1:
+                        raise ValueError("size must be positive")
+                    if shard_dim is None and sources.empty:
+                        raise NotImplementedError("no sources: not supported")
+                    return sources
+
+
+                def load(sources, dims):
+                    read_tensor(sources, dims["w"], 4)
+                    read_tensor(sources, 0, 4)
+                    read_tensor(sources, None, 0)
+
+
+                def pad(width, mode):
+                    mode = mode or "edge"
+                    if mode == "edge":
+                        raise NotImplementedError("edge padding is not written yet")
+                    return width
+
+
+                def run(width):
+                    pad(width, "zero")
+                """,
+        }
+    )
+    card = out["no sources: not supported"]
+    assert (
+        "`shard_dim` is a parameter of `read_tensor`: the call at `pkg/shapes.py:10` gives "
+        '`dims["w"]`; the call at `pkg/shapes.py:11` gives `0`, so that call never raises '
+        "this error; the call at `pkg/shapes.py:12` gives `None`."
+    ) in card.what_it_means
+    assert card.situations[0] == "`load` calls `read_tensor` at `pkg/shapes.py:10`."
+    assert card.situations[1:] == (
+        "`load` calls `read_tensor` at `pkg/shapes.py:11` with `0` for `shard_dim`, so that "
+        "call never raises this error (the condition above is false for those values).",
+        # `size` 0 raises the check above first
+        "`load` calls `read_tensor` at `pkg/shapes.py:12` with `0` for `size`, so that call "
+        "never raises this error (the condition above is false for those values).",
+    )
+    # the first check: the call giving 0 raises it, the others (4) do not
+    first = out["size must be positive"]
+    assert sum("never raises this error" in s for s in first.situations) == 2
+    # `mode` is bound again before the test: its argument says nothing
+    padded = out["edge padding is not written yet"]
+    assert not any("never raises" in s for s in padded.situations)

@@ -15,7 +15,15 @@ from dataclasses import replace
 
 import pytest
 
-from miner.analysis.condition import Condition, condition_from, condition_of, implied
+from miner.analysis.condition import (
+    Condition,
+    atom_names,
+    atom_value,
+    condition_from,
+    condition_of,
+    implied,
+    possible,
+)
 from miner.extract.ast_fallback import collect_ast
 from miner.extract.runner import extract_file
 from miner.extract.text import decode_source
@@ -1031,3 +1039,37 @@ def test_implied_is_decided_by_every_assignment_of_the_atoms() -> None:
     # nothing meets both "cert" and "not cert": anything follows
     assert implied(Condition.FALSE, [cert], [cert])
     assert not implied(Condition.FALSE, [rest], [cert])
+
+
+def test_atom_value_decides_only_atoms_of_names_literals_and_comparisons() -> None:
+    def atom(text: str) -> Condition:
+        return Condition("atom", atom=text, kind="expr", shown=text)
+
+    assert atom_value(atom("shard_dim is None"), {"shard_dim": 0}) is False
+    assert atom_value(atom("x < 0 or x >= n"), {"x": 1, "n": 2}) is False
+    assert atom_value(atom('mode not in ("a", "b")'), {"mode": "c"}) is True
+    assert atom_value(atom("not enabled"), {"enabled": 0}) is True
+    assert atom_value(atom("0 < x <= 8"), {"x": 9}) is False
+    # not decided: `is` against a non-singleton, a failing comparison, a
+    # name without a value, a call, an attribute, arithmetic
+    assert atom_value(atom("x is 3"), {"x": 3}) is None
+    assert atom_value(atom("x < y"), {"x": 0, "y": None}) is None
+    assert atom_value(atom("x < y"), {"x": 0}) is None
+    assert atom_value(atom("f(x)"), {"x": 1}) is None
+    assert atom_value(atom("x.size > 1"), {"x": 1}) is None
+    assert atom_value(atom("x % 2 == 0"), {"x": 1}) is None
+    assert atom_names(atom("x.size > 1")) == frozenset()
+    assert atom_names(atom("a == b")) == {"a", "b"}
+
+
+def test_possible_is_false_only_when_every_completion_is_false() -> None:
+    a = Condition("atom", atom="a", kind="expr", shown="a")
+    b = Condition("atom", atom="b", kind="expr", shown="b")
+    not_b = Condition("atom", atom="b", negated=True, kind="expr", shown="not b")
+    both = Condition("and", (a, b))
+    either = Condition("or", (a, not_b))
+    assert possible(both, {}) and possible(both, {"a": True})
+    assert not possible(both, {"a": False})
+    assert possible(either, {"a": False})
+    assert not possible(either, {"a": False, "b": True})
+    assert not possible(Condition.FALSE, {}) and possible(Condition.TRUE, {"a": False})

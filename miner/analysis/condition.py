@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -46,7 +46,10 @@ __all__ = [
     "Reach",
     "condition_from",
     "condition_of",
+    "atom_names",
+    "atom_value",
     "implied",
+    "possible",
     "reach_of",
     "site_reach",
     "spellings",
@@ -216,6 +219,139 @@ def implied(
         ):
             return False
     return True
+
+
+def possible(cond: Condition, known: Mapping[str, bool]) -> bool:
+    """Whether ``cond`` can still hold when the atoms of ``known`` (by
+    :attr:`Condition.atom`) have those truths and every other atom may be
+    either: three-valued, so False means false for every completion (an
+    ``and`` with a false operand, an ``or`` whose every operand is false)."""
+    return _truth(cond, known) is not False
+
+
+def _truth(cond: Condition, known: Mapping[str, bool]) -> bool | None:
+    if cond.op == "atom":
+        value = known.get(cond.atom)
+        return None if value is None else value != cond.negated
+    if cond.op in ("and", "or"):
+        truths = [_truth(a, known) for a in cond.args]
+        stop = cond.op == "or"  # the truth that decides the whole
+        if stop in truths:
+            return stop
+        return None if None in truths else not stop
+    return cond.op == "true"
+
+
+#: Nodes an atom may have for :func:`atom_value` to evaluate it.
+_EVALUATED = (
+    ast.Expression,
+    ast.Compare,
+    ast.BoolOp,
+    ast.UnaryOp,
+    ast.Name,
+    ast.Constant,
+    ast.Tuple,
+    ast.List,
+    ast.Set,
+    ast.Load,
+    ast.And,
+    ast.Or,
+    ast.Not,
+    ast.Eq,
+    ast.NotEq,
+    ast.Is,
+    ast.IsNot,
+    ast.In,
+    ast.NotIn,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
+)
+#: The constants ``is`` / ``is not`` compare by identity the same in any Python.
+_SINGLETONS = (None, True, False, ...)
+
+
+def atom_names(atom: Condition) -> frozenset[str]:
+    """The bare names an ``expr`` atom reads when it is made only of names,
+    literals, comparisons, ``and`` / ``or`` / ``not`` (what :func:`atom_value`
+    can evaluate); empty for any other atom (a call, an attribute, a subscript
+    may give another value each time)."""
+    return _plain_names(atom.atom) if atom.kind == "expr" else frozenset()
+
+
+@lru_cache(maxsize=4096)
+def _plain_names(text: str) -> frozenset[str]:
+    try:
+        tree = ast.parse(text, mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return frozenset()
+    nodes = list(ast.walk(tree))
+    if not all(isinstance(n, _EVALUATED) for n in nodes):
+        return frozenset()
+    return frozenset(n.id for n in nodes if isinstance(n, ast.Name))
+
+
+def atom_value(atom: Condition, values: Mapping[str, object]) -> bool | None:
+    """The truth of the positive ``atom`` when each of its names has the
+    Python value in ``values`` (literals: ``None``, ``0``, ``"x"``,
+    ``(1, 2)``), or None when it is not decided: a name without a value,
+    a node :func:`atom_names` refuses, ``is`` against anything but ``None``
+    / ``True`` / ``False`` / ``...``, or a comparison that raises
+    (``0 < None``)."""
+    names = atom_names(atom)
+    if not names or not names <= values.keys():
+        return None
+    try:
+        return bool(_evaluate(ast.parse(atom.atom, mode="eval").body, values))
+    except (_UndecidedError, TypeError, ValueError, ArithmeticError, RecursionError):
+        return None
+
+
+class _UndecidedError(Exception):
+    """An atom :func:`atom_value` does not decide."""
+
+
+def _evaluate(node: ast.expr, values: Mapping[str, object]) -> object:
+    if isinstance(node, ast.Name):
+        return values[node.id]
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = [_evaluate(e, values) for e in node.elts]
+        return set(items) if isinstance(node, ast.Set) else tuple(items)
+    if isinstance(node, ast.UnaryOp):  # ``not``: the only one _EVALUATED admits
+        return not _evaluate(node.operand, values)
+    if isinstance(node, ast.BoolOp):
+        found = [bool(_evaluate(v, values)) for v in node.values]
+        return all(found) if isinstance(node.op, ast.And) else any(found)
+    if isinstance(node, ast.Compare):
+        left = _evaluate(node.left, values)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = _evaluate(right_node, values)
+            if not _compare(op, left, right):
+                return False
+            left = right
+        return True
+    raise _UndecidedError
+
+
+def _compare(op: ast.cmpop, left: object, right: object) -> bool:
+    if isinstance(op, (ast.Is, ast.IsNot)):
+        if not any(left is v or right is v for v in _SINGLETONS):
+            raise _UndecidedError
+        return (left is right) == isinstance(op, ast.Is)
+    if isinstance(op, (ast.In, ast.NotIn)):
+        return (left in right) == isinstance(op, ast.In)  # type: ignore[operator]
+    compare = {
+        ast.Eq: lambda a, b: a == b,
+        ast.NotEq: lambda a, b: a != b,
+        ast.Lt: lambda a, b: a < b,
+        ast.LtE: lambda a, b: a <= b,
+        ast.Gt: lambda a, b: a > b,
+        ast.GtE: lambda a, b: a >= b,
+    }[type(op)]
+    return bool(compare(left, right))
 
 
 def absorbed(cond: Condition) -> Condition:

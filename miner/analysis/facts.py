@@ -1379,7 +1379,19 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
     values, the configuration model and what needs no exit of a site
     (:class:`_Beside`) are gathered in a forked process while this one adds
     the nested exits and reads what depends on them, and the code around the
-    settings is read in ``jobs`` processes (the same facts)."""
+    settings is read in ``jobs`` processes (the same facts).
+
+    The per-file memos (:func:`file_scopes`, :func:`file_imports`) are
+    emptied when it returns or raises, so no file's bytes outlive the call."""
+    try:
+        return _collect(files, sites, jobs)
+    finally:
+        file_scopes.cache_clear()
+        file_imports.cache_clear()
+
+
+def _collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int) -> RepoFacts:
+    """:func:`collect` without emptying the per-file memos."""
     sites = list(sites)
     index = SourceIndex(files)
     index.definitions("")  # the word index, built once before both halves read it
@@ -1424,8 +1436,6 @@ def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) ->
         if (m := _MODULE_DOC.match(files[path][:20000])) is not None
     }
     arguments = call_arguments(files, sites, callers, bare)
-    file_scopes.cache_clear()
-    file_imports.cache_clear()
     return RepoFacts(
         booleans=booleans,
         foreign=got.foreign,

@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import textwrap
 import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -49,7 +50,15 @@ from miner.analysis.audience import (
 )
 from miner.analysis.callers import Caller, target_name
 from miner.analysis.code import dotted, parse_expr
-from miner.analysis.condition import Reach, condition_from, implied, site_reach
+from miner.analysis.condition import (
+    Reach,
+    atom_names,
+    atom_value,
+    condition_from,
+    implied,
+    possible,
+    site_reach,
+)
 from miner.analysis.config import Condition as Setting
 from miner.analysis.config import ConfigModel, Option
 from miner.analysis.evidence import Quote, first_sentence, help_sentence, quotes
@@ -88,6 +97,8 @@ __all__ = ["Fix", "Reading", "Writer", "code", "shown", "values_list"]
 
 _NO = Option("", (), "", "", 0, "argparse")
 
+#: Most lines of a ``def`` header :meth:`Writer.barred_calls` reads.
+MAX_HEADER_LINES = 30
 #: Most callers listed per level in "Common situations".
 MAX_CALLERS = 4
 #: Most other sites listed in "When it happens".
@@ -363,6 +374,11 @@ class Reading:
     """The conjuncts that hold exactly when imports of the site's module
     failed as it was loaded, each with those imports
     (:meth:`Writer.failed_imports`)."""
+    barred: Mapping[tuple[str, int], tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    """(path, line) of each call of the raising function whose literal
+    arguments make :attr:`condition` false, so that it never raises from
+    there, with the (parameter, argument as written) pairs that decide it
+    (:meth:`Writer.barred_calls`)."""
 
     @property
     def user_facing(self) -> bool:
@@ -534,7 +550,71 @@ class Writer:
             callers=self.paths.reached(target_name(site.scope) or ""),
             predicates=preds,
             failed_imports=self.failed_imports(site, terms),
+            barred=self.barred_calls(site, reach.condition, lines),
         )
+
+    def barred_calls(
+        self, site: Site, condition: Condition, lines: dict[int, str]
+    ) -> dict[tuple[str, int], tuple[tuple[str, str], ...]]:
+        """The calls of ``site``'s function that cannot raise it, by (path,
+        line): those whose arguments (:attr:`RepoFacts.arguments`) for the
+        parameters ``condition`` tests are literals that make it false
+        (``f(sources, shard_dim=0)`` where it raises only when ``shard_dim is
+        None``; :func:`~miner.analysis.condition.possible`), each with the
+        (parameter, argument) pairs that decide it. Only atoms made of names,
+        literals and comparisons are evaluated
+        (:func:`~miner.analysis.condition.atom_value`), and only parameters
+        the function does not bind again between its ``def`` header and the
+        site, read in the excerpt ``lines`` (nothing when the ``def`` is not
+        in it)."""
+        if site.scope == "<module>" or condition.op in ("true", "false"):
+            return {}
+        atoms = [a for a in condition.atoms() if atom_names(a)]
+        names = sorted({n for a in atoms for n in atom_names(a)})
+        given: dict[tuple[str, int], dict[str, tuple[str, object]]] = {}
+        for name in names:
+            for arg in self.facts.arguments.get((site.path, site.scope, name), ()):
+                try:
+                    value = ast.literal_eval(arg.text)
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    continue
+                given.setdefault((arg.path, arg.line), {})[name] = (arg.text, value)
+        if not given:
+            return {}
+        start = _def_above(site, lines)
+        body = _header_end(lines, start)
+        head, at = lines.get(start, ""), lines.get(site.line, "")
+        indent = len(head) - len(head.lstrip())
+        function = site.scope.rsplit(".", 1)[-1]
+        if (
+            body is None
+            or not re.match(rf"\s*(?:async\s+)?def\s+{re.escape(function)}\b", head)
+            or len(at) - len(at.lstrip()) <= indent
+        ):
+            return {}  # not the site's own function's header
+        for name in names:
+            rebound = binding_line(name)
+            if any(
+                rebound.search(lines[n].encode("utf-8", "surrogatepass"))
+                for n in range(body + 1, site.line)
+                if n in lines and name in lines[n]
+            ):
+                for args in given.values():
+                    args.pop(name, None)
+        out: dict[tuple[str, int], tuple[tuple[str, str], ...]] = {}
+        for call, args in given.items():
+            values = {name: value for name, (_, value) in args.items()}
+            known = {a.atom: t for a in atoms if (t := atom_value(a, values)) is not None}
+            if known and not possible(condition, known):
+                # the names of the atoms whose literal those values make false
+                deciding = {
+                    n
+                    for a in atoms
+                    if a.atom in known and known[a.atom] == a.negated
+                    for n in atom_names(a)
+                }
+                out[call] = tuple((n, args[n][0]) for n in sorted(deciding))
+        return out
 
     def failed_imports(
         self, site: Site, terms: tuple[Term, ...]
@@ -1658,10 +1738,12 @@ class Writer:
             return ()
         return calls
 
-    def arguments_words(self, src: Source, site: Site) -> str:
+    def arguments_words(self, src: Source, r: Reading) -> str:
         """ "`enabled` is a parameter of `f`: the call at `p.py:621` gives
         `enabled`, set there as `x != "disabled"` (line 610)", each call in
-        turn, with the settings an argument reads exactly."""
+        turn, with the settings an argument reads exactly; a call that
+        cannot raise it (:attr:`Reading.barred`) is said so."""
+        site = r.site
         items = []
         for arg in src.calls:
             kind = path_kind(arg.path)
@@ -1671,9 +1753,11 @@ class Writer:
             value = arg.set_value or arg.text
             if arg.set_value:
                 item += f", set there as {code(arg.set_value)} (line {arg.set_line})"
-            reads = [r for r in self.linker.reads_in(value, arg.path) if r.exact]
+            reads = [read for read in self.linker.reads_in(value, arg.path) if read.exact]
             if reads:
-                item += ", which reads " + joined([self.read_ref(r) for r in reads])
+                item += ", which reads " + joined([self.read_ref(read) for read in reads])
+            if any(name == src.name for name, _ in r.barred.get((arg.path, arg.line), ())):
+                item += ", so that call never raises this error"
             items.append(item)
         return f"{code(src.name)} is a parameter of {code(site.scope)}: " + "; ".join(items)
 
@@ -1681,7 +1765,7 @@ class Writer:
         here, there, given = [], [], []
         for src in r.sources:
             if src.calls:
-                given.append(sentence(self.arguments_words(src, r.site)))
+                given.append(sentence(self.arguments_words(src, r)))
                 continue
             if src.path:
                 there.append(
@@ -1800,8 +1884,18 @@ class Writer:
             defs = self.facts.definitions.get(name, 0)
             if callers:
                 grouped: dict[tuple[str, str], list[int]] = {}
+                barred: list[str] = []
                 for caller in callers:
-                    grouped.setdefault((caller.scope, caller.path), []).append(caller.line)
+                    given = r.barred.get((caller.path, caller.line))
+                    if given is None:
+                        grouped.setdefault((caller.scope, caller.path), []).append(caller.line)
+                        continue
+                    args = joined([f"{code(a)} for {code(p)}" for p, a in given])
+                    barred.append(
+                        f"{code(caller.scope)} calls {code(name)} at "
+                        f"`{caller.path}:{caller.line}` with {args}, so that call never "
+                        "raises this error (the condition above is false for those values)."
+                    )
                 for (scope, path), numbers in list(grouped.items())[:MAX_CALLERS]:
                     parent = target_name(scope)
                     above = self.facts.callers.get(parent, ()) if parent else ()
@@ -1823,6 +1917,7 @@ class Writer:
                     verb = "calls" if more == 1 else "call"
                     who = plural(more, "more function")
                     out.append(f"{who} {verb} {code(name)} in the commit.")
+                out.extend(barred)
             elif name in self.facts.crowded:
                 out.append(
                     f"{code(name)} is called from {self.facts.crowded[name]} files of the commit: "
@@ -2507,6 +2602,26 @@ class Writer:
 
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s")
 _CALLED = re.compile(r"(?<![\w])([A-Za-z_]\w*)\(")
+
+
+def _header_end(lines: dict[int, str], start: int) -> int | None:
+    """The last line of the ``def`` header at line ``start`` of the excerpt
+    ``lines``: the first line from which the header parses with :mod:`ast`
+    (a ``pass`` body added); None when line ``start`` is not a ``def`` or
+    no header of at most :data:`MAX_HEADER_LINES` lines parses."""
+    if not _DEF.match(lines.get(start, "")):
+        return None
+    head: list[str] = []
+    for n in range(start, start + MAX_HEADER_LINES):
+        if n not in lines:
+            return None
+        head.append(lines[n])
+        try:
+            ast.parse(textwrap.dedent("\n".join(head)) + "\n    pass")
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        return n
+    return None
 
 
 def _binds_locally(name: str, lines: dict[int, str], below: int) -> bool:
