@@ -531,6 +531,7 @@ def config_from_json(data: Mapping[str, Any]) -> ConfigModel:
         entry_points=tuple(
             (e["class"], e["path"], e["module"]) for e in data.get("entry_points", ())
         ),
+        scripts=tuple(data.get("scripts", ())),
     )
 
 

@@ -377,3 +377,51 @@ def test_an_option_is_near_the_files_of_its_package_part():
     top = replace(srt, path="python/pkg/profiler.py", module="pkg.profiler")
     assert top.defined_near("python/pkg/gen/x.py")  # a module right in the top package
     assert replace(srt, module=None).defined_near("anywhere.py")  # no module: not known
+
+
+SUPPRESSING_WRAPPER = """\
+import argparse
+from dataclasses import dataclass
+
+
+@dataclass
+class SamplingParams:
+    num_frames: int = 1
+    image_path: str | None = None
+
+    @staticmethod
+    def add_cli_args(parser):
+        def add_argument(*name_or_flags, **kwargs):
+            kwargs.setdefault("default", argparse.SUPPRESS)
+            return parser.add_argument(*name_or_flags, **kwargs)
+
+        add_argument("--num-frames", type=int, help="Number of frames to generate")
+        add_argument("--image-path", type=str)
+        add_argument("--action-mode", type=str, help="Only a subclass has this field.")
+        add_argument("--seed", type=int, default=1024)
+        return parser
+"""
+
+
+def test_a_local_wrapper_of_add_argument_defines_flags_with_the_field_defaults():
+    """multimodal_gen's SamplingParams.add_cli_args calls a local
+    ``add_argument`` that hands on to the parser with ``default=SUPPRESS``:
+    its calls are flags; a flag not given keeps the class field's default,
+    and a field the class does not declare has no known default. The module
+    does not run as a command, so none is written for its flags."""
+    _, config = config_of({"gen/__init__.py": "", "gen/sampling.py": SUPPRESSING_WRAPPER})
+    frames = config.option("num_frames")
+    assert frames is not None and frames.flags == ("--num-frames",)
+    assert (frames.owner, frames.path, frames.line) == ("SamplingParams", "gen/sampling.py", 16)
+    assert frames.default == "1" and frames.help == "Number of frames to generate"
+    image = config.option("image_path")
+    assert image is not None and image.default == "None"
+    action = config.option("action_mode")
+    assert action is not None and action.flags == ("--action-mode",) and action.default is None
+    seed = config.option("seed")
+    assert seed is not None and seed.default == "1024"
+    # the wrapper's own call (``*name_or_flags``) is no flag
+    assert {o.name for o in config.options} == {"num_frames", "image_path", "action_mode", "seed"}
+    assert config.scripts == ()
+    _, plain = config_of({"app/__init__.py": "", "app/cli.py": ARGPARSE_CLI})
+    assert plain.scripts == ("app/cli.py",)

@@ -504,9 +504,12 @@ def test_what_runs_a_function_no_call_names() -> None:
     assert any("reached through a registry" in s for s in helper.situations)
 
 
-def test_a_setting_that_skips_a_check_of_input_comes_after_the_input() -> None:
+def test_a_setting_that_skips_a_check_of_input_is_no_fix_of_it() -> None:
     """A bad request is fixed in the request: switching the server's
-    ``--reasoning-parser`` only makes the function return before the check."""
+    ``--reasoning-parser`` (no choices: a parser's name, tied to the model)
+    to the one value that returns before the check changes what runs, so it
+    is not offered (it was, after the input's fix, until a review of the
+    v0.5.19 cards found it would break the model's output)."""
     out = analyses(
         {
             **{p: t for p, t in PARTS.items() if p.endswith(("__init__.py", "server_args.py"))},
@@ -527,10 +530,9 @@ def test_a_setting_that_skips_a_check_of_input_comes_after_the_input() -> None:
     )
     card = out["thinking cannot be disabled in this request"]
     assert card.audience == "user-input"
-    assert card.solutions[0].startswith("The input passes this check when")
-    assert card.solutions[1] == (
-        "If `self.reasoning_parser` holds the command-line value: set `--reasoning-parser` "
-        "to `hunyuan`. The check is then not reached."
+    assert card.solutions == (
+        "The input passes this check when `enabled` is true. The message names what is "
+        'refused: "thinking cannot be disabled in this request".',
     )
 
 
@@ -707,3 +709,108 @@ def test_a_call_whose_literal_arguments_make_the_condition_false_never_raises() 
     # `mode` is bound again before the test: its argument says nothing
     padded = out["edge padding is not written yet"]
     assert not any("never raises" in s for s in padded.situations)
+
+
+def test_a_flag_whose_command_is_not_found_gets_no_command_line() -> None:
+    """The flags a module that does not run as a command defines (a
+    subcommand's parser: multimodal_gen's ``sglang generate`` flags) are
+    named, but no ``python -m <that module>`` is written: it would do nothing."""
+    out = analyses(
+        {
+            "gen/__init__.py": "",
+            "gen/sampling.py": """
+                import argparse
+                from dataclasses import dataclass
+
+
+                @dataclass
+                class SamplingParams:
+                    image_path: str | None = None
+
+                    @staticmethod
+                    def add_cli_args(parser):
+                        def add_argument(*name_or_flags, **kwargs):
+                            kwargs.setdefault("default", argparse.SUPPRESS)
+                            return parser.add_argument(*name_or_flags, **kwargs)
+
+                        add_argument("--image-path", type=str, help="Input image.")
+                        return parser
+
+                    def validate(self):
+                        if self.image_path:
+                            raise ValueError("image inputs are not supported by this pipeline")
+                """,
+        }
+    )
+    card = out["image inputs are not supported by this pipeline"]
+    assert card.what_it_means.startswith(
+        "You get this with `--image-path` set, in `SamplingParams.validate`."
+    )
+    assert card.solutions == ("Leave `--image-path` unset (default `None`).",)
+    assert card.example_fix is not None and card.example_fix.language == "python"
+    assert "python -m" not in card.example_fix.before + card.example_fix.after
+
+
+def test_a_check_every_choice_of_the_flag_passes_is_not_fixed_on_the_command_line() -> None:
+    """``not in`` a set of values that holds every choice of the flag: the
+    command line cannot give a failing value, so the fix says where the value
+    comes from instead of a command line that changes nothing."""
+    out = analyses(
+        {
+            "app/__init__.py": "",
+            "app/cli.py": """
+                import argparse
+
+
+                def build_parser():
+                    parser = argparse.ArgumentParser()
+                    parser.add_argument("--mode", choices=["fast", "safe"], default="fast")
+                    return parser
+
+
+                def run(args):
+                    if args.mode not in ("fast", "safe", "debug"):
+                        raise ValueError(f"unknown mode {args.mode}")
+
+
+                if __name__ == "__main__":
+                    run(build_parser().parse_args())
+                """,
+        }
+    )
+    card = out["unknown mode {args.mode}"]
+    assert card.solutions == (
+        "The command line accepts only `fast` or `safe` for `--mode`, and each passes this "
+        "check: the failing value comes from the Python API or from code that sets `mode`; "
+        "give it one of those values there.",
+    )
+    assert card.example_fix is not None and card.example_fix.language == "python"
+
+
+def test_the_literal_values_a_membership_test_allows_are_shown() -> None:
+    """``variant not in _valid`` with ``_valid = (...)`` a few lines above:
+    the tuple lists what passes, so it is shown (a literal start value such
+    as ``count = 0`` is not)."""
+    out = analyses(
+        {
+            "app/__init__.py": "",
+            "app/ops.py": """
+                import os
+
+
+                def prep(x, variant="auto"):
+                    env = os.environ.get("APP_VARIANT", "auto")
+                    if variant == "auto" and env != "auto":
+                        variant = env
+                    _valid = ("auto", "cuda", "loop")
+                    if variant not in _valid:
+                        raise ValueError(f"unknown variant {variant!r} (APP_VARIANT)")
+                    return x
+                """,
+        }
+    )
+    card = out["unknown variant {variant!r} (APP_VARIANT)"]
+    assert card.what_it_means == (
+        "In `prep`, this is raised when `variant not in _valid`. The values it tests are set "
+        'in the function: `_valid = ("auto", "cuda", "loop")` at line 8.'
+    )

@@ -36,7 +36,7 @@ import ast
 import re
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from miner.analysis.audience import path_kind
@@ -269,6 +269,12 @@ class ConfigModel:
     """(class, path, module) for the other arguments classes whose command was
     found: ``python -m <module>`` parses that class (a second ``ServerArgs`` of
     another file, such as a diffusion server's)."""
+    scripts: tuple[str, ...] = ()
+    """The files, among those that define flags, that run as a command
+    (``python -m <module>``): the file tests ``__name__ == "__main__"`` or is a
+    package's ``__main__.py``. A flag of another module is parsed by a
+    command that was not found (a subcommand's parser, such as ``sglang
+    generate``'s), so no command line is written for it."""
     _by_name: dict[str, tuple[Option, ...]] = field(default_factory=dict, compare=False, repr=False)
     _derived_by_name: dict[str, tuple[Derived, ...]] = field(
         default_factory=dict, compare=False, repr=False
@@ -398,6 +404,7 @@ class ConfigModel:
             "classes": list(self.classes),
             "entry_point": self.entry_point,
             "entry_points": [{"class": c, "path": p, "module": m} for c, p, m in self.entry_points],
+            "scripts": list(self.scripts),
             "accessors": [{"call": c, "namespace": ns} for c, ns in self.accessors],
             "options": [o.to_json() for o in self.options],
             "derived": [d.to_json() for d in self.derived],
@@ -584,15 +591,48 @@ def _default_strings(tree: ast.Module) -> dict[int, dict[str, str]]:
     return found
 
 
+def _wraps_add_argument(tree: ast.Module) -> tuple[bool, bool]:
+    """Whether the module defines a function ``add_argument`` that hands its
+    arguments on to a parser's ``add_argument``, so that its bare calls are
+    flags too (multimodal_gen's ``SamplingParams.add_cli_args``: ``def
+    add_argument(*name_or_flags, **kwargs): kwargs.setdefault("default",
+    argparse.SUPPRESS); return parser.add_argument(*name_or_flags,
+    **kwargs)``); and whether it makes their default ``argparse.SUPPRESS``
+    (the namespace then has no attribute for a flag not given)."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name == "add_argument"
+        ):
+            calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+            if any(
+                isinstance(c.func, ast.Attribute)
+                and c.func.attr == "add_argument"
+                and any(isinstance(a, ast.Starred) for a in c.args)
+                for c in calls
+            ):
+                suppressed = any(
+                    call_name(c) == "setdefault"
+                    and len(c.args) == 2
+                    and literal_text(c.args[0]) == "default"
+                    and unparse(c.args[1]) in ("argparse.SUPPRESS", "SUPPRESS")
+                    for c in calls
+                )
+                return True, suppressed
+    return False, False
+
+
 def _argparse_options(path: str, tree: ast.Module) -> list[Option]:
     lists = _module_lists(tree)
     owners = _enclosing(tree)
     strings = _default_strings(tree)
+    wrapped, suppressed = _wraps_add_argument(tree)
     out: list[Option] = []
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and call_name(node) == "add_argument"):
             continue
-        if not isinstance(node.func, ast.Attribute):
+        bare = not isinstance(node.func, ast.Attribute)
+        if bare and not wrapped:
             continue
         env = strings.get(id(node), {})
         flags = [v for v in (_evaluate(a, env) for a in node.args) if isinstance(v, str) and v]
@@ -620,6 +660,12 @@ def _argparse_options(path: str, tree: ast.Module) -> list[Option]:
         if new_flag is not None:
             new_flag = new_flag.split("=", 1)[0]
         owner = owners.get(id(node), "") or "<module>"
+        default = unparse(kw.get("default"))
+        if bare and suppressed and "default" not in kw and "." in owner:
+            # argparse.SUPPRESS: the attribute keeps the class field's default
+            # (read by _class_default, as for ``default=Cls.field``; a field
+            # only a subclass declares has no default known here: None)
+            default = _SUPPRESSED + f"{owner.split('.', 1)[0]}.{dest}"
         out.append(
             Option(
                 name=dest,
@@ -629,7 +675,7 @@ def _argparse_options(path: str, tree: ast.Module) -> list[Option]:
                 line=node.lineno,
                 source="argparse",
                 type=unparse(kw.get("type")),
-                default=unparse(kw.get("default")),
+                default=default,
                 choices=_choices(kw.get("choices"), lists),
                 help=help_text,
                 action=_literal_or_text(kw.get("action")),
@@ -1315,7 +1361,29 @@ def mine_config(index: SourceIndex) -> ConfigModel:
         accessors=tuple(accessors),
         entry_point=_entry_point(index, classes[0] if classes else None, primary_path),
         entry_points=tuple(_other_entry_points(index, class_sizes[1:], options)),
+        scripts=tuple(
+            sorted(
+                {
+                    o.path
+                    for o in options
+                    if o.path and _runs_as_script(o.path, index.files.get(o.path, b""))
+                }
+            )
+        ),
     )
+
+
+#: ``if __name__ == "__main__":`` (either quotes, either order).
+_MAIN_TEST = re.compile(
+    rb"""(?m)^if\s+(?:__name__\s*==\s*["']__main__["']|["']__main__["']\s*==\s*__name__)\s*:"""
+)
+
+
+def _runs_as_script(path: str, data: bytes) -> bool:
+    """Whether the module ``path`` (its bytes ``data``) does something when run
+    with ``python -m``: a package's ``__main__.py``, or a module with a
+    top-level ``if __name__ == "__main__":``."""
+    return path.endswith("/__main__.py") or _MAIN_TEST.search(data) is not None
 
 
 def _imports_module(data: bytes, module: str) -> bool:
@@ -1367,15 +1435,25 @@ def _other_entry_points(
     return out
 
 
+#: Marks the default of a flag whose parser leaves it out of the namespace
+#: when not given (``argparse.SUPPRESS``): the ``Cls.field`` it then keeps.
+_SUPPRESSED = "\0suppressed:"
+
+
 def _class_default(
     o: Option, field_defaults: Mapping[tuple[str, str, str], str | None]
 ) -> str | None:
     """``default=ServerArgs.nnodes`` -> the field's own default (``1``).
 
     The class is looked up in the option's file first, then by name when one
-    arguments dataclass alone has that name and field; otherwise the text stays.
+    arguments dataclass alone has that name and field; otherwise the text
+    stays, except for a suppressed flag's field (:data:`_SUPPRESSED`): None.
     """
     default = o.default
+    if default is not None and default.startswith(_SUPPRESSED):
+        field_of = replace(o, default=default[len(_SUPPRESSED) :])
+        found = _class_default(field_of, field_defaults)
+        return None if found == field_of.default else found
     if not default or default.count(".") != 1:
         return default
     head, name = default.split(".")

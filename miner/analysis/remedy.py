@@ -193,12 +193,14 @@ def _shared(a: str, b: str | None) -> int:
 class Remedies:
     """Reads messages against one configuration model."""
 
-    def __init__(self, config: ConfigModel, entry: str | Callable[[Option | None], str]) -> None:
+    def __init__(
+        self, config: ConfigModel, entry: str | Callable[[Option | None], str | None]
+    ) -> None:
         """``entry``: the command line that parses an option (None: the
-        primary entry point), or one command line for all."""
+        primary entry point; None: not known), or one command line for all."""
         self.config = config
         self._entry = entry
-        self.entry = self.command(None)
+        self.entry = self.command(None) or "python your_program.py"
         self.flags: dict[str, list[Option]] = {}
         """Flag -> every option spelled so (several parsers may define one flag)."""
         for o in sorted(config.options, key=lambda o: o.deprecated_for is not None):
@@ -206,8 +208,9 @@ class Remedies:
                 self.flags.setdefault(f, []).append(o)
         self.env = frozenset(e.name for e in config.env)
 
-    def command(self, opt: Option | None) -> str:
-        """The command line that parses ``opt`` (the primary entry point for None)."""
+    def command(self, opt: Option | None) -> str | None:
+        """The command line that parses ``opt`` (the primary entry point for
+        None); None when it is not known."""
         return self._entry if isinstance(self._entry, str) else self._entry(opt)
 
     def option(self, flag: str, path: str | None = None) -> Option | None:
@@ -246,8 +249,9 @@ class Remedies:
 
     def _set(
         self, flag: str, value: str | None, sep: str = "=", path: str | None = None
-    ) -> tuple[str, ExampleFix] | None:
-        """``Pass `--flag value``` and its example fix, or None when unsure.
+    ) -> tuple[str, ExampleFix | None] | None:
+        """``Pass `--flag value``` and its example fix (None when the command
+        that parses the flag is not known), or None when unsure.
 
         ``value`` is the token the message writes after the flag and ``sep`` what
         separates them (``=`` or a space); :func:`flag_value` decides whether that
@@ -259,9 +263,13 @@ class Remedies:
         value = flag_value(opt, sep, value)
         cmd = self.command(opt)
         if value is None and opt.is_bool:
+            if cmd is None:
+                return f"Pass {code(flag)}", None
             return f"Pass {code(flag)}", ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag}")
         if value is None:
             return None
+        if cmd is None:
+            return f"Pass {code(f'{flag} {value}')}", None
         return (
             f"Pass {code(f'{flag} {value}')}",
             ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {value}"),

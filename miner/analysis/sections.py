@@ -798,12 +798,22 @@ class Writer:
         return above[-1]
 
     def _assignment(
-        self, site: Site, name: str, lines: dict[int, str], start: int, below: int
+        self,
+        site: Site,
+        name: str,
+        lines: dict[int, str],
+        start: int,
+        below: int,
+        members: bool = False,
     ) -> tuple[int, str] | None:
         """:meth:`assignment_above` as (line, value) when the value is worth
-        showing (:func:`_says_little`)."""
+        showing (:func:`_says_little`); with ``members`` (the name is what
+        an ``in`` / ``not in`` test looks into), a literal collection is:
+        it lists the values the test allows."""
         found = self.assignment_above(site, name, lines, start, below)
-        if found is None or _says_little(found.value):
+        if found is None:
+            return None
+        if _says_little(found.value) and not (members and _literal_collection(found.value)):
             return None
         return found.line, found.value
 
@@ -894,11 +904,14 @@ class Writer:
                 continue
             below = term.origin.line if term.origin is not None else site.line
             for atom in term.cond.atoms():
+                looked_into = _looked_into(atom.atom)
                 for name in _names(atom.atom):
                     if name in seen or len(out) >= MAX_SOURCES:
                         continue
                     seen.add(name)
-                    found = self._assignment(site, name, lines, start, below)
+                    found = self._assignment(
+                        site, name, lines, start, below, members=name in looked_into
+                    )
                     if found is None:
                         elsewhere = [
                             a
@@ -1371,6 +1384,15 @@ class Writer:
             if implied(taken, others, [term.cond]):
                 return exit
         return None
+
+    def _named_value(self, clause: Clause) -> bool:
+        """Whether making ``clause`` false means giving a setting without
+        choices one value named in the code (``x != "hunyuan"``, ``x not in
+        (...)``): a name (of a parser, a model) rather than a mode."""
+        if clause.condition.op not in ("!=", "not in"):
+            return False
+        opts = self.options_of(clause)
+        return bool(opts) and all(not o.choices for o in opts)
 
     def goes_around(self, r: Reading, term: Term) -> bool:
         """Whether, on a card of bad input, ``term`` comes from an early exit
@@ -1977,14 +1999,17 @@ class Writer:
 
     # ------------------------------------------------------------ solutions
 
-    def entry(self, opt: Option | None) -> str:
-        """The command line that parses ``opt`` (the primary entry point by default)."""
+    def entry(self, opt: Option | None) -> str | None:
+        """The command line that parses ``opt`` (the primary entry point by
+        default); None when that command was not found: the option's module
+        neither has a known command nor runs as one
+        (:attr:`ConfigModel.scripts`)."""
         if opt is not None:
             command = self.config.command_of(opt)
             if command is not None:
                 return _run(command, "")
             if opt.owner != self.config.primary or not self.config.entry_point:
-                return _run(opt.module, opt.path)
+                return _run(opt.module, opt.path) if opt.path in self.config.scripts else None
         if self.config.entry_point:
             return _run(self.config.entry_point, "")
         return "python your_program.py"
@@ -2030,9 +2055,17 @@ class Writer:
         return f' Its help says: "{_closed(text)}"' if text else ""
 
     def _option_fix(self, opt: Option, cond: Setting) -> Fix | None:
+        """:meth:`_option_fix_in` with the command that parses ``opt``; the
+        fix's text alone (no command line) when that command is not known."""
+        cmd = self.entry(opt)
+        fix = self._option_fix_in(opt, cond, cmd or "")
+        if cmd is None and fix is not None and fix.example is not None:
+            return Fix(fix.text) if fix.text else None
+        return fix
+
+    def _option_fix_in(self, opt: Option, cond: Setting, cmd: str) -> Fix | None:
         choices = list(opt.choices or ())
         values = list(cond.values)
-        cmd = self.entry(opt)
         flag = opt.flag
         aliases = self.config.aliases_of(opt.name)
         alias_note = (
@@ -2104,6 +2137,16 @@ class Writer:
                 return None
             text = f"Set {code(flag)} to {values_list(wanted)}{alias_note}."
             text += self._help_of(opt, wanted[0])
+            if cond.op == "not in" and choices and all(c in values for c in choices):
+                # Every value the command line accepts passes: the failing
+                # one comes from elsewhere.
+                helped = self._help_of(opt, wanted[0])
+                return Fix(
+                    f"The command line accepts only {values_list(choices)} for {code(flag)}, "
+                    "and each passes this check: the failing value comes from the Python API "
+                    f"or from code that sets {code(opt.name)}; give it one of those values "
+                    "there." + (" " + _close(helped) if helped else "")
+                )
             return Fix(
                 _close(text), ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {wanted[0]}")
             )
@@ -2164,7 +2207,7 @@ class Writer:
 
     def env_fix(self, name: str, cond: Setting) -> Fix:
         var = self.config.env_var(name)
-        cmd = self.entry(None)
+        cmd = self.entry(None) or "python your_program.py"
         default = (
             f", default {code(shown(var.default))}" if var and var.default not in (None, "") else ""
         )
@@ -2300,6 +2343,12 @@ class Writer:
             if term.cond.op == "atom":
                 part = term.parts[0]
                 assert part.clause is not None
+                if into is around and self._named_value(part.clause):
+                    # ``if parser == "hunyuan": return``: switching a free-form
+                    # setting (a parser, a model name) to the one value that
+                    # returns early changes what runs, not the bad input
+                    fixed.add(term)
+                    continue
                 found = self.clause_fixes(part.clause, part.strong)
                 if found:
                     extra = self.default_choice(part.clause, r)
@@ -2804,6 +2853,33 @@ def _encloses(lines: dict[int, str], line: int, below: int) -> bool:
         if len(other) - len(code_text) < indent:
             return False
     return True
+
+
+def _looked_into(text: str) -> frozenset[str]:
+    """The bare names the expression ``text`` tests membership in
+    (``variant not in _valid`` -> ``_valid``)."""
+    node = parse_expr(text)
+    if node is None:
+        return frozenset()
+    return frozenset(
+        right.id
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Compare)
+        for op, right in zip(sub.ops, sub.comparators, strict=True)
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, ast.Name)
+    )
+
+
+def _literal_collection(value: str) -> bool:
+    """A tuple, list or set of literal constants (``("auto", "cuda")``),
+    short enough for a line."""
+    node = parse_expr(value)
+    return (
+        len(value) <= 120
+        and isinstance(node, (ast.Tuple, ast.List, ast.Set))
+        and bool(node.elts)
+        and all(isinstance(e, ast.Constant) for e in node.elts)
+    )
 
 
 def _says_little(value: str) -> bool:
