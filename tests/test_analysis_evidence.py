@@ -381,8 +381,8 @@ def test_an_early_exit_is_placed_at_its_leaving_statement() -> None:
         48: "",
         49: "    mps_backend = getattr(torch.backends, 'mps', None)",
     }
-    assert _excerpt_exit(lines, 42) == ("raise", "", 45, ())
-    assert _excerpt_exit(lines, 41) == ("", "", 0, ())
+    assert _excerpt_exit(lines, 42) == ("raise", "", 45, (), True)
+    assert _excerpt_exit(lines, 41) == ("", "", 0, (), False)
     block = {
         10: "    if x:",
         11: "        # done",
@@ -392,12 +392,13 @@ def test_an_early_exit_is_placed_at_its_leaving_statement() -> None:
         15: "        return",
         16: "    go()",
     }
-    assert _excerpt_exit(block, 10) == ("return", "", 15, ())
+    assert _excerpt_exit(block, 10) == ("return", "", 15, (), False)  # after other statements
     assert _excerpt_exit({10: "    if x:", 11: "        return 1"}, 10) == (
         "return",
         "if x: return 1",
         11,
         (),
+        True,
     )
     handler = {
         422: "        except RuntimeError as e:",
@@ -408,12 +409,13 @@ def test_an_early_exit_is_placed_at_its_leaving_statement() -> None:
         427: "            ) from e",
     }
     found = _excerpt_exit(handler, 422)
-    assert found == ("raise", "", 425, (424,)) and not found.reraises
+    assert found == ("raise", "", 425, (424,), False) and not found.reraises
     assert _excerpt_exit({7: "    except E:", 8: "        close()", 9: "        raise"}, 7) == (
         "raise",
         "",
         9,
         (9,),
+        False,
     )
 
 

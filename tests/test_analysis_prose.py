@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import textwrap
 
-from test_analysis_config import DATACLASS_REPO
+from test_analysis_config import DATACLASS_REPO, SUPPRESSING_WRAPPER
 
 from miner import pipeline
 from miner.analysis import analyze
@@ -715,33 +715,12 @@ def test_a_flag_whose_command_is_not_found_gets_no_command_line() -> None:
     """The flags a module that does not run as a command defines (a
     subcommand's parser: multimodal_gen's ``sglang generate`` flags) are
     named, but no ``python -m <that module>`` is written: it would do nothing."""
-    out = analyses(
-        {
-            "gen/__init__.py": "",
-            "gen/sampling.py": """
-                import argparse
-                from dataclasses import dataclass
-
-
-                @dataclass
-                class SamplingParams:
-                    image_path: str | None = None
-
-                    @staticmethod
-                    def add_cli_args(parser):
-                        def add_argument(*name_or_flags, **kwargs):
-                            kwargs.setdefault("default", argparse.SUPPRESS)
-                            return parser.add_argument(*name_or_flags, **kwargs)
-
-                        add_argument("--image-path", type=str, help="Input image.")
-                        return parser
-
-                    def validate(self):
-                        if self.image_path:
-                            raise ValueError("image inputs are not supported by this pipeline")
-                """,
-        }
-    )
+    check = """
+    def validate(self):
+        if self.image_path:
+            raise ValueError("image inputs are not supported by this pipeline")
+"""
+    out = analyses({"gen/__init__.py": "", "gen/sampling.py": SUPPRESSING_WRAPPER + check})
     card = out["image inputs are not supported by this pipeline"]
     assert card.what_it_means.startswith(
         "You get this with `--image-path` set, in `SamplingParams.validate`."
@@ -813,4 +792,82 @@ def test_the_literal_values_a_membership_test_allows_are_shown() -> None:
     assert card.what_it_means == (
         "In `prep`, this is raised when `variant not in _valid`. The values it tests are set "
         'in the function: `_valid = ("auto", "cuda", "loop")` at line 8.'
+    )
+
+
+def test_solutions_offer_no_branch_that_raises_no_loop_test_and_no_empty_loop() -> None:
+    """From a review of v0.5.19 cards: an earlier ``elif`` whose branch raises
+    is no way out (loader.py:471, the DUMMY branch); a ``while`` test found
+    false after the loop cannot be made true there (server_args.py:2910);
+    "the loop has no item" is no fix next to a real one; a condition too
+    nested to list term by term is negated whole, not called unavoidable
+    (io_struct.py:425)."""
+    out = analyses(
+        {
+            "app/__init__.py": "",
+            "app/load.py": """
+    import random
+
+
+    def patterns(load_format):
+        if load_format == "safetensors":
+            return ["*.safetensors"]
+        elif load_format == "dummy":
+            raise ValueError("the dummy format loads no weights")
+        else:
+            raise ValueError(f"Unknown load_format: {load_format}")
+
+
+    def settle_port(port, max_attempts=100):
+        attempts = 0
+        while attempts < max_attempts:
+            if port_free(port):
+                return port
+            attempts += 1
+            port = 5000 + random.randint(0, 1000)
+        raise RuntimeError(f"Failed to find an available port after {max_attempts} attempts")
+
+
+    def port_free(port):
+        return port > 0
+
+
+    def validate_inputs(text, ids, embeds):
+        if (text is None and ids is None and embeds is None) or (
+            text is not None and ids is not None and embeds is not None
+        ):
+            raise ValueError("Either text, input_ids or input_embeds should be provided")
+
+
+    def check_rows(rows, k):
+        for row in rows:
+            if row is None or len(row) != k:
+                raise ValueError(f"Invalid request: every row needs {k} entries")
+    """,
+        }
+    )
+    load = out["Unknown load_format: {load_format}"]
+    assert load.solutions == ('It is not raised when `load_format == "safetensors"`.',)
+    assert load.example_fix is not None and load.example_fix.after == (
+        "# it does not when this holds instead (the other conditions lead to other errors):\n"
+        'load_format == "safetensors"'
+    )
+    port = out["Failed to find an available port after {max_attempts} attempts"]
+    assert port.solutions == (
+        "It is raised once the `while` loop at line 15 ends because `attempts < max_attempts` "
+        "no longer holds: only leaving the loop before that (a `return` or `break` in it, "
+        "where there is one) avoids it.",
+    )
+    assert port.example_fix is not None and port.example_fix.after == (
+        "# it does not when the loop at line 15 leaves early, while this still holds:\n"
+        "attempts < max_attempts"
+    )
+    inputs = out["Either text, input_ids or input_embeds should be provided"]
+    assert inputs.solutions[0].startswith(
+        "It is not raised when this holds instead: `(text is not None or ids is not None or "
+        "embeds is not None) and (text is None or ids is None or embeds is None)`."
+    )
+    rows = out["Invalid request: every row needs {k} entries"]
+    assert rows.solutions[0].startswith(
+        "The input passes this check when all of `row` is not `None` and `len(row) == k`."
     )

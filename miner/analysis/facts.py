@@ -290,6 +290,9 @@ class Branch(NamedTuple):
     reraised: tuple[int, ...] = ()
     """The lines of the bare ``raise`` statements anywhere in the block:
     there the exception being handled is raised again."""
+    first: bool = False
+    """The leaving statement is the block's first: the block always leaves
+    that way (a last one may follow an earlier ``return``)."""
 
     @property
     def reraises(self) -> bool:
@@ -357,7 +360,7 @@ def exit_branch(lines: list[str], line: int) -> Branch:
         and head.strip().endswith(":")
         and len(one) <= 110
     )
-    return Branch(kind, one if simple else "", at, tuple(reraised))
+    return Branch(kind, one if simple else "", at, tuple(reraised), at == first_line)
 
 
 def exit_branches(

@@ -97,6 +97,9 @@ __all__ = ["Fix", "Reading", "Writer", "code", "shown", "values_list"]
 
 _NO = Option("", (), "", "", 0, "argparse")
 
+#: Longest negated condition written out in "Solutions" (characters); a
+#: longer one is left to the Example fix.
+MAX_SHOWN = 240
 #: Most lines of a ``def`` header :meth:`Writer.barred_calls` reads.
 MAX_HEADER_LINES = 30
 #: Most callers listed per level in "Common situations".
@@ -1413,7 +1416,9 @@ class Writer:
             self._ways_of = r
         if term not in self._ways:
             self._ways[term] = (
-                not self.raises(r, term.origin) and self.leads_elsewhere(r, term) is None
+                not self.raises(r, term.origin)
+                and not _branch_raises(r.lines, term.origin)
+                and self.leads_elsewhere(r, term) is None
             )
         return self._ways[term]
 
@@ -2462,7 +2467,9 @@ class Writer:
             [f.example for f in fixes if f.example is not None],
         )
         name = short(error.exception)
-        unlinked = [t for t in r.terms if t not in fixed and self.way_out(r, t)]
+        unlinked = [
+            t for t in r.terms if t not in fixed and self.way_out(r, t) and not _loop_exit(t)
+        ]
         if name in ("ImportError", "ModuleNotFoundError") and not any(
             "Install" in t for t in texts
         ):
@@ -2473,7 +2480,11 @@ class Writer:
                 what = f" (the code imports {code(module)})" if module else ""
                 texts.append(f"Install the missing package{what} in the same environment.")
         if unlinked and not r.contradictory:
-            ways = [self.negated_words(t) for t in unlinked if _flat(t.cond)]
+            listed = [t for t in unlinked if _flat(t.cond)]
+            if any(not _loop_item(t) for t in listed):
+                # "the loop ... has no item" is true but no fix next to others
+                listed = [t for t in listed if not _loop_item(t)]
+            ways = [self.negated_words(t) for t in listed]
             # Too many: the last ones, nearest the raise (its own test last),
             # are the most its own; the first are the function's preconditions.
             left = len(ways) - MAX_WAYS
@@ -2546,6 +2557,32 @@ class Writer:
             texts.append(
                 "If your settings and inputs are valid, report it as a bug with the message "
                 f"and the traceback (an internal check of {code(site.scope)} failed)."
+            )
+        ways_out = [t.cond for t in unlinked]
+        if not texts and ways_out and not r.contradictory:
+            # conditions too nested to list one by one: the whole negation
+            instead = negated(
+                ways_out[0] if len(ways_out) == 1 else Condition("and", tuple(ways_out))
+            )
+            shown = instead.text()
+            holds = (
+                f"this holds instead: {code(shown)}"
+                if len(shown) <= MAX_SHOWN
+                else 'the condition of the Example fix\'s "after" holds instead'
+            )
+            texts.append(
+                f"It is not raised when {holds}." + (self.message_says(r) if r.user_facing else "")
+            )
+        loops = [t for t in r.terms if _loop_exit(t) and self.way_out(r, t)]
+        if not texts and loops and not r.contradictory:
+            loop = loops[0]
+            assert loop.origin is not None
+            test = negated(loop.cond).text()
+            texts.append(
+                f"It is raised once the `while` loop at line {loop.origin.line} ends because "
+                f"{code(test)} no longer holds: only leaving the loop before that (a `return` "
+                "or `break` in it, where there is one) avoids it."
+                + (self.message_says(r) if r.user_facing else "")
             )
         if not texts:
             texts.append(
@@ -2631,9 +2668,9 @@ class Writer:
         cond = r.condition
         # Making a conjunct false that an exit raising another error keeps
         # true gets that error instead: the "after" negates only the others.
-        ways = [t.cond for t in r.terms if self.way_out(r, t)]
+        ways = [t.cond for t in r.terms if self.way_out(r, t) and not _loop_exit(t)]
         if ways and not r.contradictory:
-            other = len(ways) < len(r.terms)
+            other = any(not self.way_out(r, t) for t in r.terms)
             instead = negated(ways[0] if len(ways) == 1 else Condition("and", tuple(ways)))
             return ExampleFix(
                 "python",
@@ -2641,6 +2678,16 @@ class Writer:
                 "# it does not when this holds instead"
                 + (" (the other conditions lead to other errors)" if other else "")
                 + f":\n{instead.text()}",
+            )
+        loops = [t for t in r.terms if _loop_exit(t) and self.way_out(r, t)]
+        if loops and not r.contradictory:
+            loop = loops[0]
+            assert loop.origin is not None
+            return ExampleFix(
+                "python",
+                f"# {where} raises when this holds:\n{cond.text()}",
+                f"# it does not when the loop at line {loop.origin.line} leaves early, while "
+                f"this still holds:\n{negated(loop.cond).text()}",
             )
         return ExampleFix(
             "python",
@@ -2938,6 +2985,31 @@ def _with_excluded(clause: Clause, excluded: Mapping[str, tuple[str, ...]]) -> C
     if values == cond.values:
         return clause
     return Clause(replace(cond, op="not in", values=values), read)
+
+
+def _branch_raises(lines: dict[int, str], guard: Guard | None) -> bool:
+    """Whether ``guard`` is the test of an earlier branch of the site's
+    ``if`` / ``elif`` chain (an ``if`` guard, ``negated``) whose own branch
+    raises first thing, as the excerpt ``lines`` shows it (``elif load_format == DUMMY:
+    raise ValueError(...)`` before the ``else`` that holds the site): making
+    the test true gets that error instead."""
+    if guard is None or guard.kind != "if" or not guard.negated:
+        return False
+    found = _excerpt_exit(lines, guard.line)
+    return found.kind == "raise" and found.first
+
+
+def _loop_item(term: Term) -> bool:
+    """Whether ``term`` is only "the ``for`` loop around the site has an
+    item" (an atom of kind ``loop``)."""
+    return term.cond.op == "atom" and term.cond.kind == "loop"
+
+
+def _loop_exit(term: Term) -> bool:
+    """Whether ``term`` is a ``while`` loop's test found false because the
+    loop above the site ended (an ``exit-while``): making it true keeps the
+    loop running, which is no way to avoid the error."""
+    return term.origin is not None and term.origin.kind == "exit-while"
 
 
 def _flat(cond: Condition) -> bool:
