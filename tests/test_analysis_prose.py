@@ -871,3 +871,88 @@ def test_solutions_offer_no_branch_that_raises_no_loop_test_and_no_empty_loop() 
     assert rows.solutions[0].startswith(
         "The input passes this check when all of `row` is not `None` and `len(row) == k`."
     )
+
+
+def test_a_local_read_from_a_request_dict_is_not_a_flag_by_name() -> None:
+    """A bare local assigned from a request's dict (``options.get("num_frames")``,
+    multimodal_gen's action/cosmos3.py:147) is not the flag of that name; one
+    read from a mapping of arguments (``kwargs.get("model_path")``,
+    ``PipelineConfig.from_kwargs``) or by ``getattr`` still is."""
+    from miner.analysis.sections import _names_it
+
+    assert not _names_it('options.get("num_frames")', "num_frames")
+    assert not _names_it('payload["num_frames"]', "num_frames")
+    assert _names_it(
+        "kwargs.get(prefix + 'model_path', None) or kwargs.get('model_path')", "model_path"
+    )
+    assert _names_it('server_cfg["model_path"]', "model_path")
+    assert _names_it('getattr(args, "model_path", None)', "model_path")
+    assert _names_it("int(model_path)", "model_path")
+    assert _names_it("server_args.model_path", "model_path")
+    assert not _names_it("getattr(args)", "model_path")
+
+
+def test_a_property_no_call_names_is_reached_by_reading_it() -> None:
+    """deepseek_v4_compress_state.py:192 (v0.5.19): a property raises; no call
+    names it, and it is reached by reading the attribute, not through a
+    registry or a callback."""
+    out = analyses(
+        {
+            "pkg/__init__.py": "",
+            "pkg/pool.py": """
+                class StatePool:
+                    def __init__(self, page_size):
+                        self.page_size = page_size
+
+                    @property
+                    def paged_view(self):
+                        if self.page_size <= 1:
+                            raise ValueError("paged_view is not supported with page_size=1")
+                        return self
+                """,
+        }
+    )
+    card = out["paged_view is not supported with page_size=1"]
+    assert card.situations == (
+        "`paged_view` is a property of `StatePool` (`@property`, line 5): it runs whenever "
+        "code reads `.paged_view` of one, which no search for a call by name finds.",
+    )
+
+
+def test_no_help_sentence_that_names_the_refused_value_backs_another() -> None:
+    """overrides.py:1277 (v0.5.19): where ``fp8_e5m2`` raises, the help
+    sentence "'fp8_e5m2' and 'fp8_e4m3' are supported for CUDA 11.8+." is no
+    reason to pick ``fp8_e4m3``: it is not quoted."""
+    out = analyses(
+        {
+            "app/__init__.py": "",
+            "app/cli.py": """
+                import argparse
+
+
+                def build_parser():
+                    parser = argparse.ArgumentParser()
+                    parser.add_argument(
+                        "--kv-dtype",
+                        choices=["auto", "fp8_e5m2", "fp8_e4m3"],
+                        default="auto",
+                        help="'fp8_e5m2' and 'fp8_e4m3' are supported for CUDA 11.8+.",
+                    )
+                    return parser
+
+
+                def check(args):
+                    if args.kv_dtype == "fp8_e5m2":
+                        raise ValueError("this backend does not support --kv-dtype fp8_e5m2")
+
+
+                if __name__ == "__main__":
+                    check(build_parser().parse_args())
+                """,
+        }
+    )
+    card = out["this backend does not support --kv-dtype fp8_e5m2"]
+    assert card.solutions[0] == (
+        "Set `--kv-dtype` to `fp8_e4m3`. Leaving the flag out keeps its default `auto`, which "
+        "is resolved at start-up and may become `fp8_e5m2`."
+    )

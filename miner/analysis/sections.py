@@ -746,7 +746,9 @@ class Writer:
         a value that does not name it: ``quant_config =
         _get_encoder_quant_config(...)`` makes ``quant_config`` a local, not
         the setting ``DiTConfig.quant_config``. A value that names it (``x =
-        server_args.x``, ``getattr(args, "x", 1)``, ``int(x)``) keeps the link."""
+        server_args.x``, ``getattr(args, "x", 1)``, ``int(x)``) keeps the link;
+        a key of a dict (``options.get("num_frames")``, a request's field) does
+        not (:func:`_names_it`)."""
         start = _def_above(site, lines)
         out = []
         for term in terms:
@@ -830,7 +832,7 @@ class Writer:
         if len(names) != 1 or "." in names[0]:
             return False
         found = self._assignment(site, names[0], lines, start, below)
-        return found is not None and not re.search(rf"\b{re.escape(names[0])}\b", found[1])
+        return found is not None and not _names_it(found[1], names[0])
 
     def excluded(
         self, site: Site, terms: tuple[Term, ...], lines: dict[int, str]
@@ -1309,16 +1311,23 @@ class Writer:
 
     def uncalled(self, site: Site, name: str) -> str:
         """What runs the function ``name`` of ``site`` that no call names:
-        pydantic for its validators, else what its decorators may register
+        an attribute access for a property, pydantic for its validators,
+        else what its decorators may register
         (:attr:`RepoFacts.decorators`, wrappers such as ``@property`` left
         out), else a registry, a callback, an override or users' code."""
-        found = [
-            d
-            for d in self.facts.decorators.get((site.path, site.scope), ())
-            if d.name not in WRAPPERS
-        ]
+        decorators = self.facts.decorators.get((site.path, site.scope), ())
+        found = [d for d in decorators if d.name not in WRAPPERS]
         owner = site.scope.split(".<locals>.")[-1].split(".")
         cls = owner[-2] if len(owner) > 1 else None
+        for deco in decorators:
+            last = deco.name.rsplit(".", 1)[-1]
+            if cls and last in ("property", "cached_property", "setter", "deleter"):
+                does = {"setter": "assigns", "deleter": "deletes"}.get(last, "reads")
+                return (
+                    f"{code(name)} is a property of {code(cls)} ({code(deco.text)}, line "
+                    f"{deco.line}): it runs whenever code {does} `.{name}` of one, which no "
+                    "search for a call by name finds."
+                )
         for deco in found:
             kind = {
                 "model_validator": "model validator",
@@ -2051,10 +2060,15 @@ class Writer:
             return fix
         return Fix(prefix + fix.text[0].lower() + fix.text[1:], fix.example)
 
-    def _help_of(self, opt: Option, value: str | None = None) -> str:
+    def _help_of(self, opt: Option, value: str | None = None, avoid: Sequence[str] = ()) -> str:
         """`` Its help says: "..."``: the help sentence naming ``value``, or
-        (without a value) the help's first sentence; empty without one."""
+        (without a value) the help's first sentence; empty without one, or
+        when that sentence also names one of ``avoid`` (the values that
+        raise: "'fp8_e5m2' and 'fp8_e4m3' are supported" is no reason to pick
+        ``fp8_e4m3`` where ``fp8_e5m2`` raises)."""
         text = help_sentence(opt, value) if value else None
+        if text is not None and any(help_sentence(replace(opt, help=text), v) for v in avoid):
+            return ""
         if text is None and opt.help and opt.help != "==SUPPRESS==" and value is None:
             text = first_sentence(opt.help)
         return f' Its help says: "{_closed(text)}"' if text else ""
@@ -2103,7 +2117,7 @@ class Writer:
                 )
             text = sentence("; or ".join(parts) + alias_note) if parts else ""
             if safe:
-                text += self._help_of(opt, safe[0])
+                text += self._help_of(opt, safe[0], values)
             if default is not None and default in unsafe and not stored:
                 text += (
                     f" Leaving the flag out keeps its default {code(default)}, which is "
@@ -2900,6 +2914,50 @@ def _encloses(lines: dict[int, str], line: int, below: int) -> bool:
         if len(other) - len(code_text) < indent:
             return False
     return True
+
+
+#: The names of mappings of arguments or configuration: a key of one read by
+#: the setting's name is that setting (``kwargs.get("model_path")`` in
+#: ``PipelineConfig.from_kwargs``, whose kwargs are the server's arguments).
+_ARGUMENT_MAPS = re.compile(r"(?i)args|kwargs|config|cfg|settings")
+
+
+def _names_it(value: str, name: str) -> bool:
+    """Whether the expression ``value`` names ``name`` as code (a name, an
+    attribute: ``server_args.x``, ``int(x)``), as the attribute string of a
+    ``getattr`` (``getattr(args, "x", 1)``), or as the key read from a
+    mapping of arguments or configuration (:data:`_ARGUMENT_MAPS`:
+    ``kwargs.get("x")``, ``cfg["x"]``); a key of another mapping (a request's
+    ``options.get("num_frames")``) does not. Read as text when it does not
+    parse."""
+    node = parse_expr(value)
+    if node is None:
+        return re.search(rf"\b{re.escape(name)}\b", value) is not None
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and sub.id == name:
+            return True
+        if isinstance(sub, ast.Attribute) and sub.attr == name:
+            return True
+        if isinstance(sub, ast.Call) and len(sub.args) >= 1:
+            func = sub.func
+            getter = isinstance(func, ast.Name) and func.id == "getattr" and len(sub.args) >= 2
+            key = sub.args[1] if getter else None
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr in ("get", "pop", "setdefault")
+                and _ARGUMENT_MAPS.search(dotted(func.value) or "")
+            ):
+                key = sub.args[0]
+            if isinstance(key, ast.Constant) and key.value == name:
+                return True
+        if (
+            isinstance(sub, ast.Subscript)
+            and isinstance(sub.slice, ast.Constant)
+            and sub.slice.value == name
+            and _ARGUMENT_MAPS.search(dotted(sub.value) or "")
+        ):
+            return True
+    return False
 
 
 def _looked_into(text: str) -> frozenset[str]:
