@@ -956,3 +956,56 @@ def test_no_help_sentence_that_names_the_refused_value_backs_another() -> None:
         "Set `--kv-dtype` to `fp8_e4m3`. Leaving the flag out keeps its default `auto`, which "
         "is resolved at start-up and may become `fp8_e5m2`."
     )
+
+
+def test_a_call_inside_a_try_that_swallows_the_error_is_said_so() -> None:
+    """lora_manager.py:854 (v0.5.19): the call sits in a ``try`` whose
+    ``except Exception`` returns a failed result; the error does not leave
+    that call. A handler that raises again, or one for another class, is
+    not such a handler."""
+    from miner.analysis.paths import swallowing_handlers
+
+    out = analyses(
+        {
+            "pkg/__init__.py": "",
+            "pkg/lora.py": """
+                import logging
+
+                logger = logging.getLogger(__name__)
+
+
+                def validate(config):
+                    if config.rank > 64:
+                        raise ValueError("LoRA rank above 64 is not supported")
+
+
+                def load(config):
+                    try:
+                        validate(config)
+                    except Exception as e:
+                        logger.warning("load failed: %s", e)
+                        return False
+                    return True
+
+
+                def load_strict(config):
+                    try:
+                        validate(config)
+                    except ValueError:
+                        raise
+                    except KeyError:
+                        return None
+                """,
+        }
+    )
+    card = out["LoRA rank above 64 is not supported"]
+    assert card.situations == (
+        "`load` calls `validate` at `pkg/lora.py:13`; there it is inside a `try` whose "
+        "`except Exception` (line 14) handles it without raising again: the error does not "
+        "propagate from that call (it may be logged or returned instead).",
+        "`load_strict` calls `validate` at `pkg/lora.py:22`.",
+    )
+    lines = ["try:", "    f()", "except (KeyError, ValueError) as e:  # why", "    pass", "x = 1"]
+    assert swallowing_handlers(lines, 1) == (("(KeyError, ValueError)", 3),)
+    assert swallowing_handlers(["try:", "    f()", "except:", "    raise"], 1) == ()
+    assert swallowing_handlers(["x = 1"], 1) == ()

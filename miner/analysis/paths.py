@@ -90,6 +90,11 @@ class CallReach:
     """The earlier statements the call must get past (see :attr:`miner.model.Site.exits`)."""
     raising: tuple[int, ...] = ()
     """Lines of the exits whose branch is one ``raise`` (their other side is an error)."""
+    caught: tuple[tuple[str, int], ...] = ()
+    """The handlers of the ``try`` statements whose body holds the call and
+    that raise nothing themselves (they log, return, fall back): each as
+    (the caught types as written, ``""`` for a bare ``except``; its line),
+    innermost ``try`` first (:func:`swallowing_handlers`, :func:`_enclosing_trys`)."""
 
 
 # ---------------------------------------------------------------------- facts
@@ -368,6 +373,76 @@ def _reach(
     return found[0], (*kept, *found[1])
 
 
+def _enclosing_trys(lines: list[str], line: int, body: int) -> list[int]:
+    """The lines of the ``try`` statements whose body holds line ``line``
+    (1-based) of ``lines``, innermost first, read by indentation up to the
+    function's body indentation ``body``: the nearest less indented header
+    above is ``try:`` (a line in an ``except``, ``else`` or ``finally``
+    block is not in the ``try`` body)."""
+    out: list[int] = []
+    low = _indent(lines[line - 1])
+    for n in range(line - 1, 0, -1):
+        text = lines[n - 1]
+        stripped = _line_code(text)
+        if not stripped or stripped[0] in ")]}":
+            continue
+        level = _indent(text)
+        if level >= low:
+            continue
+        if level < body:
+            break
+        low = level
+        if re.match(r"try\s*:", stripped):
+            out.append(n)
+    return out
+
+
+#: ``except`` and what it catches (``(A, B)``, ``Exception as e``, nothing).
+_EXCEPT = re.compile(r"except\*?\s*(?P<types>[^:]*?)\s*(?:\bas\s+\w+\s*)?:")
+
+
+def swallowing_handlers(lines: list[str], line: int) -> tuple[tuple[str, int], ...]:
+    """The ``except`` clauses of the ``try`` at ``line`` (1-based) of the file
+    ``lines`` whose block has no ``raise`` at any depth: (the caught types as
+    written, ``""`` for a bare ``except``; the clause's line). Read by
+    indentation, as the scopes are (:mod:`miner.analysis.callers`); nothing
+    when line ``line`` is not a ``try``."""
+    if not 0 < line <= len(lines) or not _line_code(lines[line - 1]).startswith("try"):
+        return ()
+    level = _indent(lines[line - 1])
+    out: list[tuple[str, int]] = []
+    handler: tuple[str, int] | None = None
+    raises = False
+    for number in range(line + 1, min(len(lines), line + MAX_TRY_LINES) + 1):
+        text = lines[number - 1]
+        code_part = _line_code(text)
+        if not code_part:
+            continue
+        if _indent(text) > level or code_part[0] in ")]}":
+            raises = raises or (handler is not None and _RAISE.match(code_part) is not None)
+            continue
+        if handler is not None and not raises:
+            out.append(handler)
+        handler, raises = None, False
+        found = _EXCEPT.match(code_part)
+        if found is not None:
+            handler = (found.group("types").strip(), number)
+            # a one-line handler: ``except E: pass``
+            rest = code_part[found.end() :].strip()
+            raises = _RAISE.match(rest) is not None
+        elif not re.match(r"(?:else|finally)\s*:", code_part):
+            break
+    if handler is not None and not raises:
+        out.append(handler)
+    return tuple(out)
+
+
+#: A ``raise`` statement at the start of a line's code.
+_RAISE = re.compile(r"raise\b")
+#: Most lines read after a ``try`` for its handlers.
+MAX_TRY_LINES = 400
+
+
 def _end(lines: list[str], line: int, indent: int, clauses: bool) -> int:
     """The last line of the statement holding ``line``, up to the next line
     indented ``indent`` or less (with ``clauses``, the ``elif`` / ``else`` /
@@ -578,8 +653,19 @@ class _Reaches:
         found = (
             _reach(file.lines, shape, file.exits) if shape is not None and not shape.plain else None
         )
+        caught = (
+            tuple(
+                handler
+                for at in _enclosing_trys(file.lines, caller.line, shape.indent)
+                for handler in swallowing_handlers(file.lines, at)
+            )
+            if shape is not None
+            else ()
+        )
         if found is None:
-            self.out[key] = CallReach(name, caller.path, caller.line, caller.scope, form)
+            self.out[key] = CallReach(
+                name, caller.path, caller.line, caller.scope, form, caught=caught
+            )
             return
         guards, exits = found
         raising = tuple(
@@ -590,7 +676,7 @@ class _Reaches:
             and exit_branch(file.lines, g.line)[0] == "raise"
         )
         self.out[key] = CallReach(
-            name, caller.path, caller.line, caller.scope, form, guards, exits, raising
+            name, caller.path, caller.line, caller.scope, form, guards, exits, raising, caught
         )
 
 

@@ -28,6 +28,7 @@ at the commit never appears.
 from __future__ import annotations
 
 import ast
+import builtins
 import io
 import re
 import textwrap
@@ -1309,6 +1310,21 @@ class Writer:
         """:meth:`_raises_at` for the site of ``r``."""
         return self._raises_at(r.site, guard, r.lines)
 
+    def handler_of(self, r: Reading, name: str, path: str, line: int) -> tuple[str, int] | None:
+        """The handler that catches the error of ``r`` raised through the call
+        of ``name`` at ``path:line`` and raises nothing itself
+        (:attr:`~miner.analysis.paths.CallReach.caught`, innermost ``try``
+        first): one whose types name the error's class, a built-in class it
+        derives from (``Exception``), or a bare ``except``; None when no
+        handler around the call is known to catch it."""
+        reach = self.facts.call_reach.get((name, path, line))
+        if reach is None:
+            return None
+        for types, at in reach.caught:
+            if _catches(types, short(r.error.exception or "")):
+                return types, at
+        return None
+
     def uncalled(self, site: Site, name: str) -> str:
         """What runs the function ``name`` of ``site`` that no call names:
         an attribute access for a property, pydantic for its validators,
@@ -1947,6 +1963,15 @@ class Writer:
                     line += callpaths.situation_note(self, r, scope, path)
                     if above:
                         line += f", reached from {_callers_at(above)}"
+                    handled = [self.handler_of(r, name, path, n) for n in numbers]
+                    if all(handled):
+                        types, at = handled[0] or ("", 0)
+                        caught = f"`except {types}`" if types else "a bare `except`"
+                        line += (
+                            f"; there it is inside a `try` whose {caught} (line {at}) handles it "
+                            "without raising again: the error does not propagate from that call "
+                            "(it may be logged or returned instead)"
+                        )
                     out.append(line + ".")
                 if len(grouped) > MAX_CALLERS:
                     more = len(grouped) - MAX_CALLERS
@@ -3055,6 +3080,29 @@ def _branch_raises(lines: dict[int, str], guard: Guard | None) -> bool:
         return False
     found = _excerpt_exit(lines, guard.line)
     return found.kind == "raise" and found.first
+
+
+def _catches(types: str, exception: str) -> bool:
+    """Whether an ``except`` of ``types`` (as written: ``(ValueError,
+    KeyError)``, ``json.JSONDecodeError``, ``""`` for a bare ``except``)
+    catches ``exception`` (a class name): the name itself, or a built-in
+    exception class it derives from when it is built in (``Exception`` does
+    not catch ``SystemExit``); for a class of the commit, ``Exception`` and
+    ``BaseException`` (taken to be among its bases: they are not read)."""
+    if not types:
+        return True
+    names = {part.strip().rsplit(".", 1)[-1] for part in types.strip("()").split(",")}
+    if exception in names:
+        return True
+    raised = getattr(builtins, exception, None)
+    if not (isinstance(raised, type) and issubclass(raised, BaseException)):
+        return bool(names & {"Exception", "BaseException"})
+    return any(
+        isinstance(base := getattr(builtins, n, None), type)
+        and issubclass(base, BaseException)
+        and issubclass(raised, base)
+        for n in names
+    )
 
 
 def _loop_item(term: Term) -> bool:
