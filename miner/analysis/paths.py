@@ -392,11 +392,13 @@ def _enclosing_trys(lines: list[str], line: int, body: int) -> list[int]:
         if level < body:
             break
         low = level
-        if re.match(r"try\s*:", stripped):
+        if _TRY.match(stripped):
             out.append(n)
     return out
 
 
+#: A ``try`` statement's header.
+_TRY = re.compile(r"try\s*:")
 #: ``except`` and what it catches (``(A, B)``, ``Exception as e``, nothing).
 _EXCEPT = re.compile(r"except\*?\s*(?P<types>[^:]*?)\s*(?:\bas\s+\w+\s*)?:")
 
@@ -407,7 +409,7 @@ def swallowing_handlers(lines: list[str], line: int) -> tuple[tuple[str, int], .
     written, ``""`` for a bare ``except``; the clause's line). Read by
     indentation, as the scopes are (:mod:`miner.analysis.callers`); nothing
     when line ``line`` is not a ``try``."""
-    if not 0 < line <= len(lines) or not _line_code(lines[line - 1]).startswith("try"):
+    if not 0 < line <= len(lines) or not _TRY.match(_line_code(lines[line - 1])):
         return ()
     level = _indent(lines[line - 1])
     out: list[tuple[str, int]] = []

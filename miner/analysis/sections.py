@@ -36,7 +36,7 @@ import tokenize
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any
+from typing import Any, overload
 
 from miner.analysis import paths as callpaths
 from miner.analysis.arguments import Argument
@@ -2038,6 +2038,10 @@ class Writer:
 
     # ------------------------------------------------------------ solutions
 
+    @overload
+    def entry(self, opt: None) -> str: ...
+    @overload
+    def entry(self, opt: Option) -> str | None: ...
     def entry(self, opt: Option | None) -> str | None:
         """The command line that parses ``opt`` (the primary entry point by
         default); None when that command was not found: the option's module
@@ -2179,12 +2183,11 @@ class Writer:
             wanted = values if not choices else [v for v in values if v in choices]
             if not wanted:
                 return None
-            text = f"Set {code(flag)} to {values_list(wanted)}{alias_note}."
-            text += self._help_of(opt, wanted[0])
+            helped = self._help_of(opt, wanted[0])
+            text = f"Set {code(flag)} to {values_list(wanted)}{alias_note}." + helped
             if cond.op == "not in" and choices and all(c in values for c in choices):
                 # Every value the command line accepts passes: the failing
                 # one comes from elsewhere.
-                helped = self._help_of(opt, wanted[0])
                 return Fix(
                     f"The command line accepts only {values_list(choices)} for {code(flag)}, "
                     "and each passes this check: the failing value comes from the Python API "
@@ -2251,7 +2254,7 @@ class Writer:
 
     def env_fix(self, name: str, cond: Setting) -> Fix:
         var = self.config.env_var(name)
-        cmd = self.entry(None) or "python your_program.py"
+        cmd = self.entry(None)
         default = (
             f", default {code(shown(var.default))}" if var and var.default not in (None, "") else ""
         )
@@ -2612,9 +2615,8 @@ class Writer:
             texts.append(
                 f"It is not raised when {holds}." + (self.message_says(r) if r.user_facing else "")
             )
-        loops = [t for t in r.terms if _loop_exit(t) and self.way_out(r, t)]
-        if not texts and loops and not r.contradictory:
-            loop = loops[0]
+        loop = self.loop_end(r)
+        if not texts and loop is not None:
             assert loop.origin is not None
             test = negated(loop.cond).text()
             texts.append(
@@ -2701,6 +2703,15 @@ class Writer:
                         return m.group(1) or m.group(2)
         return None
 
+    def loop_end(self, r: Reading) -> Term | None:
+        """The first conjunct of ``r`` that says a ``while`` loop above the
+        site ended (:func:`_loop_exit`) and leads to no other error, unless
+        the condition is contradictory: what Solutions and the Example fix
+        say when no other conjunct is a way out."""
+        if r.contradictory:
+            return None
+        return next((t for t in r.terms if _loop_exit(t) and self.way_out(r, t)), None)
+
     def code_example(self, r: Reading) -> ExampleFix:
         site = r.site
         where = f"{site.path}:{site.line}"
@@ -2718,9 +2729,8 @@ class Writer:
                 + (" (the other conditions lead to other errors)" if other else "")
                 + f":\n{instead.text()}",
             )
-        loops = [t for t in r.terms if _loop_exit(t) and self.way_out(r, t)]
-        if loops and not r.contradictory:
-            loop = loops[0]
+        loop = self.loop_end(r)
+        if loop is not None:
             assert loop.origin is not None
             return ExampleFix(
                 "python",
