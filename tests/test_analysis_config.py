@@ -425,3 +425,49 @@ def test_a_local_wrapper_of_add_argument_defines_flags_with_the_field_defaults()
     assert config.scripts == ()
     _, plain = config_of({"app/__init__.py": "", "app/cli.py": ARGPARSE_CLI})
     assert plain.scripts == ("app/cli.py",)
+
+
+MIXIN_FLAGS = """\
+import argparse
+from dataclasses import dataclass
+from enum import Enum
+
+
+class Role(str, Enum):
+    MONOLITHIC = "monolithic"
+    ENCODER = "encoder"
+
+
+class DisaggMixin:
+    @classmethod
+    def add_disagg_cli_args(cls, parser):
+        role_default = cls.role.value if isinstance(cls.role, Role) else cls.role
+        parser.add_argument("--role", type=str, default=role_default)
+        parser.add_argument("--disagg-timeout", type=int, default=cls.disagg_timeout)
+        parser.add_argument("--pool-size", type=int, default=cls.pool_size)
+        limit = 8
+        parser.add_argument("--max-slots", type=int, default=limit)
+
+
+@dataclass
+class ServerArgs(DisaggMixin):
+    role: Role = Role.MONOLITHIC
+    disagg_timeout: int = 3600
+"""
+
+
+def test_a_mixin_flag_default_is_its_subclass_field_or_unknown():
+    """multimodal_gen's ``DisaggServerArgsMixin.add_disagg_cli_args``:
+    ``default=cls.disagg_timeout`` is the field of the dataclass that derives
+    from the mixin (3600), not the text ``cls.disagg_timeout``; a local
+    computed from an expression (``role_default = ... if ... else ...``) is no
+    value called ``role_default``: unknown; a local bound once to a constant
+    is that constant; a field no class declares is unknown."""
+    _, config = config_of({"gen/__init__.py": "", "gen/args.py": MIXIN_FLAGS})
+    defaults = {o.name: o.default for o in config.options if o.source == "argparse"}
+    assert defaults == {
+        "role": None,
+        "disagg_timeout": "3600",
+        "pool_size": None,
+        "max_slots": "8",
+    }

@@ -591,6 +591,48 @@ def _default_strings(tree: ast.Module) -> dict[int, dict[str, str]]:
     return found
 
 
+def _function_locals(tree: ast.Module) -> dict[int, dict[str, ast.expr | None]]:
+    """id(call) -> the local names of its innermost function: the value of a
+    name bound once, by a plain assignment among the function's top-level
+    statements; None for any other local (bound twice, in a branch, a loop, a
+    ``with`` or as a parameter).
+
+    ``role_default = cls.disagg_role.value if isinstance(...) else
+    cls.disagg_role`` before ``add_argument("--disagg-role",
+    default=role_default)`` (multimodal_gen's ``server_args/disagg.py``): the
+    flag's default is that expression, not a value called ``role_default``.
+    """
+    found: dict[int, dict[str, ast.expr | None]] = {}
+    functions = [
+        n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    for func in functions:
+        local: dict[str, ast.expr | None] = {
+            a.arg: None
+            for a in (
+                *func.args.posonlyargs,
+                *func.args.args,
+                *func.args.kwonlyargs,
+                *filter(None, (func.args.vararg, func.args.kwarg)),
+            )
+        }
+        top = {
+            id(stmt.targets[0]): stmt.value
+            for stmt in func.body
+            if isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+        }
+        for node in ast.walk(func):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                once = node.id not in local and id(node) in top
+                local[node.id] = top[id(node)] if once else None
+        for node in ast.walk(func):
+            if isinstance(node, ast.Call):
+                found[id(node)] = local
+    return found
+
+
 def _wraps_add_argument(tree: ast.Module) -> tuple[bool, bool]:
     """Whether the module defines a function ``add_argument`` that hands its
     arguments on to a parser's ``add_argument``, so that its bare calls are
@@ -626,6 +668,7 @@ def _argparse_options(path: str, tree: ast.Module) -> list[Option]:
     lists = _module_lists(tree)
     owners = _enclosing(tree)
     strings = _default_strings(tree)
+    local_values = _function_locals(tree)
     wrapped, suppressed = _wraps_add_argument(tree)
     out: list[Option] = []
     for node in ast.walk(tree):
@@ -661,6 +704,15 @@ def _argparse_options(path: str, tree: ast.Module) -> list[Option]:
             new_flag = new_flag.split("=", 1)[0]
         owner = owners.get(id(node), "") or "<module>"
         default = unparse(kw.get("default"))
+        given = kw.get("default")
+        if isinstance(given, ast.Name) and given.id in local_values.get(id(node), {}):
+            # a local: its one plain value, when that is a constant or a
+            # field (``cls.x``); otherwise computed here, not known
+            value = local_values[id(node)][given.id]
+            simple = isinstance(value, ast.Constant) or (
+                isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
+            )
+            default = unparse(value) if simple else None
         if bare and suppressed and "default" not in kw and "." in owner:
             # argparse.SUPPRESS: the attribute keeps the class field's default
             # (read by _class_default, as for ``default=Cls.field``; a field
@@ -1274,6 +1326,8 @@ def mine_config(index: SourceIndex) -> ConfigModel:
             head = o.default.split(".", 1)[0]
             if head[:1].isupper():
                 defaults_from.add(head)
+    # classes whose flags take ``default=cls.field`` from a subclass
+    mixins = {o.owner for o in options if (o.default or "").startswith("cls.")}
     class_fields: dict[str, set[str]] = {}
     field_defaults: dict[tuple[str, str, str], str | None] = {}
     pending: list[tuple[ast.ClassDef, str]] = []
@@ -1286,7 +1340,11 @@ def mine_config(index: SourceIndex) -> ConfigModel:
         for cls in tree.body:
             if not (isinstance(cls, ast.ClassDef) and _is_dataclass(cls)):
                 continue
-            if not (_makes_flags(cls) or cls.name in defaults_from):
+            if not (
+                _makes_flags(cls)
+                or cls.name in defaults_from
+                or any((dotted(b) or "").split(".")[-1] in mixins for b in cls.bases)
+            ):
                 continue
             fields = _dataclass_fields(cls, annotated, lists)
             if not fields:
@@ -1323,6 +1381,14 @@ def mine_config(index: SourceIndex) -> ConfigModel:
                         namespace=f.namespace,
                     )
                 )
+    # a classmethod's ``default=cls.field`` in a mixin: the field of the
+    # arguments dataclass that derives from it
+    subclasses: dict[str, list[str]] = defaultdict(list)
+    for cls, _ in pending:
+        for base in cls.bases:
+            base_name = dotted(base)
+            if base_name:
+                subclasses[base_name.split(".")[-1]].append(cls.name)
     class_sizes.sort(key=lambda t: (-t[0], t[1], t[2]))
     classes = list(dict.fromkeys(name for _, name, _ in class_sizes))
     # argparse options that store into a dataclass field belong to that class
@@ -1339,7 +1405,7 @@ def mine_config(index: SourceIndex) -> ConfigModel:
             **{
                 **_asdict(o),
                 "module": index.module_name(o.path),
-                "default": _class_default(o, field_defaults),
+                "default": _class_default(o, field_defaults, subclasses),
             }
         )
         for o in owned
@@ -1441,19 +1507,33 @@ _SUPPRESSED = "\0suppressed:"
 
 
 def _class_default(
-    o: Option, field_defaults: Mapping[tuple[str, str, str], str | None]
+    o: Option,
+    field_defaults: Mapping[tuple[str, str, str], str | None],
+    subclasses: Mapping[str, list[str]],
 ) -> str | None:
     """``default=ServerArgs.nnodes`` -> the field's own default (``1``).
 
     The class is looked up in the option's file first, then by name when one
     arguments dataclass alone has that name and field; otherwise the text
-    stays, except for a suppressed flag's field (:data:`_SUPPRESSED`): None.
+    stays, except for a suppressed flag's field (:data:`_SUPPRESSED`) and a
+    classmethod's ``cls.field``: None. ``cls`` is the option's owner or the
+    one arguments dataclass among its subclasses (``subclasses``: class name
+    -> the dataclasses that list it as a base) that has the field
+    (multimodal_gen's ``DisaggServerArgsMixin.add_disagg_cli_args``:
+    ``default=cls.disagg_timeout``, declared by ``ServerArgs``: 3600).
     """
     default = o.default
     if default is not None and default.startswith(_SUPPRESSED):
         field_of = replace(o, default=default[len(_SUPPRESSED) :])
-        found = _class_default(field_of, field_defaults)
+        found = _class_default(field_of, field_defaults, subclasses)
         return None if found == field_of.default else found
+    if default is not None and default.startswith("cls.") and default.count(".") == 1:
+        name = default[len("cls.") :]
+        owners = {o.owner, *subclasses.get(o.owner, ())}
+        values = {
+            v for (_, cls, field), v in field_defaults.items() if cls in owners and field == name
+        }
+        return values.pop() if len(values) == 1 else None
     if not default or default.count(".") != 1:
         return default
     head, name = default.split(".")

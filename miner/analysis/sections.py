@@ -33,6 +33,7 @@ import io
 import re
 import textwrap
 import tokenize
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -61,7 +62,7 @@ from miner.analysis.condition import (
     site_reach,
 )
 from miner.analysis.config import Condition as Setting
-from miner.analysis.config import ConfigModel, Option
+from miner.analysis.config import ConfigModel, EnvVar, Option
 from miner.analysis.evidence import Quote, first_sentence, help_sentence, quotes
 from miner.analysis.exceptions import short
 from miner.analysis.facts import (
@@ -475,6 +476,7 @@ class Writer:
         terms = _without_implied(tuple(dict.fromkeys(terms)))
         lines = excerpt_lines(site.excerpt.text, site.excerpt.start_line)
         terms = self._own_locals(site, terms, lines)
+        terms = self._through_locals(site, terms, lines)
         parts = [p for t in terms for p in t.parts]
         options: list[Option] = []
         for part in parts:
@@ -764,6 +766,63 @@ class Writer:
             )
             out.append(term if parts == term.parts else replace(term, parts=parts))
         return tuple(out)
+
+    def _through_locals(
+        self, site: Site, terms: tuple[Term, ...], lines: dict[int, str]
+    ) -> tuple[Term, ...]:
+        """``terms`` with each atom that compares one bare local with literals
+        linked to the setting the local holds: the function assigns it the
+        setting's value itself, above the test and not in a branch the test
+        is reached without (:meth:`assignment_above`), and the value is that
+        one read exactly (``name = get_exec().kernel.grammar_backend``, then
+        ``swa_page_size != 256`` in ``_build_dsv4_kv_pool``: a test of
+        ``--page-size``). The clause keeps the atom's own text. A local more
+        than one atom tests stays unlinked: the sections tell one test of a
+        setting per conjunct (``name != "outlines"``, ``name != "xgrammar"``
+        ... in ``create_grammar_backend`` would each read "is not ... (so it
+        is ...)")."""
+        start = _def_above(site, lines)
+        tested = Counter(n for t in terms for p in t.parts for n in set(_names(p.atom.atom)))
+        out = []
+        for term in terms:
+            below = term.origin.line if term.origin is not None else site.line
+            parts = tuple(
+                self._through_local(site, p, lines, start, below)
+                if all(tested[n] == 1 for n in _names(p.atom.atom))
+                else p
+                for p in term.parts
+            )
+            out.append(term if parts == term.parts else replace(term, parts=parts))
+        return tuple(out)
+
+    def _through_local(
+        self, site: Site, part: Part, lines: dict[int, str], start: int, below: int
+    ) -> Part:
+        if part.clause is not None or part.atom.kind != "expr":
+            return part
+        found = _value_test(part.atom.atom)
+        if found is None or not found[0].isidentifier():
+            return part
+        name = found[0]
+        value = self.assignment_above(site, name, lines, start, below)
+        reads = self.linker.reads_in(value.value, site.path) if value and value.value else []
+        if value is None or len(reads) != 1 or not reads[0].exact:
+            return part
+        read = reads[0]
+        if read.text != value.value:
+            return part
+        shown = re.sub(rf"^{re.escape(name)}\b", lambda _: value.value, part.atom.shown)
+        clause = self.link_atom(replace(part.atom, shown=shown), part.origin, site.path)
+        if clause is None or clause.read is None or clause.read.target != read.target:
+            return part
+        evidence = f"`{name}` is set as `{value.value}` at line {value.line}: " + (
+            clause.read.evidence
+        )
+        linked = Clause(
+            replace(clause.condition, text=part.atom.shown),
+            replace(clause.read, evidence=evidence),
+        )
+        return replace(part, clause=linked, strong=True)
 
     def _local_bool(
         self, site: Site, part: Part, lines: dict[int, str], start: int, below: int
@@ -2252,7 +2311,12 @@ class Writer:
                 )
         return None
 
-    def env_fix(self, name: str, cond: Setting) -> Fix:
+    def env_fix(self, name: str, cond: Setting, read: Read | None = None) -> Fix:
+        """The fix of the environment variable ``name`` for the condition
+        ``cond`` of the raise, read by ``read``: "unset it" only when the
+        variable unset does not meet ``cond`` (:func:`_env_default`: the
+        read's own default, ``os.environ.get("X", "all")``, or the
+        registry's)."""
         var = self.config.env_var(name)
         cmd = self.entry(None)
         default = (
@@ -2260,16 +2324,30 @@ class Writer:
         )
         verb = "declared" if var and var.registry else "read"
         where = f" ({verb} at `{var.path}:{var.line}`{default})" if var and var.path else ""
+        unset = _env_default(read, var)
         if cond.op == "truthy" and not (var is not None and var.kind == "bool"):
+            if unset and _truthy_text(unset, var.kind if var and var.registry else None):
+                text = f"Set {code(name)} to an empty value: unset, it reads {code(unset)}{where}."
+                return Fix(text, ExampleFix("shell", f"{cmd} ...", f"{name}= {cmd} ..."))
             text = f"Unset {code(name)} or set it to an empty value{where}."
             return Fix(text, ExampleFix("shell", f"{name}=1 {cmd} ...", f"unset {name}\n{cmd} ..."))
         if cond.op == "truthy":
+            if unset and _truthy_text(unset, "bool"):
+                text = f"Set {code(name)} to a false value, `{name}=0`: it is on by default{where}."
+                return Fix(text, ExampleFix("shell", f"{cmd} ...", f"{name}=0 {cmd} ..."))
             text = f"Unset {code(name)} or set it to a false value, `{name}=0`{where}."
             return Fix(text, ExampleFix("shell", f"{name}=1 {cmd} ...", f"{name}=0 {cmd} ..."))
         if cond.op == "falsy":
             text = f"Set {code(name)} to a true value, `{name}=1`{where}."
             return Fix(text, ExampleFix("shell", f"{cmd} ...", f"{name}=1 {cmd} ..."))
         if cond.op in ("==", "in") and cond.values:
+            if unset is not None and unset in cond.values:
+                # unset, it reads the failing value: only another value helps
+                text = (
+                    f"Set {code(name)} to another value than {values_list(cond.values)}: "
+                    f"unset, it reads {code(unset)}{where}."
+                )
+                return Fix(text)
             text = (
                 f"Set {code(name)} to another value than {values_list(cond.values)}, "
                 f"or unset it{where}."
@@ -2299,7 +2377,7 @@ class Writer:
         if read is None:
             return []
         if read.kind == "env":
-            return [self.env_fix(read.target, cond)]
+            return [self.env_fix(read.target, cond, read)]
         sure = read.exact or strong
         prefix = "" if sure else f"If {code(read.text)} holds the command-line value: "
         if read.kind == "option" and not sure:
@@ -2890,6 +2968,44 @@ _PLAIN_NODES = (ast.Name, ast.Load, ast.Constant, ast.BinOp, ast.UnaryOp, ast.op
 
 #: The literal values a value test compares with (hashable, compared by value).
 _SCALARS = (int, float, str, bytes, bool, type(None))
+
+
+def _truthy_text(value: str, kind: str | None) -> bool:
+    """Whether an environment variable's value ``value`` reads as true: as
+    a registry's typed variable of ``kind`` (``bool``: ``true``, ``1``,
+    ``yes``, ``on``; ``int`` / ``float``: not zero), else as the raw string
+    ``os.environ.get`` returns (any non-empty text, ``"0"`` too)."""
+    if kind == "bool":
+        return value.strip().lower() in ("true", "1", "yes", "on", "y", "t")
+    if kind in ("int", "float"):
+        try:
+            return float(value) != 0
+        except ValueError:
+            return True
+    return value != ""
+
+
+def _env_default(read: Read | None, var: EnvVar | None) -> str | None:
+    """The value an environment variable reads as when unset, as text
+    without quotes: the literal default of the read itself
+    (``os.environ.get("SGLANG_CPU_OMP_THREADS_BIND", "all")``: ``all``;
+    ``os.getenv("X", default="1")``; none given: unset), else, for a
+    registry's variable (``envs.X.get()``), the registry's default
+    (:attr:`EnvVar.default`); None when none is known or it is ``None``."""
+    node = parse_expr(read.text) if read is not None else None
+    if isinstance(node, ast.Call) and node.args and (var is None or not var.registry):
+        given = node.args[1] if len(node.args) >= 2 else None
+        given = next((k.value for k in node.keywords if k.arg == "default"), given)
+        if isinstance(given, ast.Constant) and given.value is not None:
+            return str(given.value)
+        return None
+    if var is None or var.default in (None, "None", ""):
+        return None
+    text = var.default
+    node = parse_expr(text)
+    if isinstance(node, ast.Constant):
+        return None if node.value is None else str(node.value)
+    return None
 
 
 def _value_test(text: str) -> tuple[str, frozenset[Any], bool] | None:
