@@ -16,7 +16,7 @@ import pytest
 
 from miner.analysis.code import SourceIndex
 from miner.analysis.config import Option, mine_config
-from miner.analysis.remedy import Remedies, flag_value
+from miner.analysis.remedy import Phrases, Remedies, flag_value
 from miner.analysis.wording import atom_words
 from miner.model import Condition
 
@@ -543,3 +543,25 @@ def test_a_flag_and_its_value_are_one_code_span() -> None:
         "pass `--tp-size 2` or `--enable-foo` to run"
     )
     assert _marked("use --model-path /data/m now", flags, []) == "use `--model-path /data/m` now"
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        # values shown are no reason (SGLang's weight loader, speculative hook)
+        ("Weight dtype mismatch: target.dtype={}, loaded_weight.dtype={}", None),
+        ("EAGLE needs topk 1. Got `--speculative-eagle-topk`={}", None),
+        ("Request failed. Abort request obj.rid={}", None),
+        ("Unknown variant: variant={} maps to {}, model_subfolder={}", None),
+        (
+            "Cannot offload int8 KV: the host-offload path is not int8-aware",
+            "the host-offload path is not int8-aware",
+        ),
+        (
+            "MHA host pool cannot translate indices because the MHA host pool has none",
+            "because the MHA host pool has none",
+        ),
+    ],
+)
+def test_a_reason_explains_rather_than_shows_values(message: str, reason: str | None) -> None:
+    assert Phrases((), ()).reason(message) == reason

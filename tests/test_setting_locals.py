@@ -85,3 +85,233 @@ def test_unset_is_no_fix_for_a_variable_on_by_default() -> None:
         "Set `PKG_WORKERS` to an empty value: unset, it reads `4` "
         "(declared at `pkg/environ.py:26`, default `4`)."
     )
+
+
+SWITCHES = """
+import argparse
+
+
+def build_parser():
+    p = argparse.ArgumentParser()
+    p.add_argument("--enable-sparse", action="store_true", help="Enable sparse attention.")
+    p.add_argument(
+        "--allow-truncate",
+        action="store_true",
+        help="Truncate long inputs instead of returning an error.",
+    )
+    p.add_argument("--enable-lora", action="store_true", help="Enable LoRA.")
+    p.add_argument("--disable-cache", action="store_true", help="Disable the cache.")
+    return p
+
+
+def check_leak(args, leaked):
+    if not args.enable_sparse and leaked:
+        raise RuntimeError("memory leak detected")
+
+
+def check_length(args, n, limit):
+    if not args.allow_truncate and n > limit:
+        raise ValueError("the input is longer than the context")
+
+
+def load_adapter(args):
+    if not args.enable_lora and not args.disable_cache:
+        raise ValueError("adapters need lora enabled")
+
+
+def main():
+    args = build_parser().parse_args()
+    check_leak(args, 1)
+    check_length(args, 5, 4)
+    load_adapter(args)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_no_fix_turns_on_a_feature_the_message_does_not_speak_of() -> None:
+    """A check skipped while a feature runs (SGLang's leak check under
+    ``not self.enable_hisparse``) is not fixed by turning that feature on;
+    a message that speaks of the feature, a help that offers the switch
+    "instead of returning an error", and a ``disable_*`` switch keep it."""
+    found = analyses({"app/__init__.py": "", "app/cli.py": SWITCHES})
+    leak = found["memory leak detected"]
+    assert not any("--enable-sparse" in s for s in leak.solutions)
+    length = found["the input is longer than the context"]
+    assert any(s.startswith("Pass `--allow-truncate`.") for s in length.solutions)
+    lora = found["adapters need lora enabled"]
+    assert any(s.startswith("Pass `--enable-lora`.") for s in lora.solutions)
+    assert any(s.startswith("Pass `--disable-cache`.") for s in lora.solutions)
+
+
+HOOK = """
+def handle_backup(cfg):
+    if cfg.model_path.endswith("-pd"):
+        cfg.retraction_backup = "cpu_tensor"
+"""
+
+NEEDS_BACKUP = """
+from pkg.context import get_disagg
+
+
+def start_retraction():
+    assert get_disagg().retraction_backup is not None, "retraction needs a backup"
+"""
+
+
+def test_not_given_is_not_enough_when_start_up_may_set_it() -> None:
+    """SGLang's ``speculative_hook.py`` stores 48 into
+    ``max_running_requests`` when it is not given: a card must not say the
+    error comes from leaving the flag out, as if nothing else set it."""
+    found = analyses(
+        {
+            **DATACLASS_REPO,
+            "pkg/arg_groups/__init__.py": "",
+            "pkg/arg_groups/backup_hook.py": HOOK,
+            "pkg/retract.py": NEEDS_BACKUP,
+        }
+    )
+    a = found["retraction needs a backup"]
+    assert any(
+        s.startswith("Launches where")
+        and "`--retraction-backup` is `None` (not given, and not set by the "
+        "argument handling, which stores `cpu_tensor` in some cases: "
+        "`pkg/arg_groups/backup_hook.py:3`)"
+        in s
+        for s in a.situations
+    ), a.situations
+
+
+EITHER = """
+import argparse
+
+
+def build_parser():
+    p = argparse.ArgumentParser()
+    p.add_argument("--enable-unified", action="store_true", help="One shared pool.")
+    p.add_argument("--enable-draft", action="store_true", help="Draft worker.")
+    return p
+
+
+def init_pools(args, pool, is_draft):
+    if args.enable_unified and pool is None:
+        return pool
+    if is_draft:
+        raise ValueError("draft sizing needs the unified pool")
+    return pool
+
+
+def init_draft(args, pool):
+    if args.enable_unified or args.enable_draft:
+        raise ValueError("one of the two")
+    return pool
+
+
+def main():
+    args = build_parser().parse_args()
+    init_pools(args, None, True)
+    init_draft(args, None)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_one_disjunct_of_an_any_of_is_no_situation() -> None:
+    """SGLang's ``_init_pools`` returns early when unified memory is on and
+    no pool is given: the raise needs "the flag off OR a pool", and a card
+    said "Launches where `--enable-unified-memory` is off", which the raise
+    does not need (it happens with the flag on)."""
+    found = analyses({"app/__init__.py": "", "app/cli.py": EITHER})
+    pools = found["draft sizing needs the unified pool"]
+    assert not any("Launches where" in s for s in pools.situations), pools.situations
+    both = found["one of the two"]
+    assert (
+        "Launches where either `--enable-unified` is on or `--enable-draft` is on."
+        in both.situations
+    ), both.situations
+
+
+DEFAULT_NEEDED = """
+from pkg.context import get_disagg, get_exec
+
+
+def only_cpu_backup():
+    if get_disagg().retraction_backup not in (None, "cpu_tensor"):
+        raise ValueError("only the cpu backup")
+
+
+def only_auto():
+    if get_exec().cache.cache_strategy != "auto":
+        raise ValueError("only the auto strategy")
+"""
+
+
+def test_the_value_it_needs_is_the_default() -> None:
+    """No command line gives a flag ``None`` (a card said "Set
+    `--speculative-algorithm` to `None`"); a needed value that is the
+    default is passed explicitly, after a command line that gives another."""
+    found = analyses(
+        {
+            **DATACLASS_REPO,
+            "pkg/arg_groups/__init__.py": "",
+            "pkg/arg_groups/backup_hook.py": HOOK,
+            "pkg/checks.py": DEFAULT_NEEDED,
+        }
+    )
+    cpu = found["only the cpu backup"]
+    # the argument handling stores cpu_tensor, a value that passes: no warning
+    assert cpu.solutions[0] == (
+        "Leave `--retraction-backup` out (its default is `None`) or set it to `cpu_tensor`."
+    )
+    auto = found["only the auto strategy"]
+    assert auto.solutions[0] == (
+        "Set `--cache-strategy` to `auto` (the deprecated alias `--cache-policy` sets the "
+        "same value); `auto` is its default."
+    )
+    assert auto.example_fix is not None
+    assert auto.example_fix.before == "python -m pkg.launch_server ... --cache-strategy none"
+    assert auto.example_fix.after == "python -m pkg.launch_server ... --cache-strategy auto"
+
+
+ARMS = """
+def adjust(model_arch, backend):
+    if model_arch in ["DeepseekV3ForCausalLM", "KimiK25"]:
+        return 1
+    elif model_arch in ["DeepseekV4ForCausalLM"]:
+        return 2
+    elif model_arch == "GptOssForCausalLM":
+        if backend not in ("triton", "fa3"):
+            raise ValueError("GPT-OSS needs the triton or fa3 backend")
+    return 0
+
+
+ARCH = None
+
+
+def adjust_global(backend):
+    if ARCH == "DeepseekV3ForCausalLM":
+        return 1
+    refresh(backend)
+    if ARCH == "GptOssForCausalLM":
+        raise ValueError("a global tested twice")
+    return 0
+"""
+
+
+def test_earlier_arms_are_implied_by_the_raising_arm() -> None:
+    """Under ``elif model_arch == "GptOssForCausalLM"``, the earlier arms'
+    "`model_arch` is not ..." hold by themselves: listed, they made a
+    Solution of "run a DeepSeek model" (SGLang's ``model_hook.py:380``)."""
+    found = analyses({"pkg/__init__.py": "", "pkg/arms.py": ARMS})
+    a = found["GPT-OSS needs the triton or fa3 backend"]
+    assert a.solutions == (
+        'It is not raised when any one of these holds: `model_arch != "GptOssForCausalLM"`; '
+        '`backend in ("triton", "fa3")`.',
+    )
+    # a global, which a call in between may change: both stay
+    shared = found["a global tested twice"]
+    assert any('`ARCH == "DeepseekV3ForCausalLM"`' in s for s in shared.solutions), shared.solutions

@@ -1093,6 +1093,8 @@ def fixes(writer: Writer, reading: Reading) -> list[Fix]:
             continue
         clause = need.clauses[0]
         assert clause is not None
+        if writer.unrelated_switch(clause, reading):
+            continue
         for fix in writer.clause_fixes(clause, True):
             note = (
                 f" Every call of {code(reached.target)} in the commit needs it "

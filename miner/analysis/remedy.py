@@ -422,6 +422,20 @@ def _words_in(text: str) -> int:
     return len(_LITERAL_WORD.findall(text.replace("{}", " ")))
 
 
+#: ``name={}`` (and ``name: {}``) in a message: a value shown, not words.
+_SHOWN_VALUE = re.compile(r"[\w.\[\]'\"`-]+\s*[=:]\s*\{\}")
+#: A clause that reports what was found rather than why.
+_REPORTS = re.compile(r"\s*(?:got|current|currently|found|received|abort request)\b", re.I)
+
+
+def _explains(text: str) -> bool:
+    """Whether a clause of a message may explain (four words or more once
+    the values it shows are left out), rather than only report values."""
+    if _REPORTS.match(text):
+        return False
+    return _words_in(_SHOWN_VALUE.sub(" ", text)) >= 4
+
+
 class Phrases:
     """The requirement and the reason a message states, with real names marked."""
 
@@ -458,17 +472,19 @@ class Phrases:
 
     def reason(self, words: str) -> str | None:
         """The reason a message gives (a "because" clause, or a later sentence
-        or clause that explains rather than advises), or None."""
+        or clause that explains rather than advises), or None. A clause that
+        only shows values (``target.dtype={}, loaded_weight.dtype={}``, "Got
+        `--x`={}", "Abort request obj.rid={}") gives none (:func:`_explains`)."""
         m = _BECAUSE.search(words)
-        if m is not None and _words_in(m.group(0)) >= 4:
+        if m is not None and _explains(m.group(0)):
             return cut_text(self.mark(m.group(0)))
         parts = sentences(words)
         for part in parts[1:]:
-            if _words_in(part) >= 4 and not _ADVICE.match(part) and "{}" not in part[:3]:
+            if _explains(part) and not _ADVICE.match(part) and "{}" not in part[:3]:
                 return cut_text(self.mark(part))
         for part in parts[:1]:
             for clause in re.split(r";\s+|:\s+(?=[a-z])", part)[1:]:
-                if _words_in(clause) >= 4 and not _ADVICE.match(clause):
+                if _explains(clause) and not _ADVICE.match(clause):
                     return cut_text(self.mark(clause))
         return None
 

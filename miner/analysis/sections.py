@@ -160,6 +160,13 @@ def _without_implied(terms: tuple[Term, ...]) -> tuple[Term, ...]:
     return tuple(kept)
 
 
+#: A help text offering a switch in place of an error.
+_INSTEAD_OF_ERROR = re.compile(
+    r"\b(?:instead of|rather than)\s+(?:raising|returning|throwing|failing|an?\s+error|erroring)",
+    re.IGNORECASE,
+)
+
+
 def _on_by_default(opt: Option) -> bool:
     """A flag that is true unless given as false (``default=True`` with a
     value-taking action such as SGLang's ``StoreBoolean``, not a switch)."""
@@ -477,6 +484,7 @@ class Writer:
         lines = excerpt_lines(site.excerpt.text, site.excerpt.start_line)
         terms = self._own_locals(site, terms, lines)
         terms = self._through_locals(site, terms, lines)
+        terms = self._without_implied_values(site, terms, lines)
         parts = [p for t in terms for p in t.parts]
         options: list[Option] = []
         for part in parts:
@@ -767,6 +775,45 @@ class Writer:
             out.append(term if parts == term.parts else replace(term, parts=parts))
         return tuple(out)
 
+    def _without_implied_values(
+        self, site: Site, terms: tuple[Term, ...], lines: dict[int, str]
+    ) -> tuple[Term, ...]:
+        """``terms`` without a test that a local is not one of some literals
+        when another test says it is one of others (:func:`_value_test`),
+        the local bound nowhere between the first of them and the raise
+        (:meth:`_unchanged`): under ``elif model_arch in
+        ["GptOssForCausalLM"]``, the earlier arms' ``model_arch not in
+        ["DeepseekV3ForCausalLM", ...]`` say nothing (the settings' own tests:
+        :func:`_without_implied`)."""
+        found = [
+            _value_test(t.cond.atom)
+            if t.cond.op == "atom" and t.origin is not None and not t.linked
+            else None
+            for t in terms
+        ]
+        allowed: dict[str, list[tuple[frozenset[Any], int]]] = {}
+        for term, test in zip(terms, found, strict=True):
+            if test is not None and test[2] != term.cond.negated and term.origin is not None:
+                allowed.setdefault(test[0], []).append((test[1], term.origin.line))
+        kept = []
+        for term, test in zip(terms, found, strict=True):
+            if test is not None and test[2] == term.cond.negated and term.origin is not None:
+                left, ruled = test[0], test[1]
+                implied = [line for values, line in allowed.get(left, ()) if not values & ruled]
+                if implied:
+                    first = min(term.origin.line, *implied)
+                    names = sorted(
+                        {
+                            n.id
+                            for n in ast.walk(parse_expr(left) or ast.Pass())
+                            if isinstance(n, ast.Name)
+                        }
+                    )
+                    if self._unchanged(site, names, first, lines):
+                        continue
+            kept.append(term)
+        return tuple(kept)
+
     def _through_locals(
         self, site: Site, terms: tuple[Term, ...], lines: dict[int, str]
     ) -> tuple[Term, ...]:
@@ -931,9 +978,11 @@ class Writer:
     def _unchanged(self, site: Site, names: list[str], first: int, lines: dict[int, str]) -> bool:
         """Whether every one of ``names`` is a local of the site's function
         (bound in it: :attr:`RepoFacts.local_values` above the excerpt, or
-        the excerpt itself) that no line from ``first`` to the raise binds."""
+        the excerpt below the ``def``; a module's ``ARCH = None`` above it
+        makes no local) that no line from ``first`` to the raise binds."""
         if not names:
             return False
+        start = _def_above(site, lines)  # a binding above the ``def`` (its parameters on it)
         for name in names:
             values = self.facts.local_values.get((site.path, site.scope, name), ())
             if any(first <= v.line <= site.line for v in values):
@@ -942,7 +991,7 @@ class Writer:
             shown = [
                 n
                 for n, text in lines.items()
-                if n < site.line
+                if start <= n < site.line
                 and name in text
                 and pattern.search(text.encode("utf-8", "replace"))
             ]
@@ -1138,6 +1187,27 @@ class Writer:
 
     # ------------------------------------------------------------ settings in words
 
+    def part_state(self, part: Part) -> str:
+        """The state of the setting an atom reads, in words (``--x is on``),
+        or empty for an atom that reads none, or reads an option not
+        exactly."""
+        clause = part.clause
+        if clause is None or clause.read is None:
+            return ""
+        read = clause.read
+        if read.kind == "env":
+            return self.env_state(read.target, clause.condition)
+        if read.kind == "option":
+            opt = self.config.option_in(read.target, read.option_path)
+            if opt is not None and read.exact:
+                return self.option_state(opt, clause.condition)
+            return ""
+        found = self.expanded(read, clause.condition)
+        if not found:
+            return ""
+        joiner = " and " if found[1] == "all" else " or "
+        return joiner.join(self.setting_state(c.name, c) for c in found[0])
+
     def option_ref(self, opt: Option, inner: bool = False) -> str:
         """``the flag `--x` `` or ``the setting `S.x` (no command-line
         flag)``; ``inner`` (inside parentheses already): ``..., which has no
@@ -1177,6 +1247,16 @@ class Writer:
                 text += f" (so it is {values_list(others)})"
             return text
         if op == "is None":
+            stored = self.resolved_besides(opt, ["None"])
+            if stored:
+                # not given is not enough: start-up may give it a value
+                value, path, line = stored[0]
+                more = f" and {plural(len(stored) - 1, 'more place')}" if len(stored) > 1 else ""
+                given = "not given" if opt.default in ("None", None) else "set to `None`"
+                return (
+                    f"{ref} is `None` ({given}, and not set by the argument handling, which "
+                    f"stores {code(value)} in some cases: `{path}:{line}`{more})"
+                )
             if opt.default in ("None", None):
                 return f"{ref} is not given (its default is `None`)"
             return f"{ref} is `None`"
@@ -1480,6 +1560,36 @@ class Writer:
             return False
         opts = self.options_of(clause)
         return bool(opts) and all(not o.choices for o in opts)
+
+    def unrelated_switch(self, clause: Clause, r: Reading) -> bool:
+        """Whether the fix of ``clause`` would turn on a switch, off by
+        default, that the error's message does not name nor speak of: the
+        check skips when that feature runs, and turning a feature on to skip
+        a check is no fix (``if not self.enable_hisparse and not
+        deferred_pending`` before SGLang's "pool memory leak detected";
+        ``--skip-tokenizer-init``, off on every call of
+        ``create_grammar_backend``, for "Invalid grammar backend"). A
+        message that names the flag or the feature's words ("dp attention
+        must be enabled" for ``--enable-dp-attention``) keeps it, and so
+        does a help that offers the switch instead of the error
+        (``--allow-auto-truncate``: "Allow automatically truncating requests
+        that exceed the maximum input length instead of returning an
+        error.")."""
+        read, cond = clause.read, clause.condition
+        if read is None or read.kind != "option" or cond.op != "falsy":
+            return False
+        opt = self.config.option_in(read.target, read.option_path)
+        if opt is None or not opt.is_bool or opt.default not in (None, "None", "False"):
+            return False
+        if opt.name.startswith(("disable_", "no_")):
+            return False  # it turns a feature off: the usual way around a check
+        if opt.help and _INSTEAD_OF_ERROR.search(opt.help):
+            return False  # the switch is the documented way around the error
+        words = message_text(r.error).lower().replace("-", " ").replace("_", " ")
+        if any(f.lower().lstrip("-").replace("-", " ") in words for f in opt.flags):
+            return False
+        feature = re.sub(r"^(enable|use|with)_", "", opt.name).replace("_", " ")
+        return feature not in words
 
     def goes_around(self, r: Reading, term: Term) -> bool:
         """Whether, on a card of bad input, ``term`` comes from an early exit
@@ -2074,21 +2184,19 @@ class Writer:
             else:
                 out.append(self.uncalled(site, name))
         flags = []
-        for part in r.linked:
-            clause = part.clause
-            assert clause is not None and clause.read is not None
-            read = clause.read
-            if read.kind == "env":
-                flags.append(self.env_state(read.target, clause.condition))
-            elif read.kind == "option":
-                opt = self.config.option_in(read.target, read.option_path)
-                if opt is not None and read.exact:
-                    flags.append(self.option_state(opt, clause.condition))
-            else:
-                found = self.expanded(read, clause.condition)
-                if found:
-                    joiner = " and " if found[1] == "all" else " or "
-                    flags.append(joiner.join(self.setting_state(c.name, c) for c in found[0]))
+        for term in r.terms:
+            # one disjunct of an "any of" is no situation of its own: an
+            # ``or`` is one when each of its atoms is a setting's state
+            states = [self.part_state(p) for p in term.parts]
+            if term.cond.op == "atom" and states[0]:
+                flags.append(states[0])
+            elif (
+                term.cond.op == "or"
+                and len(term.parts) == len(term.cond.args) > 1
+                and all(states)
+                and all(a.op == "atom" for a in term.cond.args)
+            ):
+                flags.append("either " + " or ".join(states))
         if flags:
             out.append("Launches where " + "; ".join(dict.fromkeys(flags)) + ".")
         if not out and not said:
@@ -2127,6 +2235,12 @@ class Writer:
         ]
         # the general handlers (``arg_groups/overrides.py``) before the per-model ones
         return sorted(found, key=lambda f: (f[1].count("/"), f[1], f[2]))
+
+    def resolved_besides(self, opt: Option, besides: Sequence[str]) -> list[tuple[str, str, int]]:
+        """:meth:`resolved_to` every value the argument handling stores into
+        ``opt``'s setting but ``besides``."""
+        stored = self.facts.resolved.get(opt.name, ())
+        return self.resolved_to(opt, [r.value for r in stored if r.value not in besides])
 
     def _turned_on(self, opt: Option) -> str:
         """`` Leaving it out may not help: ...`` when the argument handling stores
@@ -2239,7 +2353,12 @@ class Writer:
                 return Fix(text) if text else None
             return Fix(text, ExampleFix("shell", before, after))
         if cond.op in ("!=", "not in"):
-            wanted = values if not choices else [v for v in values if v in choices]
+            unset = opt.default in (None, "None")
+            wanted = (
+                values
+                if not choices
+                else [v for v in values if v in choices or (v == "None" and unset)]
+            )
             if not wanted:
                 return None
             helped = self._help_of(opt, wanted[0])
@@ -2253,6 +2372,34 @@ class Writer:
                     f"or from code that sets {code(opt.name)}; give it one of those values "
                     "there." + (" " + _close(helped) if helped else "")
                 )
+            default = shown(opt.default)
+            if wanted == ["None"] or (default == "None" and "None" in wanted):
+                # no command line gives a flag the value None: leave it out
+                rest = [v for v in wanted if v != "None"]
+                text = f"Leave {code(flag)} out (its default is `None`)"
+                if rest:
+                    text += f" or set it to {values_list(rest)}"
+                text += alias_note + "." + helped
+                stored = self.resolved_besides(opt, wanted)
+                if stored:
+                    where = ", ".join(f"`{path}:{line}`" for _, path, line in stored[:2])
+                    text = _close(text) + (
+                        " Leaving it out may not help: the argument handling may set it to "
+                        f"{code(stored[0][0])} itself at start-up ({where})."
+                    )
+                if default != "None":
+                    return Fix(_close(text)) if rest else None
+                return Fix(_close(text))
+            if default in wanted:
+                # the value it needs is the default: the failing command line
+                # gives another one (shown when the choices tell one)
+                others = [c for c in choices if c not in values]
+                before = f"{cmd} ... {flag} {others[0] if others else 'VALUE'}"
+                text = (
+                    f"Set {code(flag)} to {values_list(wanted)}{alias_note}; {code(default)} is "
+                    "its default." + helped
+                )
+                return Fix(_close(text), ExampleFix("shell", before, f"{cmd} ... {flag} {default}"))
             return Fix(
                 _close(text), ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {wanted[0]}")
             )
@@ -2474,6 +2621,9 @@ class Writer:
                     # returns early changes what runs, not the bad input
                     fixed.add(term)
                     continue
+                if self.unrelated_switch(part.clause, r):
+                    fixed.add(term)
+                    continue
                 found = self.clause_fixes(part.clause, part.strong)
                 if found:
                     extra = self.default_choice(part.clause, r)
@@ -2491,7 +2641,9 @@ class Writer:
                 and len(term.parts) == len(term.cond.args)
             ):
                 each = [self.clause_fixes(p.clause, p.strong) for p in term.parts if p.clause]
-                if all(each):
+                if any(self.unrelated_switch(p.clause, r) for p in term.parts if p.clause):
+                    each = []
+                if each and all(each):
                     texts = [f[0].text[0].lower() + f[0].text[1:].rstrip(".") for f in each]
                     into.append(
                         Fix(
