@@ -20,6 +20,13 @@ def bind_threads(world_size, nodes):
     return omp_cpuids
 
 
+def bind_list(tp):
+    omp = os.environ.get("PKG_OMP_BIND", "all")
+    if omp != "all" and tp != 2:
+        raise ValueError("the bind list must match tp")
+    return omp
+
+
 def pick_backup():
     backup = get_disagg().retraction_backup
     if backup != "host_pool":
@@ -62,6 +69,20 @@ def test_a_local_read_from_an_environment_variable_is_that_variable() -> None:
         "Set `PKG_OMP_BIND` to another value than `all`: unset, it reads `all` "
         "(read at `pkg/work.py:8`, default `all`)."
     )
+
+
+def test_unset_is_the_fix_when_unset_reads_a_passing_value() -> None:
+    """``omp != "all"``: unset, the variable reads ``all``, which passes;
+    "Set it to `all`" after a command line that leaves it unset showed a
+    run that cannot raise (SGLang's ``CPUWorker.init_cpu_threads_binding``)."""
+    a = found()["the bind list must match tp"]
+    assert a.solutions[0] == (
+        "Unset `PKG_OMP_BIND` or set it to `all`: unset, it reads `all` "
+        "(read at `pkg/work.py:8`, default `all`)."
+    )
+    assert a.example_fix is not None
+    assert a.example_fix.before == "PKG_OMP_BIND=... python -m pkg.launch_server ..."
+    assert a.example_fix.after == "unset PKG_OMP_BIND\npython -m pkg.launch_server ..."
 
 
 def test_a_local_read_from_a_flag_is_that_flag() -> None:
@@ -315,3 +336,46 @@ def test_earlier_arms_are_implied_by_the_raising_arm() -> None:
     # a global, which a call in between may change: both stay
     shared = found["a global tested twice"]
     assert any('`ARCH == "DeepseekV3ForCausalLM"`' in s for s in shared.solutions), shared.solutions
+
+
+GRAMMAR = """
+import argparse
+
+
+def build_parser():
+    p = argparse.ArgumentParser()
+    p.add_argument("--grammar-backend", choices=["xgrammar", "outlines", "llguidance", "none"])
+    p.add_argument("--strict-thinking", action="store_true", help="Strict thinking.")
+    return p
+
+
+def create_backend(args, tokenizer_ok):
+    name = args.grammar_backend
+    if name == "xgrammar":
+        if args.strict_thinking and not tokenizer_ok:
+            raise ValueError("xgrammar failed to start under strict thinking")
+        return 1
+    elif name == "none":
+        if args.strict_thinking:
+            raise ValueError("strict thinking needs a grammar backend")
+        return None
+    return 2
+
+
+def main():
+    create_backend(build_parser().parse_args(), True)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_no_value_that_another_raise_of_the_function_refuses() -> None:
+    """Where XGrammar fails under strict thinking, ``--grammar-backend none``
+    raises "strict thinking needs a grammar backend" further down the same
+    function (SGLang's ``create_grammar_backend``, line 415): the card offers
+    the other choices only."""
+    found = analyses({"app/__init__.py": "", "app/cli.py": GRAMMAR})
+    a = found["xgrammar failed to start under strict thinking"]
+    assert "Set `--grammar-backend` to `outlines` or `llguidance`." in a.solutions

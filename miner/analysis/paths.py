@@ -1095,7 +1095,7 @@ def fixes(writer: Writer, reading: Reading) -> list[Fix]:
         assert clause is not None
         if writer.unrelated_switch(clause, reading):
             continue
-        for fix in writer.clause_fixes(clause, True):
+        for fix in writer.clause_fixes(clause, True, reading.site.path):
             note = (
                 f" Every call of {code(reached.target)} in the commit needs it "
                 f"(tested at {_where(need)})."

@@ -443,8 +443,13 @@ class Writer:
         """Term of :attr:`_ways_of` -> :meth:`way_out` (one error is written
         at a time: emptied when another reading asks)."""
         self._ways_of: Reading | None = None
+        self._sibling_terms: dict[tuple[str, int], tuple[Term, ...]] = {}
+        """(path, line) -> :meth:`site_terms` of a site another error asked about."""
+        self._sites: dict[tuple[str, str], list[Site]] = {}
+        """(path, scope) -> the sites of that function (:meth:`raising_values`)."""
         for other in sites:
             self._lines.setdefault((other.path, other.scope), []).append(other.line)
+            self._sites.setdefault((other.path, other.scope), []).append(other)
             if other.kind == "raise" and other.guards and _own_if(other.guards[-1], other):
                 for exit in other.exits:
                     if exit.kind == "exit" and exit.negated:
@@ -471,8 +476,11 @@ class Writer:
         extra = self.facts.nested_exits.get((site.path, site.line))
         return replace(site, exits=(*site.exits, *extra)) if extra else site
 
-    def read(self, error: Error, audience: str = Audience.INTERNAL.value) -> Reading:
-        site = self.with_nested_exits(error.primary)
+    def site_terms(self, site: Site) -> tuple[Reach, tuple[Term, ...], dict[int, str]]:
+        """The site's reach, the conjuncts of its condition as the card tells
+        them (linked to settings, implied ones left out) and its excerpt's
+        lines by number. ``site`` has its nested exits
+        (:meth:`with_nested_exits`)."""
         reach = site_reach(site)
         shown_reach = site_reach(site, simplify=False) if reach.condition.is_false else reach
         terms = tuple(
@@ -483,8 +491,57 @@ class Writer:
         terms = _without_implied(tuple(dict.fromkeys(terms)))
         lines = excerpt_lines(site.excerpt.text, site.excerpt.start_line)
         terms = self._own_locals(site, terms, lines)
-        terms = self._through_locals(site, terms, lines)
         terms = self._without_implied_values(site, terms, lines)
+        terms = self._through_locals(site, terms, lines)
+        return reach, terms, lines
+
+    def _chosen(self, clause: Clause) -> bool:
+        """Whether ``clause`` compares an option that has choices with values
+        among them (a value the command line refuses is told otherwise)."""
+        if clause.read is None or clause.read.kind != "option":
+            return False
+        opt = self.config.option_in(clause.read.target, clause.read.option_path)
+        choices = (opt.choices or ()) if opt is not None else ()
+        return bool(choices) and all(v in choices for v in clause.condition.values)
+
+    def raising_values(self, r: Reading, part: Part) -> tuple[str, ...]:
+        """Values of the setting ``part`` tests that another raise of the
+        same function refuses under conditions this error already meets:
+        that raise's conjuncts are a test of the same setting with those
+        values and otherwise conjuncts of this one (SGLang's
+        ``create_grammar_backend``: where XGrammar fails with strict thinking,
+        ``--grammar-backend none`` raises "--enable-strict-thinking requires
+        a grammar backend ..." at line 415: no way out)."""
+        clause = part.clause
+        if clause is None or clause.read is None or clause.read.kind != "option":
+            return ()
+        ours = {t.cond.text() for t in r.terms}
+        found: list[str] = []
+        for other in self._sites.get((r.site.path, r.site.scope), ()):
+            if other.line == r.site.line or other.kind != "raise":
+                continue
+            key = (other.path, other.line)
+            terms = self._sibling_terms.get(key)
+            if terms is None:
+                terms = self._sibling_terms[key] = self.site_terms(self.with_nested_exits(other))[1]
+            tests = [
+                t
+                for t in terms
+                if t.cond.op == "atom"
+                and t.parts[0].clause is not None
+                and t.parts[0].clause.read is not None
+                and t.parts[0].clause.read.target == clause.read.target
+                and t.parts[0].clause.condition.op in ("==", "in")
+            ]
+            rest = [t for t in terms if t not in tests]
+            test = tests[0].parts[0].clause if len(tests) == 1 else None
+            if test is not None and all(t.cond.text() in ours for t in rest):
+                found.extend(test.condition.values)
+        return tuple(dict.fromkeys(found))
+
+    def read(self, error: Error, audience: str = Audience.INTERNAL.value) -> Reading:
+        site = self.with_nested_exits(error.primary)
+        reach, terms, lines = self.site_terms(site)
         parts = [p for t in terms for p in t.parts]
         options: list[Option] = []
         for part in parts:
@@ -823,13 +880,16 @@ class Writer:
         is reached without (:meth:`assignment_above`), and the value is that
         one read exactly (``name = get_exec().kernel.grammar_backend``, then
         ``swa_page_size != 256`` in ``_build_dsv4_kv_pool``: a test of
-        ``--page-size``). The clause keeps the atom's own text. A local more
-        than one atom tests stays unlinked: the sections tell one test of a
-        setting per conjunct (``name != "outlines"``, ``name != "xgrammar"``
-        ... in ``create_grammar_backend`` would each read "is not ... (so it
-        is ...)")."""
+        ``--page-size``). The clause keeps the atom's own text. A local that
+        more than one test against literals compares (once the tests other
+        tests imply are left out: :meth:`_without_implied_values`) stays
+        unlinked: the sections tell one test of a setting per conjunct
+        (``name != "outlines"``, ``name != "xgrammar"`` ... would each read
+        "is not ... (so it is ...)")."""
         start = _def_above(site, lines)
-        tested = Counter(n for t in terms for p in t.parts for n in set(_names(p.atom.atom)))
+        tested = Counter(
+            found[0] for t in terms for p in t.parts if (found := _value_test(p.atom.atom))
+        )
         out = []
         for term in terms:
             below = term.origin.line if term.origin is not None else site.line
@@ -2458,35 +2518,46 @@ class Writer:
                 )
         return None
 
-    def env_fix(self, name: str, cond: Setting, read: Read | None = None) -> Fix:
+    def env_fix(
+        self, name: str, cond: Setting, read: Read | None = None, path: str | None = None
+    ) -> Fix:
         """The fix of the environment variable ``name`` for the condition
         ``cond`` of the raise, read by ``read``: "unset it" only when the
         variable unset does not meet ``cond`` (:func:`_env_default`: the
         read's own default, ``os.environ.get("X", "all")``, or the
-        registry's)."""
+        registry's). The example runs the primary entry point only for code
+        of its package part (``path``, the raise's file: the diffusion
+        server's ``cpu_worker.py`` is not run by ``sglang.launch_server``);
+        otherwise the fix is told in words."""
         var = self.config.env_var(name)
-        cmd = self.entry(None)
+        cmd = self.entry(None) if path is None or self._primary_runs(path) else None
         default = (
             f", default {code(shown(var.default))}" if var and var.default not in (None, "") else ""
         )
         verb = "declared" if var and var.registry else "read"
         where = f" ({verb} at `{var.path}:{var.line}`{default})" if var and var.path else ""
         unset = _env_default(read, var)
+
+        def fix(text: str, before: str, after: str) -> Fix:
+            if cmd is None:
+                return Fix(text)
+            return Fix(text, ExampleFix("shell", before.format(cmd=cmd), after.format(cmd=cmd)))
+
         if cond.op == "truthy" and not (var is not None and var.kind == "bool"):
             if unset and _truthy_text(unset, var.kind if var and var.registry else None):
                 text = f"Set {code(name)} to an empty value: unset, it reads {code(unset)}{where}."
-                return Fix(text, ExampleFix("shell", f"{cmd} ...", f"{name}= {cmd} ..."))
+                return fix(text, "{cmd} ...", f"{name}= {{cmd}} ...")
             text = f"Unset {code(name)} or set it to an empty value{where}."
-            return Fix(text, ExampleFix("shell", f"{name}=1 {cmd} ...", f"unset {name}\n{cmd} ..."))
+            return fix(text, f"{name}=1 {{cmd}} ...", f"unset {name}\n{{cmd}} ...")
         if cond.op == "truthy":
             if unset and _truthy_text(unset, "bool"):
                 text = f"Set {code(name)} to a false value, `{name}=0`: it is on by default{where}."
-                return Fix(text, ExampleFix("shell", f"{cmd} ...", f"{name}=0 {cmd} ..."))
+                return fix(text, "{cmd} ...", f"{name}=0 {{cmd}} ...")
             text = f"Unset {code(name)} or set it to a false value, `{name}=0`{where}."
-            return Fix(text, ExampleFix("shell", f"{name}=1 {cmd} ...", f"{name}=0 {cmd} ..."))
+            return fix(text, f"{name}=1 {{cmd}} ...", f"{name}=0 {{cmd}} ...")
         if cond.op == "falsy":
             text = f"Set {code(name)} to a true value, `{name}=1`{where}."
-            return Fix(text, ExampleFix("shell", f"{cmd} ...", f"{name}=1 {cmd} ..."))
+            return fix(text, "{cmd} ...", f"{name}=1 {{cmd}} ...")
         if cond.op in ("==", "in") and cond.values:
             if unset is not None and unset in cond.values:
                 # unset, it reads the failing value: only another value helps
@@ -2499,32 +2570,60 @@ class Writer:
                 f"Set {code(name)} to another value than {values_list(cond.values)}, "
                 f"or unset it{where}."
             )
-            return Fix(
-                text, ExampleFix("shell", f"{name}={cond.values[0]} {cmd} ...", f"{cmd} ...")
-            )
+            return fix(text, f"{name}={cond.values[0]} {{cmd}} ...", "{cmd} ...")
         if cond.op in ("!=", "not in") and cond.values:
+            if unset is not None and unset in cond.values:
+                # unset, it reads a value that passes: the failing run sets it
+                text = (
+                    f"Unset {code(name)} or set it to {values_list(cond.values)}: unset, it "
+                    f"reads {code(unset)}{where}."
+                )
+                return fix(text, f"{name}=... {{cmd}} ...", f"unset {name}\n{{cmd}} ...")
             text = f"Set {code(name)} to {values_list(cond.values)}{where}."
-            return Fix(
-                text, ExampleFix("shell", f"{cmd} ...", f"{name}={cond.values[0]} {cmd} ...")
-            )
+            return fix(text, "{cmd} ...", f"{name}={cond.values[0]} {{cmd}} ...")
         if cond.op == "is not None":
-            return Fix(
-                f"Unset {code(name)}{where}.",
-                ExampleFix("shell", f"{name}=... {cmd} ...", f"unset {name}\n{cmd} ..."),
-            )
+            text = f"Unset {code(name)}{where}."
+            return fix(text, f"{name}=... {{cmd}} ...", f"unset {name}\n{{cmd}} ...")
         if cond.op == "is None":
-            return Fix(
-                f"Set {code(name)}{where}.",
-                ExampleFix("shell", f"{cmd} ...", f"{name}=... {cmd} ..."),
-            )
+            return fix(f"Set {code(name)}{where}.", "{cmd} ...", f"{name}=... {{cmd}} ...")
         return Fix(f"Change {code(name)} so that {_compare_text(cond)} no longer holds{where}.")
 
-    def clause_fixes(self, clause: Clause, strong: bool = False) -> list[Fix]:
+    def _primary_runs(self, path: str) -> bool:
+        """Whether the primary entry point runs the code of the file ``path``:
+        the file is near the settings of the primary class in its own file
+        (:meth:`ConfigModel.near`), or in no package part that has an
+        arguments class of its own (``python/sglang/kernels/`` is; the
+        diffusion server's ``python/sglang/multimodal_gen/``, with a
+        ``ServerArgs`` of its own, is not); true without a primary class."""
+        primary = next(
+            (
+                o
+                for o in self.config.options
+                if o.owner == self.config.primary and o.path == self.config.primary_path
+            ),
+            None,
+        )
+        if primary is None or self.config.near(primary, path):
+            return True
+        # another package part with arguments of its own runs its own code
+        return not any(
+            o.owner in self.config.classes
+            and o.path != self.config.primary_path
+            and (o.module or "").count(".") >= 2
+            and o.defined_near(path)
+            for o in self.config.options
+        )
+
+    def clause_fixes(
+        self, clause: Clause, strong: bool = False, path: str | None = None
+    ) -> list[Fix]:
+        """The fixes that make ``clause`` (what the error needs) false, for a
+        raise in the file ``path`` (None: the primary entry point runs it)."""
         read, cond = clause.read, clause.condition
         if read is None:
             return []
         if read.kind == "env":
-            return [self.env_fix(read.target, cond, read)]
+            return [self.env_fix(read.target, cond, read, path)]
         sure = read.exact or strong
         prefix = "" if sure else f"If {code(read.text)} holds the command-line value: "
         if read.kind == "option" and not sure:
@@ -2624,7 +2723,16 @@ class Writer:
                 if self.unrelated_switch(part.clause, r):
                     fixed.add(term)
                     continue
-                found = self.clause_fixes(part.clause, part.strong)
+                clause = part.clause
+                refused = self.raising_values(r, part) if self._chosen(clause) else ()
+                if refused and clause.condition.op in ("==", "in"):
+                    # values another raise of the function refuses are no way out
+                    kept = tuple(v for v in refused if v not in clause.condition.values)
+                    clause = Clause(
+                        replace(clause.condition, op="in", values=clause.condition.values + kept),
+                        clause.read,
+                    )
+                found = self.clause_fixes(clause, part.strong, r.site.path)
                 if found:
                     extra = self.default_choice(part.clause, r)
                     if extra:
@@ -2640,7 +2748,11 @@ class Writer:
                 )
                 and len(term.parts) == len(term.cond.args)
             ):
-                each = [self.clause_fixes(p.clause, p.strong) for p in term.parts if p.clause]
+                each = [
+                    self.clause_fixes(p.clause, p.strong, r.site.path)
+                    for p in term.parts
+                    if p.clause
+                ]
                 if any(self.unrelated_switch(p.clause, r) for p in term.parts if p.clause):
                     each = []
                 if each and all(each):
