@@ -379,3 +379,46 @@ def test_no_value_that_another_raise_of_the_function_refuses() -> None:
     found = analyses({"app/__init__.py": "", "app/cli.py": GRAMMAR})
     a = found["xgrammar failed to start under strict thinking"]
     assert "Set `--grammar-backend` to `outlines` or `llguidance`." in a.solutions
+
+
+CALLED = """
+def check(x):
+    if x < 0:
+        raise ValueError("x must not be negative")
+
+
+def a1(x):
+    check(x)
+
+
+def a2(x):
+    check(x)
+
+
+def a3(x):
+    check(x)
+
+
+def a4(x):
+    check(x)
+
+
+def event_loop_normal(x):
+    check(x)
+
+
+def event_loop_overlap(x):
+    check(x)
+"""
+
+
+def test_callers_past_the_first_four_are_named() -> None:
+    """SGLang's ``on_idle``: the normal and overlap event loops, the callers
+    every user runs, came after four disaggregation loops and were only
+    counted ("7 more functions call `on_idle`")."""
+    found = analyses({"pkg/__init__.py": "", "pkg/called.py": CALLED})
+    a = found["x must not be negative"]
+    assert (
+        "2 more functions call `check` in the commit: `event_loop_normal` "
+        "(`pkg/called.py:23`), `event_loop_overlap` (`pkg/called.py:27`)." in a.situations
+    ), a.situations

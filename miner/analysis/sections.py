@@ -106,6 +106,8 @@ MAX_SHOWN = 240
 MAX_HEADER_LINES = 30
 #: Most callers listed per level in "Common situations".
 MAX_CALLERS = 4
+#: Callers past :data:`MAX_CALLERS` named (with their first call) in one sentence.
+MAX_MORE_CALLERS = 8
 #: Most other sites listed in "When it happens".
 MAX_OTHER_SITES = 4
 #: Most conjuncts named in the first sentence of "What it means".
@@ -2203,10 +2205,18 @@ class Writer:
                         )
                     out.append(line + ".")
                 if len(grouped) > MAX_CALLERS:
-                    more = len(grouped) - MAX_CALLERS
-                    verb = "calls" if more == 1 else "call"
-                    who = plural(more, "more function")
-                    out.append(f"{who} {verb} {code(name)} in the commit.")
+                    # named with their first call, so that a common caller
+                    # past the first four is not hidden behind a count
+                    rest = list(grouped.items())[MAX_CALLERS:]
+                    verb = "calls" if len(rest) == 1 else "call"
+                    who = plural(len(rest), "more function")
+                    named = ", ".join(
+                        f"{code(scope)} (`{path}:{numbers[0]}`)"
+                        for (scope, path), numbers in rest[:MAX_MORE_CALLERS]
+                    )
+                    left = len(rest) - MAX_MORE_CALLERS
+                    tail = f", and {plural(left, 'more')}" if left > 0 else ""
+                    out.append(f"{who} {verb} {code(name)} in the commit: {named}{tail}.")
                 out.extend(barred)
             elif name in self.facts.crowded:
                 out.append(
