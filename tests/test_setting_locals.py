@@ -293,6 +293,9 @@ def test_the_value_it_needs_is_the_default() -> None:
         "Set `--cache-strategy` to `auto` (the deprecated alias `--cache-policy` sets the "
         "same value); `auto` is its default."
     )
+    assert cpu.example_fix is not None
+    assert cpu.example_fix.before == "python -m pkg.launch_server ... --retraction-backup host_pool"
+    assert cpu.example_fix.after == "python -m pkg.launch_server ..."
     assert auto.example_fix is not None
     assert auto.example_fix.before == "python -m pkg.launch_server ... --cache-strategy none"
     assert auto.example_fix.after == "python -m pkg.launch_server ... --cache-strategy auto"
@@ -422,3 +425,41 @@ def test_callers_past_the_first_four_are_named() -> None:
         "2 more functions call `check` in the commit: `event_loop_normal` "
         "(`pkg/called.py:23`), `event_loop_overlap` (`pkg/called.py:27`)." in a.situations
     ), a.situations
+
+
+TOGETHER = """
+import argparse
+
+
+def build_parser():
+    p = argparse.ArgumentParser()
+    p.add_argument("--enable-a", action="store_true", help="Turn a on.")
+    p.add_argument("--enable-b", action="store_true", help="Turn b on.")
+    return p
+
+
+def check(args):
+    if args.enable_a and args.enable_b:
+        raise ValueError("a and b cannot run together")
+
+
+def main():
+    check(build_parser().parse_args())
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_fix_that_drops_a_flag_keeps_the_other_triggering_flags() -> None:
+    """The example of "Drop `--enable-a`" fails only with `--enable-b` too:
+    both command lines carry it (the unified-memory draft card showed a
+    "before" with `--enable-unified-memory` alone, which cannot raise)."""
+    found = analyses({"app/__init__.py": "", "app/cli.py": TOGETHER})
+    fix = found["a and b cannot run together"].example_fix
+    assert fix is not None
+    assert (fix.before, fix.after) == (
+        "python -m app.cli ... --enable-b --enable-a",
+        "python -m app.cli ... --enable-b",
+    ), fix

@@ -189,9 +189,14 @@ def _with_context(example: ExampleFix | None, others: list[ExampleFix]) -> Examp
     --disable-y``. Only shell lines of the same command; a flag the example
     already names is not added twice.
     """
-    if example is None or example.language != "shell" or " ... " not in example.after:
+    if example is None or example.language != "shell":
         return example
-    cmd = example.after.split(" ... ", 1)[0]
+    if " ... " in example.after:
+        cmd = example.after.split(" ... ", 1)[0]
+    elif example.after.endswith(" ...") and " ... " in example.before:
+        cmd = example.after[: -len(" ...")]  # a fix that drops the flag
+    else:
+        return example
     own = set(re.findall(r"--[\w-]+", example.before + " " + example.after))
     extra: list[str] = []
     for other in others:
@@ -2459,7 +2464,11 @@ class Writer:
                     )
                 if default != "None":
                     return Fix(_close(text)) if rest else None
-                return Fix(_close(text))
+                # the failing command line gives the flag a value: one the
+                # choices tell, else a placeholder
+                others = [c for c in choices if c not in values]
+                before = f"{cmd} ... {flag} {others[0] if others else 'VALUE'}"
+                return Fix(_close(text), ExampleFix("shell", before, f"{cmd} ..."))
             if default in wanted:
                 # the value it needs is the default: the failing command line
                 # gives another one (shown when the choices tell one)
