@@ -423,7 +423,7 @@ def test_callers_past_the_first_four_are_named() -> None:
     a = found["x must not be negative"]
     assert (
         "2 more functions call `check` in the commit: `event_loop_normal` "
-        "(`pkg/called.py:23`), `event_loop_overlap` (`pkg/called.py:27`)." in a.situations
+        "(`pkg/called.py:23`) and `event_loop_overlap` (`pkg/called.py:27`)." in a.situations
     ), a.situations
 
 
@@ -463,3 +463,28 @@ def test_a_fix_that_drops_a_flag_keeps_the_other_triggering_flags() -> None:
         "python -m app.cli ... --enable-b --enable-a",
         "python -m app.cli ... --enable-b",
     ), fix
+
+
+TEST_CALLER = """
+from pkg.called import check
+
+
+def test_x():
+    check(1)
+"""
+
+
+def test_test_callers_are_counted_not_named() -> None:
+    found = analyses(
+        {
+            "pkg/__init__.py": "",
+            "pkg/called.py": CALLED,
+            "tests/test_called.py": TEST_CALLER,
+        }
+    )
+    a = found["x must not be negative"]
+    assert (
+        "3 more functions call `check` in the commit: `event_loop_normal` "
+        "(`pkg/called.py:23`), `event_loop_overlap` (`pkg/called.py:27`) and 1 in tests or "
+        "scripts." in a.situations
+    ), a.situations

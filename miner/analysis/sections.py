@@ -2212,16 +2212,25 @@ class Writer:
                 if len(grouped) > MAX_CALLERS:
                     # named with their first call, so that a common caller
                     # past the first four is not hidden behind a count
+                    # (tests and scripts counted, not named)
                     rest = list(grouped.items())[MAX_CALLERS:]
                     verb = "calls" if len(rest) == 1 else "call"
                     who = plural(len(rest), "more function")
-                    named = ", ".join(
+                    library = [(k, n) for k, n in rest if path_kind(k[1]) is None]
+                    named = [
                         f"{code(scope)} (`{path}:{numbers[0]}`)"
-                        for (scope, path), numbers in rest[:MAX_MORE_CALLERS]
-                    )
-                    left = len(rest) - MAX_MORE_CALLERS
-                    tail = f", and {plural(left, 'more')}" if left > 0 else ""
-                    out.append(f"{who} {verb} {code(name)} in the commit: {named}{tail}.")
+                        for (scope, path), numbers in library[:MAX_MORE_CALLERS]
+                    ]
+                    left = len(library) - MAX_MORE_CALLERS
+                    if left > 0:
+                        named.append(plural(left, "more"))
+                    others = len(rest) - len(library)
+                    if not library:
+                        out.append(f"{who}, all in tests or scripts, {verb} {code(name)}.")
+                    else:
+                        if others:
+                            named.append(f"{others} in tests or scripts")
+                        out.append(f"{who} {verb} {code(name)} in the commit: {joined(named)}.")
                 out.extend(barred)
             elif name in self.facts.crowded:
                 out.append(
