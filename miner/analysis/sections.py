@@ -305,8 +305,7 @@ class Excluded:
     @property
     def names(self) -> list[str]:
         """The names :attr:`expr` reads, sorted."""
-        node = parse_expr(self.expr)
-        return sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} if node else ())
+        return _bare_names(self.expr)
 
     @property
     def asserted(self) -> Term | None:
@@ -450,6 +449,8 @@ class Writer:
         """Term of :attr:`_ways_of` -> :meth:`way_out` (one error is written
         at a time: emptied when another reading asks)."""
         self._ways_of: Reading | None = None
+        self._runs: dict[str, bool] = {}
+        """File -> :meth:`_primary_runs`."""
         self._sibling_terms: dict[tuple[str, int], tuple[Term, ...]] = {}
         """(path, line) -> :meth:`site_terms` of a site another error asked about."""
         self._sites: dict[tuple[str, str], list[Site]] = {}
@@ -849,32 +850,19 @@ class Writer:
         ["GptOssForCausalLM"]``, the earlier arms' ``model_arch not in
         ["DeepseekV3ForCausalLM", ...]`` say nothing (the settings' own tests:
         :func:`_without_implied`)."""
-        found = [
-            _value_test(t.cond.atom)
-            if t.cond.op == "atom" and t.origin is not None and not t.linked
-            else None
-            for t in terms
-        ]
+        found = [None if t.linked else _term_value_test(t) for t in terms]
         allowed: dict[str, list[tuple[frozenset[Any], int]]] = {}
         for term, test in zip(terms, found, strict=True):
-            if test is not None and test[2] != term.cond.negated and term.origin is not None:
+            if test is not None and test[2] and term.origin is not None:
                 allowed.setdefault(test[0], []).append((test[1], term.origin.line))
         kept = []
         for term, test in zip(terms, found, strict=True):
-            if test is not None and test[2] == term.cond.negated and term.origin is not None:
+            if test is not None and not test[2] and term.origin is not None:
                 left, ruled = test[0], test[1]
                 implied = [line for values, line in allowed.get(left, ()) if not values & ruled]
-                if implied:
-                    first = min(term.origin.line, *implied)
-                    names = sorted(
-                        {
-                            n.id
-                            for n in ast.walk(parse_expr(left) or ast.Pass())
-                            if isinstance(n, ast.Name)
-                        }
-                    )
-                    if self._unchanged(site, names, first, lines):
-                        continue
+                first = min(term.origin.line, *implied) if implied else 0
+                if implied and self._unchanged(site, _bare_names(left), first, lines):
+                    continue
             kept.append(term)
         return tuple(kept)
 
@@ -919,12 +907,12 @@ class Writer:
             return part
         name = found[0]
         value = self.assignment_above(site, name, lines, start, below)
-        reads = self.linker.reads_in(value.value, site.path) if value and value.value else []
-        if value is None or len(reads) != 1 or not reads[0].exact:
+        if value is None or not value.value:
+            return part
+        reads = self.linker.reads_in(value.value, site.path)
+        if len(reads) != 1 or not reads[0].exact or reads[0].text != value.value:
             return part
         read = reads[0]
-        if read.text != value.value:
-            return part
         shown = re.sub(rf"^{re.escape(name)}\b", lambda _: value.value, part.atom.shown)
         clause = self.link_atom(replace(part.atom, shown=shown), part.origin, site.path)
         if clause is None or clause.read is None or clause.read.target != read.target:
@@ -1022,14 +1010,12 @@ class Writer:
         ruled: dict[str, set[Any]] = {}
         used: dict[str, list[Term]] = {}
         for term in terms:
-            if term.cond.op != "atom" or term.origin is None:
-                continue
-            found = _value_test(term.cond.atom)
+            found = _term_value_test(term)
             if found is None:
                 continue
-            left, values, positive = found
+            left, values, within = found
             used.setdefault(left, []).append(term)
-            if positive != term.cond.negated:
+            if within:
                 allowed[left] = allowed[left] & values if left in allowed else values
             else:
                 ruled.setdefault(left, set()).update(values)
@@ -2457,6 +2443,10 @@ class Writer:
                     "there." + (" " + _close(helped) if helped else "")
                 )
             default = shown(opt.default)
+            # the failing command line gives the flag another value: one the
+            # choices tell, else a placeholder
+            others = [c for c in choices if c not in values]
+            failing = f"{cmd} ... {flag} {others[0] if others else 'VALUE'}"
             if wanted == ["None"] or (default == "None" and "None" in wanted):
                 # no command line gives a flag the value None: leave it out
                 rest = [v for v in wanted if v != "None"]
@@ -2473,21 +2463,16 @@ class Writer:
                     )
                 if default != "None":
                     return Fix(_close(text)) if rest else None
-                # the failing command line gives the flag a value: one the
-                # choices tell, else a placeholder
-                others = [c for c in choices if c not in values]
-                before = f"{cmd} ... {flag} {others[0] if others else 'VALUE'}"
-                return Fix(_close(text), ExampleFix("shell", before, f"{cmd} ..."))
+                return Fix(_close(text), ExampleFix("shell", failing, f"{cmd} ..."))
             if default in wanted:
-                # the value it needs is the default: the failing command line
-                # gives another one (shown when the choices tell one)
-                others = [c for c in choices if c not in values]
-                before = f"{cmd} ... {flag} {others[0] if others else 'VALUE'}"
+                # the value it needs is the default: passed explicitly
                 text = (
                     f"Set {code(flag)} to {values_list(wanted)}{alias_note}; {code(default)} is "
                     "its default." + helped
                 )
-                return Fix(_close(text), ExampleFix("shell", before, f"{cmd} ... {flag} {default}"))
+                return Fix(
+                    _close(text), ExampleFix("shell", failing, f"{cmd} ... {flag} {default}")
+                )
             return Fix(
                 _close(text), ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {wanted[0]}")
             )
@@ -2622,7 +2607,14 @@ class Writer:
         (:meth:`ConfigModel.near`), or in no package part that has an
         arguments class of its own (``python/sglang/kernels/`` is; the
         diffusion server's ``python/sglang/multimodal_gen/``, with a
-        ``ServerArgs`` of its own, is not); true without a primary class."""
+        ``ServerArgs`` of its own, is not); true without a primary class.
+        Memoized per file."""
+        found = self._runs.get(path)
+        if found is None:
+            found = self._runs[path] = self._find_primary_runs(path)
+        return found
+
+    def _find_primary_runs(self, path: str) -> bool:
         primary = next(
             (
                 o
@@ -2752,8 +2744,12 @@ class Writer:
                     fixed.add(term)
                     continue
                 clause = part.clause
-                refused = self.raising_values(r, part) if self._chosen(clause) else ()
-                if refused and clause.condition.op in ("==", "in"):
+                refused = (
+                    self.raising_values(r, part)
+                    if clause.condition.op in ("==", "in") and self._chosen(clause)
+                    else ()
+                )
+                if refused:
                     # values another raise of the function refuses are no way out
                     kept = tuple(v for v in refused if v not in clause.condition.values)
                     clause = Clause(
@@ -3298,6 +3294,26 @@ def _env_default(read: Read | None, var: EnvVar | None) -> str | None:
     if isinstance(node, ast.Constant):
         return None if node.value is None else str(node.value)
     return None
+
+
+def _term_value_test(term: Term) -> tuple[str, frozenset[Any], bool] | None:
+    """:func:`_value_test` of a conjunct that is one atom from a guard or an
+    exit, as (the expression, the literal values, whether the conjunct says
+    the expression is one of them: the atom's polarity applied)."""
+    if term.cond.op != "atom" or term.origin is None:
+        return None
+    found = _value_test(term.cond.atom)
+    if found is None:
+        return None
+    left, values, positive = found
+    return left, values, positive != term.cond.negated
+
+
+def _bare_names(expr: str) -> list[str]:
+    """The bare names the expression ``expr`` reads, sorted (none when it
+    does not parse)."""
+    node = parse_expr(expr)
+    return sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)} if node else ())
 
 
 def _value_test(text: str) -> tuple[str, frozenset[Any], bool] | None:
