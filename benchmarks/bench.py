@@ -6,6 +6,12 @@ A   ``ast.parse`` of every ``.py`` blob of the release, read from git (one proce
 N   ``libcst.parse_module`` + ``PositionProvider`` + a visitor that records
     the lines of ``raise`` and ``assert`` (one process); by default on every
     5th file, extrapolated to the release by bytes (``--libcst-sample 1``: all);
+F   the floor of the miner's extraction: per file, ``ast.parse``, the plan of
+    the statements holding sites (:func:`miner.extract.runner.plan_units`),
+    ``libcst.parse_module`` of each planned unit and its ``PositionProvider``
+    (what no run of this design can skip: it leaves out the site collector,
+    the facts, the analysis, the rendering and the writing), in one process
+    per core like the miner's workers;
 S   semgrep with a ``raise $X(...)`` rule over a checkout, when installed;
 then ``miner mine`` cold (empty cache), warm into the same folder (same
 commit and output again: the manifest's digest of the inputs lets it skip the
@@ -225,6 +231,69 @@ def baseline_libcst(corpus: str, tag: str, step: int) -> None:
     )
 
 
+_FLOOR_READ = None
+
+
+def _floor_init(corpus: str) -> None:
+    global _FLOOR_READ
+    _FLOOR_READ = _read(corpus)
+
+
+def _floor_file(blob: str) -> tuple[int, int, float, float, float, float]:
+    """(units, unit lines, CPU seconds of ast.parse, plan, libcst parse,
+    positions) of one blob; files either parser refuses count no units."""
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper, PositionProvider
+
+    from miner.extract.runner import plan_units
+
+    assert _FLOOR_READ is not None
+    text = _FLOOR_READ(blob).decode("utf-8", "replace")
+    clock = time.process_time
+    t0 = clock()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 0, 0, clock() - t0, 0.0, 0.0, 0.0
+    t1 = clock()
+    lines = text.splitlines()
+    units = ["\n".join(lines[u.start - 1 : u.end]) + "\n" for u in plan_units(tree, lines).units]
+    del tree
+    t2 = clock()
+    parse = positions = 0.0
+    count = 0
+    for unit in units:
+        if unit[:1] in (" ", "\t", "\f"):
+            unit = "if 1:\n" + unit
+        start = clock()
+        try:
+            module = cst.parse_module(unit)
+        except Exception:  # noqa: BLE001 - the floor counts what parses
+            parse += clock() - start
+            continue
+        middle = clock()
+        PositionProvider()._gen(MetadataWrapper(module, unsafe_skip_copy=True))
+        parse, positions = parse + middle - start, positions + clock() - middle
+        count += 1
+    return count, sum(u.count("\n") for u in units), t1 - t0, t2 - t1, parse, positions
+
+
+def baseline_floor(corpus: str, tag: str, jobs: int) -> None:
+    import multiprocessing
+
+    blobs, total = _blobs(corpus, tag)
+    context = multiprocessing.get_context("fork")
+    with context.Pool(jobs, initializer=_floor_init, initargs=(corpus,)) as pool:
+        rows = pool.map(_floor_file, [blob for _path, blob in blobs], chunksize=8)
+    units, lines, parse_ast, plan, parse_cst, positions = (
+        sum(col) for col in zip(*rows, strict=True)
+    )
+    print(
+        f"files={len(blobs)} units={units} unit_lines={lines} bytes={total} jobs={jobs} "
+        f"ast={parse_ast:.1f} plan={plan:.1f} libcst={parse_cst:.1f} positions={positions:.1f}"
+    )
+
+
 # -- the table ------------------------------------------------------------------
 
 
@@ -366,17 +435,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, help="passed to miner mine (default: all CPUs)")
     parser.add_argument("--readme", type=Path, help="replace the table between the bench marks")
     sub = parser.add_subparsers(dest="baseline")
-    for name in ("ast", "libcst"):
+    for name in ("ast", "libcst", "floor"):
         one = sub.add_parser(name)
         one.add_argument("corpus")
         one.add_argument("tag")
         one.add_argument("--step", type=int, default=1)
+        one.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args(argv)
     if args.baseline == "ast":
         baseline_ast(args.corpus, args.tag)
         return 0
     if args.baseline == "libcst":
         baseline_libcst(args.corpus, args.tag, args.step)
+        return 0
+    if args.baseline == "floor":
+        baseline_floor(args.corpus, args.tag, args.jobs)
         return 0
 
     corpus = str(Path(args.corpus).resolve())
@@ -405,6 +478,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             n.note = "all files"
         rows.append((n, n.note))
+
+    jobs = args.jobs if args.jobs else cores
+    f = measure("F extraction floor", [py, me, "floor", corpus, args.tag, "--jobs", str(jobs)])
+    f.note = (
+        f"{int(_stat(f, 'units'))} units, {int(_stat(f, 'unit_lines'))} lines, {jobs} processes; "
+        f"CPU: ast.parse {_stat(f, 'ast'):.1f} s, plan {_stat(f, 'plan'):.1f} s, "
+        f"libcst parse {_stat(f, 'libcst'):.1f} s, positions {_stat(f, 'positions'):.1f} s"
+    )
+    rows.append((f, f.note))
 
     semgrep = shutil.which("semgrep")
     with tempfile.TemporaryDirectory(prefix="raise-miner-bench-") as tmp:
@@ -474,6 +556,12 @@ def check_targets(
     warm = by_label.get(f"miner warm {tag}")
     fresh = next((r for label, r in by_label.items() if label.endswith("new folder")), None)
     verdict("cold mine", cold.wall / a.wall, 2.5)
+    floor = by_label.get("F extraction floor")
+    if floor is not None:
+        out.append(
+            f"(the extraction floor F alone: {floor.wall / a.wall:.2f} x A, "
+            f"{100 * floor.wall / a.wall / 2.5:.0f}% of the cold target)"
+        )
     if warm is not None:
         verdict("warm mine into the same folder", warm.wall / a.wall, 0.3)
     if fresh is not None:
