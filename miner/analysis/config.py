@@ -275,6 +275,11 @@ class ConfigModel:
     package's ``__main__.py``. A flag of another module is parsed by a
     command that was not found (a subcommand's parser, such as ``sglang
     generate``'s), so no command line is written for it."""
+    views: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """(path, names): the local names that, in that file, only ever hold a
+    view of the arguments object (:func:`argument_views`), so that
+    ``cfg.tp_size`` after ``cfg = resolving_view(server_args)`` reads the
+    setting ``tp_size``."""
     _by_name: dict[str, tuple[Option, ...]] = field(default_factory=dict, compare=False, repr=False)
     _derived_by_name: dict[str, tuple[Derived, ...]] = field(
         default_factory=dict, compare=False, repr=False
@@ -283,6 +288,7 @@ class ConfigModel:
     _primary_path: list[str] = field(default_factory=list, compare=False, repr=False)
     _top: list[str] = field(default_factory=list, compare=False, repr=False)
     """The folder of the primary class's top package (``python/sglang/``)."""
+    _views: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         by_name: dict[str, list[Option]] = defaultdict(list)
@@ -320,6 +326,12 @@ class ConfigModel:
             ds.sort(key=lambda d: (rank.get(d.owner, len(rank)), d.path, d.line))
             self._derived_by_name[name] = tuple(ds)
         self._env_by_name.update((e.name, e) for e in self.env)
+        self._views.update((path, frozenset(names)) for path, names in self.views)
+
+    def views_in(self, path: str | None) -> frozenset[str]:
+        """The names that hold a view of the arguments object in the file
+        ``path`` (:attr:`views`); empty for None."""
+        return self._views.get(path, frozenset()) if path is not None else frozenset()
 
     @property
     def primary(self) -> str | None:
@@ -406,6 +418,7 @@ class ConfigModel:
             "entry_points": [{"class": c, "path": p, "module": m} for c, p, m in self.entry_points],
             "scripts": list(self.scripts),
             "accessors": [{"call": c, "namespace": ns} for c, ns in self.accessors],
+            "views": [{"path": p, "names": list(names)} for p, names in self.views],
             "options": [o.to_json() for o in self.options],
             "derived": [d.to_json() for d in self.derived],
             "env": [e.to_json() for e in self.env],
@@ -1243,6 +1256,185 @@ def _accessors(
     return sorted(out)
 
 
+def argument_objects(classes: tuple[str, ...] | list[str]) -> frozenset[str]:
+    """The names under which code holds the arguments object: ``args``,
+    ``server_args`` and the primary class's name in snake case
+    (``server_args`` for ``ServerArgs``), bare or as an attribute of ``self``."""
+    objects = {"args", "self.args", "server_args", "self.server_args"}
+    for cls in classes[:1]:
+        snake = re.sub(r"(?<!^)(?=[A-Z])", "_", cls).lower()
+        objects |= {snake, f"self.{snake}", f"self._{snake}"}
+    return frozenset(objects)
+
+
+def _stored_first(init: ast.FunctionDef) -> str | None:
+    """The attribute under which ``__init__`` keeps its first parameter after
+    ``self`` (``self.x = p``, ``object.__setattr__(self, "x", p)`` or
+    ``setattr(self, "x", p)``), or None."""
+    params = init.args.args
+    if len(params) < 2:
+        return None
+    first = params[1].arg
+    for node in ast.walk(init):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if (
+                isinstance(target, ast.Attribute)
+                and dotted(target.value) == "self"
+                and isinstance(node.value, ast.Name)
+                and node.value.id == first
+            ):
+                return target.attr
+        if (
+            isinstance(node, ast.Call)
+            and (dotted(node.func) or "") in ("object.__setattr__", "setattr")
+            and len(node.args) == 3
+        ):
+            who, key, value = node.args
+            if (
+                dotted(who) == "self"
+                and isinstance(key, ast.Constant)
+                and isinstance(key.value, str)
+                and isinstance(value, ast.Name)
+                and value.id == first
+            ):
+                return key.value
+    return None
+
+
+def _falls_through(getattr_def: ast.FunctionDef, stored: str) -> bool:
+    """Whether ``__getattr__`` answers with ``getattr(<the object stored as
+    stored>, name)``: it calls ``getattr`` with its own name parameter and
+    reads ``stored`` (``self.stored`` or the string ``"stored"``)."""
+    params = getattr_def.args.args
+    if len(params) != 2:
+        return False
+    name = params[1].arg
+    calls = reads = False
+    for node in ast.walk(getattr_def):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr"
+            and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Name)
+            and node.args[1].id == name
+        ):
+            calls = True
+        if (isinstance(node, ast.Attribute) and node.attr == stored) or (
+            isinstance(node, ast.Constant) and node.value == stored
+        ):
+            reads = True
+    return calls and reads
+
+
+def _proxy_classes(tree: ast.Module) -> set[str]:
+    """Classes of ``tree`` whose instances answer any attribute they lack
+    from the object their constructor was given first (a read-through view:
+    ``__init__`` keeps the argument, ``__getattr__`` falls through to it)."""
+    found = set()
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)}
+        init, get = methods.get("__init__"), methods.get("__getattr__")
+        if init is None or get is None:
+            continue
+        stored = _stored_first(init)
+        if stored is not None and _falls_through(get, stored):
+            found.add(cls.name)
+    return found
+
+
+def _view_makers(tree: ast.Module, proxies: set[str]) -> set[str]:
+    """Module functions of ``tree`` that return a proxy class (``proxies``)
+    built around their first parameter, on every ``return``."""
+    found = set()
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef) or not fn.args.args:
+            continue
+        first = fn.args.args[0].arg
+        returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+        if returns and all(
+            isinstance(r.value, ast.Call)
+            and isinstance(r.value.func, ast.Name)
+            and r.value.func.id in proxies
+            and r.value.args
+            and isinstance(r.value.args[0], ast.Name)
+            and r.value.args[0].id == first
+            for r in returns
+        ):
+            found.add(fn.name)
+    return found
+
+
+def _binds(node: ast.AST) -> list[str]:
+    """The names ``node`` binds (assignment and loop targets, parameters,
+    imports, ``except ... as``, ``def``/``class`` names, ``global``)."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+        return [node.id]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.alias):
+        return [(node.asname or node.name).split(".")[0]]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+        return [node.name]
+    return []
+
+
+def argument_views(index: SourceIndex, objects: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    """Path -> the local names that hold a view of the arguments object there.
+
+    A view is a proxy class (:func:`_proxy_classes`) built around the
+    arguments object (one of ``objects``), directly or by a function that
+    returns one (:func:`_view_makers`: ``resolving_view(server_args)`` in
+    SGLang's ``arg_groups``). A name counts in a file only when every binding
+    of it in that file is ``name = <view>(<arguments object>)``, so that a
+    parameter or another value of the same name elsewhere in the file keeps
+    it out. Each file is parsed once (:meth:`SourceIndex.tree`)."""
+    makers: set[str] = set()
+    for path in index.grep(b"def __getattr__"):
+        tree = index.tree(path)
+        if tree is not None:
+            proxies = _proxy_classes(tree)
+            makers |= proxies | _view_makers(tree, proxies)
+    if not makers:
+        return {}
+    needles = [f"{m}(".encode() for m in sorted(makers)]
+    out: dict[str, tuple[str, ...]] = {}
+    for path in index.grep(*needles):
+        tree = index.tree(path)
+        if tree is None:
+            continue
+        views: dict[str, int] = defaultdict(int)
+        bindings: dict[str, int] = defaultdict(int)
+        for node in ast.walk(tree):
+            for name in _binds(node):
+                bindings[name] += 1
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name)
+                and node.value.func.id in makers
+                and len(node.value.args) >= 1
+                and not node.value.keywords
+                and dotted(node.value.args[0]) in objects
+            ):
+                views[node.targets[0].id] += 1
+        names = tuple(sorted(n for n, count in views.items() if count == bindings[n]))
+        if names:
+            out[path] = names
+    return out
+
+
 def _entry_point(
     index: SourceIndex, primary: str | None, class_path: str | None, *, imported: bool = False
 ) -> str | None:
@@ -1416,6 +1608,7 @@ def mine_config(index: SourceIndex) -> ConfigModel:
     env = _mine_env(index)
     namespaces = {o.namespace for o in options if o.namespace}
     accessors = _accessors(index, classes, namespaces)
+    views = argument_views(index, argument_objects(classes))
     primary_path = class_sizes[0][2] if class_sizes else None
     options.sort(key=lambda o: (o.owner, o.name, o.path, o.line, o.flags))
     derived.sort(key=lambda d: (d.owner, d.name, d.path, d.line))
@@ -1425,6 +1618,7 @@ def mine_config(index: SourceIndex) -> ConfigModel:
         env=tuple(env),
         classes=tuple(classes),
         accessors=tuple(accessors),
+        views=tuple(sorted(views.items())),
         entry_point=_entry_point(index, classes[0] if classes else None, primary_path),
         entry_points=tuple(_other_entry_points(index, class_sizes[1:], options)),
         scripts=tuple(

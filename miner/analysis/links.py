@@ -30,7 +30,14 @@ from typing import Any, Literal
 
 from miner.analysis.audience import path_kind
 from miner.analysis.code import call_name, dotted, literal_text, parse_expr, unparse
-from miner.analysis.config import Condition, ConfigModel, Derived, Option, leaf_condition
+from miner.analysis.config import (
+    Condition,
+    ConfigModel,
+    Derived,
+    Option,
+    argument_objects,
+    leaf_condition,
+)
 from miner.model import Guard, Site
 
 ReadKind = Literal["option", "derived", "env"]
@@ -105,10 +112,6 @@ class GuardLink:
         }
 
 
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
-
-
 class Linker:
     """Links guard tests to one configuration model (and its predicate functions)."""
 
@@ -116,11 +119,7 @@ class Linker:
         self.config = config
         self.predicates = predicates or {}
         self.accessors = dict(config.accessors)
-        objects = {"args", "self.args", "server_args", "self.server_args"}
-        for cls in config.classes[:1]:
-            snake = _snake(cls)
-            objects |= {snake, f"self.{snake}", f"self._{snake}"}
-        self.objects = objects
+        self.objects = argument_objects(config.classes)
         self._parse = lru_cache(maxsize=65536)(self._parse_test)
         self._src = b""
         self._near: str | None = None
@@ -134,7 +133,7 @@ class Linker:
         """Is ``base`` (with ``chain`` of attributes after it) the arguments object?"""
         text = dotted(base)
         if text is not None and not chain:
-            return text in self.objects
+            return self._is_object(text)
         if isinstance(base, ast.Call) and not base.args:
             name = call_name(base)
             if name in self.accessors:
@@ -145,11 +144,16 @@ class Linker:
                 return option is not None and (option.namespace or "") == path
         return False
 
+    def _is_object(self, text: str) -> bool:
+        """Is ``text`` the arguments object, by its name or as a local that
+        holds a view of it in the file being linked (:meth:`ConfigModel.views_in`)?"""
+        return text in self.objects or text in self.config.views_in(self._near)
+
     def _split(self, node: ast.Attribute) -> tuple[ast.expr, list[str]]:
         """``get_exec().mamba.x`` -> (``get_exec()``, ``["mamba"]``)."""
         chain: list[str] = []
         base = node.value
-        while isinstance(base, ast.Attribute) and (dotted(base) or "") not in self.objects:
+        while isinstance(base, ast.Attribute) and not self._is_object(dotted(base) or ""):
             chain.append(base.attr)
             base = base.value
         return base, list(reversed(chain))

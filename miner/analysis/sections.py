@@ -116,6 +116,9 @@ MAX_SUMMARY = 5
 MAX_QUOTES = 3
 #: Most values of a setting listed in a sentence.
 MAX_VALUES = 4
+#: Setting states at most in a "Launches where ..." situation (more: the
+#: "When it happens" list already names them, one per line).
+MAX_LAUNCH_STATES = 4
 #: Most names besides the settings said to give a value (:meth:`Writer.reads_words`).
 MAX_OTHER_NAMES = 2
 #: Most value sources cited per card.
@@ -2267,8 +2270,11 @@ class Writer:
                 and all(a.op == "atom" for a in term.cond.args)
             ):
                 flags.append("either " + " or ".join(states))
-        if flags:
-            out.append("Launches where " + "; ".join(dict.fromkeys(flags)) + ".")
+        states = list(dict.fromkeys(flags))
+        if states and (len(states) <= MAX_LAUNCH_STATES or not out):
+            # a longer list is the card's "When it happens" again: a situation
+            # of its own only when nothing else says where the error comes from
+            out.append("Launches where " + "; ".join(states) + ".")
         if not out and not said:
             out.append(f"Any run that reaches {code(site.scope)} in `{site.path}`.")
         return tuple(out)
