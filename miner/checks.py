@@ -527,7 +527,9 @@ def config_from_json(data: Mapping[str, Any]) -> ConfigModel:
         env=env,
         classes=tuple(data.get("classes", ())),
         accessors=tuple((a["call"], a["namespace"]) for a in data.get("accessors", ())),
-        views=tuple((v["path"], tuple(v["names"])) for v in data.get("views", ())),
+        views=tuple(
+            (v["path"], v["start"], v["end"], tuple(v["names"])) for v in data.get("views", ())
+        ),
         entry_point=data.get("entry_point"),
         entry_points=tuple(
             (e["class"], e["path"], e["module"]) for e in data.get("entry_points", ())

@@ -7,6 +7,8 @@ from __future__ import annotations
 from test_analysis_config import DATACLASS_REPO, config_of
 from test_analysis_prose import analyses
 
+from miner.checks import config_from_json
+
 VIEWS = """
 class ResolvingConfig:
     __slots__ = ("_server_args",)
@@ -77,8 +79,16 @@ def helper(cfg):
     return cfg
 
 
-def handle_shadowed(server_args):
+def handle_beside(server_args):
     cfg = resolving_view(server_args)
+    if cfg.dtype == "half":
+        raise ValueError("the hook beside a helper cannot run in half precision")
+
+
+def handle_shadowed(server_args, other):
+    cfg = resolving_view(server_args)
+    if other:
+        cfg = other
     if cfg.dtype == "half":
         raise ValueError("the shadowed hook cannot run in half precision")
 """
@@ -89,13 +99,26 @@ REPO = {**DATACLASS_REPO, "pkg/views.py": VIEWS, "pkg/hook.py": HOOK, "pkg/shado
 def test_views_are_the_locals_bound_only_to_a_view_of_the_arguments():
     _, config = config_of(REPO)
     # ``other`` holds an ``Elsewhere``, which answers from ``self.model``, not
-    # from the object it was built around; ``cfg`` in shadowed.py is also a
-    # parameter of ``helper``.
-    assert config.views == (("pkg/hook.py", ("cfg", "snap")),)
-    assert config.views_in("pkg/hook.py") == frozenset({"cfg", "snap"})
-    assert config.views_in("pkg/shadowed.py") == frozenset()
-    assert config.views_in(None) == frozenset()
-    assert config.to_json()["views"] == [{"path": "pkg/hook.py", "names": ["cfg", "snap"]}]
+    # from the object it was built around; in ``handle_shadowed`` ``cfg`` is
+    # also bound to a parameter. A parameter ``cfg`` of another function
+    # (``helper``) does not matter.
+    assert config.views == (
+        ("pkg/hook.py", 5, 8, ("cfg",)),
+        ("pkg/hook.py", 11, 14, ("snap",)),
+        ("pkg/shadowed.py", 9, 12, ("cfg",)),
+    )
+    assert config.views_in("pkg/hook.py", 7) == frozenset({"cfg"})
+    assert config.views_in("pkg/hook.py", 13) == frozenset({"snap"})
+    assert config.views_in("pkg/hook.py", 18) == frozenset()
+    assert config.views_in("pkg/shadowed.py", 18) == frozenset()
+    assert config.views_in(None, 7) == frozenset()
+    assert config_from_json(config.to_json()).views == config.views
+    assert config.to_json()["views"][0] == {
+        "path": "pkg/hook.py",
+        "start": 5,
+        "end": 8,
+        "names": ["cfg"],
+    }
 
 
 def test_a_read_through_a_view_names_the_flag():
@@ -115,8 +138,10 @@ def test_a_read_through_a_view_names_the_flag():
     assert snap.solutions == hook.solutions
 
 
-def test_a_name_also_bound_otherwise_or_another_proxy_links_nothing():
+def test_a_name_also_bound_otherwise_in_its_function_or_another_proxy_links_nothing():
     found = analyses(REPO)
+    beside = found["the hook beside a helper cannot run in half precision"]
+    assert beside.what_it_means.startswith("You get this with `--dtype half`, in `handle_beside`.")
     shadowed = found["the shadowed hook cannot run in half precision"]
     assert (
         shadowed.what_it_means == 'In `handle_shadowed`, this is raised when `cfg.dtype == "half"`.'

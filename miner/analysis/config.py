@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -275,11 +275,11 @@ class ConfigModel:
     package's ``__main__.py``. A flag of another module is parsed by a
     command that was not found (a subcommand's parser, such as ``sglang
     generate``'s), so no command line is written for it."""
-    views: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    """(path, names): the local names that, in that file, only ever hold a
-    view of the arguments object (:func:`argument_views`), so that
-    ``cfg.tp_size`` after ``cfg = resolving_view(server_args)`` reads the
-    setting ``tp_size``."""
+    views: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()
+    """(path, first line, last line, names): the local names that, in the
+    function on those lines, only ever hold a view of the arguments object
+    (:func:`argument_views`), so that ``cfg.tp_size`` after ``cfg =
+    resolving_view(server_args)`` reads the setting ``tp_size``."""
     _by_name: dict[str, tuple[Option, ...]] = field(default_factory=dict, compare=False, repr=False)
     _derived_by_name: dict[str, tuple[Derived, ...]] = field(
         default_factory=dict, compare=False, repr=False
@@ -288,7 +288,9 @@ class ConfigModel:
     _primary_path: list[str] = field(default_factory=list, compare=False, repr=False)
     _top: list[str] = field(default_factory=list, compare=False, repr=False)
     """The folder of the primary class's top package (``python/sglang/``)."""
-    _views: dict[str, frozenset[str]] = field(default_factory=dict, compare=False, repr=False)
+    _views: dict[str, list[tuple[int, int, frozenset[str]]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         by_name: dict[str, list[Option]] = defaultdict(list)
@@ -326,12 +328,17 @@ class ConfigModel:
             ds.sort(key=lambda d: (rank.get(d.owner, len(rank)), d.path, d.line))
             self._derived_by_name[name] = tuple(ds)
         self._env_by_name.update((e.name, e) for e in self.env)
-        self._views.update((path, frozenset(names)) for path, names in self.views)
+        for path, first, last, names in self.views:
+            self._views.setdefault(path, []).append((first, last, frozenset(names)))
 
-    def views_in(self, path: str | None) -> frozenset[str]:
-        """The names that hold a view of the arguments object in the file
-        ``path`` (:attr:`views`); empty for None."""
-        return self._views.get(path, frozenset()) if path is not None else frozenset()
+    def views_in(self, path: str | None, line: int) -> frozenset[str]:
+        """The names that hold a view of the arguments object in the function
+        of the file ``path`` around ``line`` (:attr:`views`); empty for None
+        or a line outside them."""
+        for first, last, names in self._views.get(path or "", ()):
+            if first <= line <= last:
+                return names
+        return frozenset()
 
     @property
     def primary(self) -> str | None:
@@ -418,7 +425,10 @@ class ConfigModel:
             "entry_points": [{"class": c, "path": p, "module": m} for c, p, m in self.entry_points],
             "scripts": list(self.scripts),
             "accessors": [{"call": c, "namespace": ns} for c, ns in self.accessors],
-            "views": [{"path": p, "names": list(names)} for p, names in self.views],
+            "views": [
+                {"path": p, "start": first, "end": last, "names": list(names)}
+                for p, first, last, names in self.views
+            ],
             "options": [o.to_json() for o in self.options],
             "derived": [d.to_json() for d in self.derived],
             "env": [e.to_json() for e in self.env],
@@ -1388,16 +1398,19 @@ def _binds(node: ast.AST) -> list[str]:
     return []
 
 
-def argument_views(index: SourceIndex, objects: frozenset[str]) -> dict[str, tuple[str, ...]]:
-    """Path -> the local names that hold a view of the arguments object there.
+def argument_views(
+    index: SourceIndex, objects: frozenset[str]
+) -> list[tuple[str, int, int, tuple[str, ...]]]:
+    """The local names that hold a view of the arguments object, per
+    function: (path, first line, last line of the ``def``, names), sorted.
 
     A view is a proxy class (:func:`_proxy_classes`) built around the
     arguments object (one of ``objects``), directly or by a function that
     returns one (:func:`_view_makers`: ``resolving_view(server_args)`` in
-    SGLang's ``arg_groups``). A name counts in a file only when every binding
-    of it in that file is ``name = <view>(<arguments object>)``, so that a
-    parameter or another value of the same name elsewhere in the file keeps
-    it out. Each file is parsed once (:meth:`SourceIndex.tree`)."""
+    SGLang's ``arg_groups``). A name counts in a module function or a method
+    only when every binding of it there (parameters and nested functions
+    included) is ``name = <view>(<arguments object>)``. Each file is parsed
+    once (:meth:`SourceIndex.tree`)."""
     makers: set[str] = set()
     for path in index.grep(b"def __getattr__"):
         tree = index.tree(path)
@@ -1405,34 +1418,54 @@ def argument_views(index: SourceIndex, objects: frozenset[str]) -> dict[str, tup
             proxies = _proxy_classes(tree)
             makers |= proxies | _view_makers(tree, proxies)
     if not makers:
-        return {}
+        return []
     needles = [f"{m}(".encode() for m in sorted(makers)]
-    out: dict[str, tuple[str, ...]] = {}
+    out: list[tuple[str, int, int, tuple[str, ...]]] = []
     for path in index.grep(*needles):
         tree = index.tree(path)
         if tree is None:
             continue
-        views: dict[str, int] = defaultdict(int)
-        bindings: dict[str, int] = defaultdict(int)
-        for node in ast.walk(tree):
+        for fn in _functions(tree.body):
+            names = _view_names(fn, makers, objects)
+            if names:
+                out.append((path, fn.lineno, fn.end_lineno or fn.lineno, names))
+    return sorted(out)
+
+
+def _functions(body: list[ast.stmt]) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """The module functions and methods (of classes at any depth) of ``body``;
+    not the functions nested in them (they are part of their function)."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield stmt
+        elif isinstance(stmt, ast.ClassDef):
+            yield from _functions(stmt.body)
+
+
+def _view_names(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, makers: set[str], objects: frozenset[str]
+) -> tuple[str, ...]:
+    """The names every binding of which in ``fn`` (nested functions and its
+    parameters included) is ``name = <maker>(<arguments object>)``."""
+    views: dict[str, int] = defaultdict(int)
+    bindings: dict[str, int] = defaultdict(int)
+    for node in ast.walk(fn):
+        if node is not fn:
             for name in _binds(node):
                 bindings[name] += 1
-            if (
-                isinstance(node, ast.Assign)
-                and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name)
-                and isinstance(node.value, ast.Call)
-                and isinstance(node.value.func, ast.Name)
-                and node.value.func.id in makers
-                and len(node.value.args) >= 1
-                and not node.value.keywords
-                and dotted(node.value.args[0]) in objects
-            ):
-                views[node.targets[0].id] += 1
-        names = tuple(sorted(n for n, count in views.items() if count == bindings[n]))
-        if names:
-            out[path] = names
-    return out
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name)
+            and node.value.func.id in makers
+            and len(node.value.args) >= 1
+            and not node.value.keywords
+            and dotted(node.value.args[0]) in objects
+        ):
+            views[node.targets[0].id] += 1
+    return tuple(sorted(n for n, count in views.items() if count == bindings[n]))
 
 
 def _entry_point(
@@ -1618,7 +1651,7 @@ def mine_config(index: SourceIndex) -> ConfigModel:
         env=tuple(env),
         classes=tuple(classes),
         accessors=tuple(accessors),
-        views=tuple(sorted(views.items())),
+        views=tuple(views),
         entry_point=_entry_point(index, classes[0] if classes else None, primary_path),
         entry_points=tuple(_other_entry_points(index, class_sizes[1:], options)),
         scripts=tuple(

@@ -273,6 +273,26 @@ def quotes(
     return sorted(out, key=lambda q: q.rank)
 
 
+#: A sentence of a help text past the first that states what the option needs
+#: ("Requires --grpc-port or SGLANG_GRPC_PORT.", "Only used with --return-logprob.").
+_REQUIREMENT = re.compile(
+    r"(?:Requires\b|Needs\b|Only (?:supported|valid|used|works) (?:with|when)\b"
+    r"|Must be (?:used|set) with\b)"
+)
+
+
+def help_requirement(opt: Option) -> str | None:
+    """The first sentence of ``opt``'s help after its first one that states
+    what the option needs (:data:`_REQUIREMENT`), one line, or None."""
+    if not opt.help:
+        return None
+    sentences = re.split(r"(?<=[.!?;])\s+", " ".join(opt.help.split()))
+    for part in sentences[1:]:
+        if _REQUIREMENT.match(part):
+            return first_sentence(part)
+    return None
+
+
 def help_sentence(opt: Option, value: str) -> str | None:
     """The sentence of ``opt``'s help text that names ``value`` (quoted or as a
     word), or None."""

@@ -123,8 +123,12 @@ class Linker:
         self._parse = lru_cache(maxsize=65536)(self._parse_test)
         self._src = b""
         self._near: str | None = None
+        self._views: frozenset[str] = frozenset()
+        """The names holding a view of the arguments object in the function
+        being linked (:meth:`ConfigModel.views_in`)."""
         self._guards: dict[
-            tuple[str, bool, str | None], tuple[Literal["all", "any"], tuple[Clause, ...]]
+            tuple[str, bool, str | None, frozenset[str]],
+            tuple[Literal["all", "any"], tuple[Clause, ...]],
         ] = {}
 
     # ----------------------------------------------------------------- reads
@@ -147,7 +151,7 @@ class Linker:
     def _is_object(self, text: str) -> bool:
         """Is ``text`` the arguments object, by its name or as a local that
         holds a view of it in the file being linked (:meth:`ConfigModel.views_in`)?"""
-        return text in self.objects or text in self.config.views_in(self._near)
+        return text in self.objects or text in self._views
 
     def _split(self, node: ast.Attribute) -> tuple[ast.expr, list[str]]:
         """``get_exec().mamba.x`` -> (``get_exec()``, ``["mamba"]``)."""
@@ -316,16 +320,21 @@ class Linker:
             return Clause(Condition(text, "truthy", (), text))
         return Clause(cond, reads[cond.name])
 
-    def link_guard(self, index: int, guard: Guard, near: str | None = None) -> GuardLink:
+    def link_guard(
+        self, index: int, guard: Guard, near: str | None = None, line: int | None = None
+    ) -> GuardLink:
         """The clauses one guard requires (its polarity applied; cached by
         test), its options looked up near the file ``near`` (see
-        :meth:`classify`; None: anywhere)."""
+        :meth:`classify`; None: anywhere), in the function around ``line`` of
+        that file (default: the guard's own line), whose views of the
+        arguments object read settings exactly."""
         if guard.kind not in ("if", "while", "assert"):
             return GuardLink(index, guard, "all", ())
-        key = (guard.test, guard.negated, near)
+        views = self.config.views_in(near, guard.line if line is None else line)
+        key = (guard.test, guard.negated, near, views)
         found = self._guards.get(key)
         if found is None:
-            self._near = near
+            self._near, self._views = near, views
             found = self._guards[key] = self._link(guard)
         return GuardLink(index, guard, found[0], found[1])
 
@@ -356,15 +365,17 @@ class Linker:
     def link_site(self, site: Site) -> tuple[GuardLink, ...]:
         return tuple(self.link_guard(i, g, site.path) for i, g in enumerate(site.guards))
 
-    def reads_in(self, text: str, near: str | None = None) -> list[Read]:
+    def reads_in(self, text: str, near: str | None = None, line: int = 0) -> list[Read]:
         """Every setting read inside an expression (an assignment's value:
         ``int(get_parallel().tp_size)`` reads ``tp_size``), outermost first;
-        options looked up near the file ``near``."""
+        options looked up near the file ``near``, in the function around
+        ``line`` of it (:meth:`link_guard`)."""
         expr = self._parse(text)
         if expr is None:
             return []
         self._src = text.encode("utf-8")
         self._near = near
+        self._views = self.config.views_in(near, line)
         found: list[Read] = []
         inside: set[int] = set()
         for node in ast.walk(expr):

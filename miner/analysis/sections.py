@@ -63,7 +63,13 @@ from miner.analysis.condition import (
 )
 from miner.analysis.config import Condition as Setting
 from miner.analysis.config import ConfigModel, EnvVar, Option
-from miner.analysis.evidence import Quote, first_sentence, help_sentence, quotes
+from miner.analysis.evidence import (
+    Quote,
+    first_sentence,
+    help_requirement,
+    help_sentence,
+    quotes,
+)
 from miner.analysis.exceptions import short
 from miner.analysis.facts import (
     LEAVING_KINDS,
@@ -125,6 +131,8 @@ MAX_OTHER_NAMES = 2
 MAX_SOURCES = 3
 #: Most ways out listed from the conditions that read no setting.
 MAX_WAYS = 6
+#: Most later checks named in one "Once it passes, the later checks ..." sentence.
+MAX_LATER = 4
 #: Characters of the next check's message quoted in Solutions.
 MAX_NEXT_MESSAGE = 160
 #: Guards that put no condition on reaching the site.
@@ -439,7 +447,7 @@ class Writer:
         self.remedy = Remedies(self.config, self.entry)
         self.env_names = frozenset(e.name for e in self.config.env)
         self.phrases = Phrases(self.flags, self.env_names)
-        self._links: dict[tuple[str, str], Clause | None] = {}
+        self._links: dict[tuple[str, str, frozenset[str]], Clause | None] = {}
         paths: dict[str, set[str]] = {}
         for opt in self.config.options:
             if opt.owner in self.config.classes:
@@ -468,14 +476,20 @@ class Writer:
 
     # ------------------------------------------------------------ reading an error
 
-    def link_atom(self, atom: Condition, origin: Guard | None, path: str) -> Clause | None:
+    def link_atom(
+        self, atom: Condition, origin: Guard | None, path: str, line: int = 0
+    ) -> Clause | None:
         """The atom, tested in the file ``path``, as a setting comparison, or
-        None when it reads no setting."""
+        None when it reads no setting; read in the function around the line of
+        ``origin`` (else ``line``), whose views of the arguments object read
+        settings (:meth:`~miner.analysis.links.Linker.link_guard`)."""
         if atom.kind != "expr":
             return None
-        key = (atom.shown, path)
+        at = origin.line if origin is not None and origin.line else line
+        views = self.config.views_in(path, at)
+        key = (atom.shown, path, views)
         if key not in self._links:
-            link = self.linker.link_guard(0, Guard("if", atom.shown, False, 0), path)
+            link = self.linker.link_guard(0, Guard("if", atom.shown, False, 0), path, at)
             clause = link.clauses[0] if len(link.clauses) == 1 else None
             self._links[key] = clause if clause and clause.read else None
         return self._links[key]
@@ -912,12 +926,12 @@ class Writer:
         value = self.assignment_above(site, name, lines, start, below)
         if value is None or not value.value:
             return part
-        reads = self.linker.reads_in(value.value, site.path)
+        reads = self.linker.reads_in(value.value, site.path, site.line)
         if len(reads) != 1 or not reads[0].exact or reads[0].text != value.value:
             return part
         read = reads[0]
         shown = re.sub(rf"^{re.escape(name)}\b", lambda _: value.value, part.atom.shown)
-        clause = self.link_atom(replace(part.atom, shown=shown), part.origin, site.path)
+        clause = self.link_atom(replace(part.atom, shown=shown), part.origin, site.path, site.line)
         if clause is None or clause.read is None or clause.read.target != read.target:
             return part
         evidence = f"`{name}` is set as `{value.value}` at line {value.line}: " + (
@@ -1165,7 +1179,7 @@ class Writer:
         ``model_config.hf_config`` in arg_groups is not ``--model-config`` of
         prepare_deepseek_pack.py."""
         found: dict[str, Read] = {}
-        for read in self.linker.reads_in(value, site.path):
+        for read in self.linker.reads_in(value, site.path, site.line):
             if read.kind == "derived" or not reads_setting(read, site, self.classes):
                 continue
             opt = (
@@ -1204,7 +1218,7 @@ class Writer:
         parts = []
         for atom in cond.atoms():
             origin = whole or reach.origin(atom)
-            clause = self.link_atom(atom, origin, site.path)
+            clause = self.link_atom(atom, origin, site.path, site.line)
             strong = (
                 clause is not None
                 and clause.read is not None
@@ -1286,19 +1300,37 @@ class Writer:
             if _on_by_default(opt):
                 return f"{ref} is set to false (its default is `True`)"
             return f"{ref} is off (not given)" if opt.is_bool else f"{ref} is unset or empty"
+        # ``None`` of a flag whose default is ``None`` is the flag left out,
+        # not a value to compare with its choices
+        unset = "None" in values and opt.default in (None, "None")
+        shown_values = [v for v in values if v != "None"] if unset else list(values)
         if op in ("==", "in"):
-            text = (
-                f"{ref} is {values_list(values)}"
-                if len(values) == 1
-                else (f"{ref} is one of {values_list(values)}")
-            )
-            bad = [v for v in values if choices and v not in choices]
+            if unset and shown_values:
+                text = (
+                    f"{ref} is "
+                    + (
+                        values_list(shown_values)
+                        if len(shown_values) == 1
+                        else f"one of {values_list(shown_values)}"
+                    )
+                    + " (or not given)"
+                )
+            else:
+                text = (
+                    f"{ref} is {values_list(values)}"
+                    if len(values) == 1
+                    else (f"{ref} is one of {values_list(values)}")
+                )
+            bad = [v for v in shown_values if choices and v not in choices]
             if bad:
                 text += f", which is not among its choices {values_list(choices)}"
             return text
         if op in ("!=", "not in"):
             others = [c for c in choices if c not in values]
-            text = f"{ref} is not {values_list(values)}"
+            if unset and shown_values:
+                text = f"{ref} is given and is not {values_list(shown_values)}"
+            else:
+                text = f"{ref} is not {values_list(values)}"
             if others and len(others) <= MAX_VALUES:
                 text += f" (so it is {values_list(others)})"
             return text
@@ -1434,8 +1466,13 @@ class Writer:
         if opt is None or not opt.flag:
             return None
         flag, values = opt.flag, cond.values
+        # ``None`` of a flag whose default is ``None``: the flag left out
+        unset = "None" in values and opt.default in (None, "None")
+        given = [v for v in values if v != "None"] if unset else list(values)
         if cond.op == "==" and values:
             return code(f"{flag} {values[0]}")
+        if cond.op == "in" and unset and given:
+            return f"{code(flag)} set to {values_list(given)} (or not given)"
         if cond.op == "in" and values:
             return f"{code(flag)} set to {values_list(values)}"
         if cond.op == "truthy":
@@ -1452,6 +1489,8 @@ class Writer:
             others = [c for c in (opt.choices or ()) if c not in values]
             if others and len(others) <= MAX_VALUES:
                 return f"{code(flag)} set to {values_list(others)}"
+            if unset and given:
+                return f"{code(flag)} given and not {values_list(given)}"
             return f"{code(flag)} set to another value than {values_list(values)}"
         return None
 
@@ -1585,6 +1624,52 @@ class Writer:
             and _values_tested(other.guards[-1].test) & _values_tested(site.guards[-1].test)
         ]
         return found[0] if len(found) == 1 else None
+
+    def later_checks(self, r: Reading) -> tuple[tuple[int, str], ...]:
+        """The checks after the site of ``r`` that every run passing its own
+        check meets next, and what each needs, in the settings' words: (line,
+        words) in line order. A later raise or ``assert`` of the same function
+        counts when it is in the same block (the same enclosing guards), its
+        early exits include this site's own check, every early exit between
+        the two raises (another check: no ``return`` or ``continue`` makes it
+        conditional), and its own check is one setting's state
+        (:meth:`part_state`). ``handle_elastic_ep``: once
+        ``--enable-dp-attention`` is passed, ``--enable-dp-lm-head`` is needed
+        at line 491, ``--attn-cp-size 1`` at 495 and ``--moe-dp-size 1`` at 499."""
+        site = r.site
+        own = site.guards[-1] if site.guards else None
+        if own is None or not (own.kind == "assert" or _own_if(own, site)):
+            return ()
+        found: list[tuple[int, str]] = []
+        for other in self._sites.get((site.path, site.scope), ()):
+            if other.line <= site.line or not other.guards:
+                continue
+            mine = other.guards[-1]
+            if other.guards[:-1] != site.guards[:-1]:
+                continue
+            if not (mine.kind == "assert" or _own_if(mine, other)):
+                continue
+            other = self.with_nested_exits(other)
+            if not any(e.line == own.line for e in other.exits):
+                continue  # not reached only after this site's check passes
+            key = (other.path, other.line)
+            terms = self._sibling_terms.get(key)
+            if terms is None:
+                terms = self._sibling_terms[key] = self.site_terms(other)[1]
+            lines = dict(r.lines)
+            if any(
+                site.line < e.line < other.line and not self._raises_at(other, e, lines)
+                for e in other.exits
+            ):
+                continue  # a way around the later check
+            ours = [t for t in terms if t.origin == mine]
+            if len(ours) != 1 or ours[0].cond.op != "atom":
+                continue
+            part = ours[0].parts[0]
+            if not self.part_state(part):
+                continue
+            found.append((other.line, self.negated_words(ours[0])))
+        return tuple(sorted(dict(found).items()))
 
     def leads_elsewhere(self, r: Reading, term: Term) -> Guard | None:
         """The earlier exit of the site of ``r`` that raises another error
@@ -2030,7 +2115,7 @@ class Writer:
             value = arg.set_value or arg.text
             if arg.set_value:
                 item += f", set there as {code(arg.set_value)} (line {arg.set_line})"
-            reads = [read for read in self.linker.reads_in(value, arg.path) if read.exact]
+            reads = [read for read in self.linker.reads_in(value, arg.path, arg.line) if read.exact]
             if reads:
                 item += ", which reads " + joined([self.read_ref(read) for read in reads])
             if any(name == src.name for name, _ in r.barred.get((arg.path, arg.line), ())):
@@ -2338,18 +2423,36 @@ class Writer:
             return fix
         return Fix(prefix + fix.text[0].lower() + fix.text[1:], fix.example)
 
-    def _help_of(self, opt: Option, value: str | None = None, avoid: Sequence[str] = ()) -> str:
+    def _help_of(
+        self,
+        opt: Option,
+        value: str | None = None,
+        avoid: Sequence[str] = (),
+        needs: bool = True,
+    ) -> str:
         """`` Its help says: "..."``: the help sentence naming ``value``, or
         (without a value) the help's first sentence; empty without one, or
         when that sentence also names one of ``avoid`` (the values that
         raise: "'fp8_e5m2' and 'fp8_e4m3' are supported" is no reason to pick
-        ``fp8_e4m3`` where ``fp8_e5m2`` raises)."""
+        ``fp8_e4m3`` where ``fp8_e5m2`` raises). With ``needs``, a later sentence
+        of the help that says what the option needs follows
+        (:func:`~miner.analysis.evidence.help_requirement`: ``--sidecar``'s
+        "Requires --grpc-port or SGLANG_GRPC_PORT.")."""
         text = help_sentence(opt, value) if value else None
         if text is not None and any(help_sentence(replace(opt, help=text), v) for v in avoid):
             return ""
         if text is None and opt.help and opt.help != "==SUPPRESS==" and value is None:
             text = first_sentence(opt.help)
-        return f' Its help says: "{_closed(text)}"' if text else ""
+        if not text:
+            return ""
+        # what the option needs, for a fix that gives it (not one that drops it)
+        required = help_requirement(opt) if needs else None
+        also = (
+            f' and: "{_closed(required.rstrip(";,: "))}"'
+            if required and required not in text
+            else ""
+        )
+        return f' Its help says: "{_closed(text)}"{also}'
 
     def _option_fix(self, opt: Option, cond: Setting) -> Fix | None:
         """:meth:`_option_fix_in` with the command that parses ``opt``; the
@@ -2419,7 +2522,12 @@ class Writer:
                 )
                 return Fix(text)
             text = _close(text) if text else ""
-            before = f"{cmd} ... {flag} {values[0]}"
+            # a needed ``None`` of a flag that defaults to ``None`` is the flag
+            # left out: the failing line shows another needed value, or none
+            shown_value = next(
+                (v for v in values if v != "None" or opt.default not in (None, "None")), None
+            )
+            before = f"{cmd} ... {flag} {shown_value}" if shown_value else f"{cmd} ..."
             if safe:
                 pick = next((o for o in safe if o != "auto"), safe[0])
                 after = f"{cmd} ... {flag} {pick}"
@@ -2490,7 +2598,9 @@ class Writer:
                     else ""
                 )
                 text = f"Drop {code(flag)}: it is off by default{also}."
-                text += self._help_of(opt).replace("Its help says", "Dropping it gives up")
+                text += self._help_of(opt, needs=False).replace(
+                    "Its help says", "Dropping it gives up"
+                )
                 text = _close(text) + self._turned_on(opt)
                 return Fix(text, ExampleFix("shell", f"{cmd} ... {flag}", f"{cmd} ..."))
             text = f"Leave {code(flag)} unset (default {code(shown(opt.default))})."
@@ -2862,6 +2972,16 @@ class Writer:
                         )
                     )
                     continue
+                left_out = _left_out(r, opt.name)
+                if left_out is not None and not opt.is_bool:
+                    # the error needs the flag not given: no value to check
+                    fixes.append(
+                        Fix(
+                            f"Give {code(name)}, which the message names: this error needs it "
+                            f"not given ({code(left_out)})." + self._help_of(opt)
+                        )
+                    )
+                    continue
                 fixes.append(
                     Fix(
                         f"Check the value you give {code(name)}, which the message names"
@@ -2946,6 +3066,19 @@ class Writer:
                 f"Once it passes, the next check of {code(site.scope)} raises "
                 f"{code(short(after.exception or 'an exception'))} at line {after.line} when "
                 f"{code(shown)}: {code(_quoted_message(after.message or ''))}."
+            )
+        later = self.later_checks(r) if r.user_facing and after is None and texts else ()
+        if later:
+            needs = "; ".join(f"{words} (line {line})" for line, words in later[:MAX_LATER])
+            beyond = len(later) - MAX_LATER
+            texts.append(
+                f"Once it passes, the later checks of {code(site.scope)} in the same block "
+                f"also need: {needs}"
+                + (
+                    f"; and {plural(beyond, 'more setting')} (their own cards)."
+                    if beyond > 0
+                    else "."
+                )
             )
         for fix in around:
             texts.append(f"{_close(fix.text)} The check is then not reached.")
@@ -3620,6 +3753,16 @@ def _values_tested(test: str) -> frozenset[str]:
     """:func:`~miner.analysis.resolvers.test_names` of ``test`` less the
     functions it calls (``os.path.isfile`` of two files is two values)."""
     return frozenset(n for n in test_names(test) if not re.search(rf"\b{n}\s*\(", test))
+
+
+def _left_out(r: Reading, name: str) -> str | None:
+    """The conjunct of ``r`` that needs the setting ``name`` not given
+    (``cfg.sidecar is None``), as shown, or None."""
+    pattern = re.compile(rf"(?:^|\.){re.escape(name)} is None$")
+    for term in r.terms:
+        if term.cond.op == "atom" and pattern.search(term.cond.text()):
+            return term.cond.text()
+    return None
 
 
 def _own_if(guard: Guard, site: Site) -> bool:
