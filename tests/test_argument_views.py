@@ -69,6 +69,17 @@ def handle_elsewhere(server_args):
     other = elsewhere_view(server_args)
     if other.dtype == "half":
         raise ValueError("elsewhere cannot run in half precision")
+
+
+def handle_internal(server_args):
+    cfg = resolving_view(server_args)
+    if cfg.internal_only:
+        raise ValueError("the hook cannot run internal only")
+
+
+def handle_internal_directly(server_args):
+    if server_args.internal_only:
+        raise ValueError("the direct hook cannot run internal only")
 """
 
 SHADOWED = """
@@ -105,6 +116,7 @@ def test_views_are_the_locals_bound_only_to_a_view_of_the_arguments():
     assert config.views == (
         ("pkg/hook.py", 5, 8, ("cfg",)),
         ("pkg/hook.py", 11, 14, ("snap",)),
+        ("pkg/hook.py", 23, 26, ("cfg",)),
         ("pkg/shadowed.py", 9, 12, ("cfg",)),
     )
     assert config.views_in("pkg/hook.py", 7) == frozenset({"cfg"})
@@ -150,4 +162,14 @@ def test_a_name_also_bound_otherwise_in_its_function_or_another_proxy_links_noth
     elsewhere = found["elsewhere cannot run in half precision"]
     assert elsewhere.what_it_means == (
         'In `handle_elsewhere`, this is raised when `other.dtype == "half"`.'
+    )
+
+
+def test_a_field_without_a_flag_read_through_a_view_gets_no_constructor_fix():
+    found = analyses(REPO)
+    # start-up may declare what a view reads: ``ServerArgs(internal_only=False)``
+    # is no sure way out there, only where the object itself is read
+    assert not any("Construct" in s for s in found["the hook cannot run internal only"].solutions)
+    assert found["the direct hook cannot run internal only"].solutions[0] == (
+        "Construct `ServerArgs` with `internal_only=False`."
     )

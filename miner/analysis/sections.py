@@ -1313,7 +1313,7 @@ class Writer:
                         if len(shown_values) == 1
                         else f"one of {values_list(shown_values)}"
                     )
-                    + " (or not given)"
+                    + (" (or not given)" if opt.flag else " (or `None`)")
                 )
             else:
                 text = (
@@ -1328,11 +1328,17 @@ class Writer:
         if op in ("!=", "not in"):
             others = [c for c in choices if c not in values]
             if unset and shown_values:
-                text = f"{ref} is given and is not {values_list(shown_values)}"
+                text = (
+                    f"{ref} is given and is not {values_list(shown_values)}"
+                    if opt.flag
+                    else f"{ref} is not `None` nor {values_list(shown_values)}"
+                )
             else:
                 text = f"{ref} is not {values_list(values)}"
             if others and len(others) <= MAX_VALUES:
-                text += f" (so it is {values_list(others)})"
+                # a flag that defaults to ``None`` also differs when left out
+                left = opt.flag and opt.default in (None, "None") and "None" not in values
+                text += f" (so it is {values_list(others)}{' or not given' if left else ''})"
             return text
         if op == "is None":
             stored = self.resolved_besides(opt, ["None"])
@@ -1340,16 +1346,22 @@ class Writer:
                 # not given is not enough: start-up may give it a value
                 value, path, line = stored[0]
                 more = f" and {plural(len(stored) - 1, 'more place')}" if len(stored) > 1 else ""
-                given = "not given" if opt.default in ("None", None) else "set to `None`"
+                if opt.default not in ("None", None):
+                    given = "set to `None`"
+                else:
+                    given = "not given" if opt.flag else "its default"
                 return (
                     f"{ref} is `None` ({given}, and not set by the argument handling, which "
                     f"stores {code(value)} in some cases: `{path}:{line}`{more})"
                 )
             if opt.default in ("None", None):
+                # a field without a flag is not given on a command line: code sets it
+                if not opt.flag:
+                    return f"{ref} is `None` (its default)"
                 return f"{ref} is not given (its default is `None`)"
             return f"{ref} is `None`"
         if op == "is not None":
-            return f"{ref} is given"
+            return f"{ref} is given" if opt.flag else f"{ref} is not `None`"
         return f"{_compare_text(cond)}, where {code(cond.name)} is {ref}"
 
     def env_state(self, name: str, cond: Setting) -> str:
@@ -1488,7 +1500,10 @@ class Writer:
         if cond.op in ("!=", "not in") and values:
             others = [c for c in (opt.choices or ()) if c not in values]
             if others and len(others) <= MAX_VALUES:
-                return f"{code(flag)} set to {values_list(others)}"
+                left = opt.default in (None, "None") and "None" not in values
+                return f"{code(flag)} set to {values_list(others)}" + (
+                    " or not given" if left else ""
+                )
             if unset and given:
                 return f"{code(flag)} given and not {values_list(given)}"
             return f"{code(flag)} set to another value than {values_list(values)}"
@@ -1625,7 +1640,7 @@ class Writer:
         ]
         return found[0] if len(found) == 1 else None
 
-    def later_checks(self, r: Reading) -> tuple[tuple[int, str], ...]:
+    def later_checks(self, r: Reading) -> tuple[tuple[tuple[int, str], ...], bool]:
         """The checks after the site of ``r`` that every run passing its own
         check meets next, and what each needs, in the settings' words: (line,
         words) in line order. A later raise or ``assert`` of the same function
@@ -1635,12 +1650,15 @@ class Writer:
         conditional), and its own check is one setting's state
         (:meth:`part_state`). ``handle_elastic_ep``: once
         ``--enable-dp-attention`` is passed, ``--enable-dp-lm-head`` is needed
-        at line 491, ``--attn-cp-size 1`` at 495 and ``--moe-dp-size 1`` at 499."""
+        at line 491, ``--attn-cp-size 1`` at 495 and ``--moe-dp-size 1`` at 499.
+        The flag is true when later checks of the block that test other
+        values were left out."""
         site = r.site
         own = site.guards[-1] if site.guards else None
         if own is None or not (own.kind == "assert" or _own_if(own, site)):
-            return ()
+            return (), False
         found: list[tuple[int, str]] = []
+        others = False
         for other in self._sites.get((site.path, site.scope), ()):
             if other.line <= site.line or not other.guards:
                 continue
@@ -1648,6 +1666,11 @@ class Writer:
             if other.guards[:-1] != site.guards[:-1]:
                 continue
             if not (mine.kind == "assert" or _own_if(mine, other)):
+                continue
+            if isinstance(parse_expr(mine.test), ast.BoolOp):
+                # its simplified term may leave out the part that this
+                # site's path already rules out: only a test of one setting
+                others = True
                 continue
             other = self.with_nested_exits(other)
             if not any(e.line == own.line for e in other.exits):
@@ -1663,13 +1686,11 @@ class Writer:
             ):
                 continue  # a way around the later check
             ours = [t for t in terms if t.origin == mine]
-            if len(ours) != 1 or ours[0].cond.op != "atom":
-                continue
-            part = ours[0].parts[0]
-            if not self.part_state(part):
+            if len(ours) != 1 or ours[0].cond.op != "atom" or not self.part_state(ours[0].parts[0]):
+                others = True
                 continue
             found.append((other.line, self.negated_words(ours[0])))
-        return tuple(sorted(dict(found).items()))
+        return tuple(sorted(dict(found).items())), others
 
     def leads_elsewhere(self, r: Reading, term: Term) -> Guard | None:
         """The earlier exit of the site of ``r`` that raises another error
@@ -2629,6 +2650,16 @@ class Writer:
         return None
 
     def _field_fix(self, opt: Option, cond: Setting) -> Fix | None:
+        """The constructor argument of a field without a flag that makes
+        ``cond`` false, or None; none when the argument handling itself stores
+        a value that meets ``cond`` (:meth:`resolved_to`): a view of the
+        resolved arguments reads that value, whatever the constructor got
+        (SGLang's ``uses_mamba_radix_cache``, declared true for mamba models)."""
+        failing = {"truthy": ["True", "1"], "falsy": ["False", "0", "None"]}.get(
+            cond.op, list(cond.values) if cond.op in ("==", "in") else []
+        )
+        if failing and self.resolved_to(opt, failing):
+            return None
         call = f"{opt.owner}(..., {opt.name}="
         if cond.op in ("truthy", "falsy"):
             bad, good = ("True", "False") if cond.op == "truthy" else ("False", "True")
@@ -2768,6 +2799,11 @@ class Writer:
                 prefix = f"If {code(read.text)} is {code(named.owner + '.' + named.name)}: "
         if read.kind == "option":
             opt = self.config.option_in(read.target, read.option_path)
+            if opt is not None and not opt.flag and read.exact and not self._read_directly(read):
+                # a field without a flag, read through a view of the resolved
+                # arguments or an accessor: start-up may declare its value
+                # (``uses_mamba_radix_cache``), so a constructor argument is no fix
+                return []
             fix = self.option_fix(opt, cond, prefix) if opt else None
             return [fix] if fix else []
         found = self.expanded(read, cond)
@@ -2793,6 +2829,11 @@ class Writer:
                 )
             ]
         return fixes
+
+    def _read_directly(self, read: Read) -> bool:
+        """Whether ``read`` reads the arguments object itself by one of its
+        names (``server_args.x``), not a view of it or an accessor's result."""
+        return read.text.rsplit(".", 1)[0] in self.linker.objects
 
     def default_choice(self, clause: Clause, r: Reading) -> str:
         """What a setting left out (default ``None`` or ``auto``) resolves to, for
@@ -3067,13 +3108,16 @@ class Writer:
                 f"{code(short(after.exception or 'an exception'))} at line {after.line} when "
                 f"{code(shown)}: {code(_quoted_message(after.message or ''))}."
             )
-        later = self.later_checks(r) if r.user_facing and after is None and texts else ()
+        later, more_checks = (
+            self.later_checks(r) if r.user_facing and after is None and texts else ((), False)
+        )
         if later:
             needs = "; ".join(f"{words} (line {line})" for line, words in later[:MAX_LATER])
             beyond = len(later) - MAX_LATER
+            among = ", among others" if more_checks else ""
             texts.append(
-                f"Once it passes, the later checks of {code(site.scope)} in the same block "
-                f"also need: {needs}"
+                f"Once it passes, later checks of {code(site.scope)} in the same block "
+                f"also need{among}: {needs}"
                 + (
                     f"; and {plural(beyond, 'more setting')} (their own cards)."
                     if beyond > 0

@@ -382,6 +382,7 @@ CARDS: tuple[dict[str, Any], ...] = (
                 r"`--swa-full-tokens-ratio`",
                 r"0\.8",
                 r"swa_full_tokens_ratio <= 1\.0",
+                r"is not `host_pool` \(so it is `cpu_tensor` or not given\)",
             ),
             "what": (
                 r"declare a reset \(e\.g\. Step3p forces 1\.0 under hierarchical cache\) that "
@@ -397,23 +398,12 @@ CARDS: tuple[dict[str, Any], ...] = (
             "solutions": (r"in range \(0, 1,",),
             # the comment at kv_cache_hook.py:189-191 is not cut after '(e.g.'
             "what": (r"declare a reset \(e\.g\.\"",),
+            # Optional[str] with default None ('If omitted, the backend is
+            # inferred', server_args.py:3211-3220), inferred only later in
+            # resolve_decode_retraction_backup (mem_cache/kv_cache_builder.py:146-180):
+            # at kv_cache_hook.py:144 'not host_pool' is also the unset value
+            "when": (r"\(so it is `cpu_tensor`\)",),
         },
-        defects=(
-            dict(
-                reason=(
-                    "When it happens says '`--disaggregation-decode-retraction-backup` is not "
-                    "`host_pool` (so it is `cpu_tensor`)', but the option is Optional[str] with "
-                    "default None ('If omitted, the backend is inferred', "
-                    "server_args.py:3211-3220) "
-                    "and is inferred only later, in resolve_decode_retraction_backup "
-                    "(mem_cache/kv_cache_builder.py:146-180): at kv_cache_hook.py:144 'not "
-                    "host_pool' is also the unset value"
-                ),
-                must_not={
-                    "when": (r"\(so it is `cpu_tensor`\)",),
-                },
-            ),
-        ),
     ),
     dict(
         id="780f0537a0165564",
