@@ -41,6 +41,7 @@ from typing import Any, Literal
 
 from miner.analysis.audience import path_kind
 from miner.analysis.code import SourceIndex, call_name, dotted, literal_text, parse_expr, unparse
+from miner.extract.ast_fallback import names_bound
 
 #: How many delegation levels a derived setting is followed through.
 MAX_DEPTH = 4
@@ -1379,23 +1380,16 @@ def _view_makers(tree: ast.Module, proxies: set[str]) -> set[str]:
 
 
 def _binds(node: ast.AST) -> list[str]:
-    """The names ``node`` binds (assignment and loop targets, parameters,
-    imports, ``except ... as``, ``def``/``class`` names, ``global``)."""
+    """The names ``node`` binds: assignment and loop targets, parameters,
+    ``def``/``class`` names, and what :func:`~miner.extract.ast_fallback.names_bound`
+    reads (imports, ``global``, ``except ... as``, ``match`` captures)."""
     if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
         return [node.id]
     if isinstance(node, ast.arg):
         return [node.arg]
-    if isinstance(node, ast.alias):
-        return [(node.asname or node.name).split(".")[0]]
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [node.name]
-    if isinstance(node, ast.ExceptHandler) and node.name:
-        return [node.name]
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return list(node.names)
-    if isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-        return [node.name]
-    return []
+    return names_bound(node)
 
 
 def argument_views(

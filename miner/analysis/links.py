@@ -150,7 +150,8 @@ class Linker:
 
     def _is_object(self, text: str) -> bool:
         """Is ``text`` the arguments object, by its name or as a local that
-        holds a view of it in the file being linked (:meth:`ConfigModel.views_in`)?"""
+        holds a view of it in the function being linked
+        (:meth:`ConfigModel.views_in`)?"""
         return text in self.objects or text in self._views
 
     def _split(self, node: ast.Attribute) -> tuple[ast.expr, list[str]]:

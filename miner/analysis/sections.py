@@ -529,6 +529,15 @@ class Writer:
         choices = (opt.choices or ()) if opt is not None else ()
         return bool(choices) and all(v in choices for v in clause.condition.values)
 
+    def sibling_terms(self, other: Site) -> tuple[Term, ...]:
+        """:meth:`site_terms` of another site (its nested exits added), made
+        once per site whichever error asks."""
+        key = (other.path, other.line)
+        terms = self._sibling_terms.get(key)
+        if terms is None:
+            terms = self._sibling_terms[key] = self.site_terms(self.with_nested_exits(other))[1]
+        return terms
+
     def raising_values(self, r: Reading, part: Part) -> tuple[str, ...]:
         """Values of the setting ``part`` tests that another raise of the
         same function refuses under conditions this error already meets:
@@ -545,10 +554,7 @@ class Writer:
         for other in self._sites.get((r.site.path, r.site.scope), ()):
             if other.line == r.site.line or other.kind != "raise":
                 continue
-            key = (other.path, other.line)
-            terms = self._sibling_terms.get(key)
-            if terms is None:
-                terms = self._sibling_terms[key] = self.site_terms(self.with_nested_exits(other))[1]
+            terms = self.sibling_terms(other)
             tests = [
                 t
                 for t in terms
@@ -1300,10 +1306,7 @@ class Writer:
             if _on_by_default(opt):
                 return f"{ref} is set to false (its default is `True`)"
             return f"{ref} is off (not given)" if opt.is_bool else f"{ref} is unset or empty"
-        # ``None`` of a flag whose default is ``None`` is the flag left out,
-        # not a value to compare with its choices
-        unset = "None" in values and opt.default in (None, "None")
-        shown_values = [v for v in values if v != "None"] if unset else list(values)
+        unset, shown_values = _none_left_out(opt, values)
         if op in ("==", "in"):
             if unset and shown_values:
                 text = (
@@ -1337,7 +1340,7 @@ class Writer:
                 text = f"{ref} is not {values_list(values)}"
             if others and len(others) <= MAX_VALUES:
                 # a flag that defaults to ``None`` also differs when left out
-                left = opt.flag and opt.default in (None, "None") and "None" not in values
+                left = opt.flag and _defaults_to_none(opt) and "None" not in values
                 text += f" (so it is {values_list(others)}{' or not given' if left else ''})"
             return text
         if op == "is None":
@@ -1478,9 +1481,7 @@ class Writer:
         if opt is None or not opt.flag:
             return None
         flag, values = opt.flag, cond.values
-        # ``None`` of a flag whose default is ``None``: the flag left out
-        unset = "None" in values and opt.default in (None, "None")
-        given = [v for v in values if v != "None"] if unset else list(values)
+        unset, given = _none_left_out(opt, values)
         if cond.op == "==" and values:
             return code(f"{flag} {values[0]}")
         if cond.op == "in" and unset and given:
@@ -1500,7 +1501,7 @@ class Writer:
         if cond.op in ("!=", "not in") and values:
             others = [c for c in (opt.choices or ()) if c not in values]
             if others and len(others) <= MAX_VALUES:
-                left = opt.default in (None, "None") and "None" not in values
+                left = _defaults_to_none(opt) and "None" not in values
                 return f"{code(flag)} set to {values_list(others)}" + (
                     " or not given" if left else ""
                 )
@@ -1675,17 +1676,12 @@ class Writer:
             other = self.with_nested_exits(other)
             if not any(e.line == own.line for e in other.exits):
                 continue  # not reached only after this site's check passes
-            key = (other.path, other.line)
-            terms = self._sibling_terms.get(key)
-            if terms is None:
-                terms = self._sibling_terms[key] = self.site_terms(other)[1]
-            lines = dict(r.lines)
             if any(
-                site.line < e.line < other.line and not self._raises_at(other, e, lines)
+                site.line < e.line < other.line and not self._raises_at(other, e, r.lines)
                 for e in other.exits
             ):
                 continue  # a way around the later check
-            ours = [t for t in terms if t.origin == mine]
+            ours = [t for t in self.sibling_terms(other) if t.origin == mine]
             if len(ours) != 1 or ours[0].cond.op != "atom" or not self.part_state(ours[0].parts[0]):
                 others = True
                 continue
@@ -2546,7 +2542,7 @@ class Writer:
             # a needed ``None`` of a flag that defaults to ``None`` is the flag
             # left out: the failing line shows another needed value, or none
             shown_value = next(
-                (v for v in values if v != "None" or opt.default not in (None, "None")), None
+                (v for v in values if v != "None" or not _defaults_to_none(opt)), None
             )
             before = f"{cmd} ... {flag} {shown_value}" if shown_value else f"{cmd} ..."
             if safe:
@@ -3797,6 +3793,19 @@ def _values_tested(test: str) -> frozenset[str]:
     """:func:`~miner.analysis.resolvers.test_names` of ``test`` less the
     functions it calls (``os.path.isfile`` of two files is two values)."""
     return frozenset(n for n in test_names(test) if not re.search(rf"\b{n}\s*\(", test))
+
+
+def _defaults_to_none(opt: Option) -> bool:
+    """Whether ``opt``'s default is ``None`` (left out, it holds ``None``)."""
+    return opt.default in (None, "None")
+
+
+def _none_left_out(opt: Option, values: Sequence[str]) -> tuple[bool, list[str]]:
+    """``(whether ``None`` among ``values`` is ``opt`` left out, the other
+    values)``: of a setting that defaults to ``None``, the value ``None`` is
+    not one to compare with its choices."""
+    unset = "None" in values and _defaults_to_none(opt)
+    return unset, [v for v in values if v != "None"] if unset else list(values)
 
 
 def _left_out(r: Reading, name: str) -> str | None:

@@ -712,7 +712,7 @@ def _bindings(root: ast.FunctionDef | ast.AsyncFunctionDef, walker: _Walker) -> 
         if not _bind_assignment(node, bind, value):
             # an import binds a module or a class; the other statements, a value
             imported = isinstance(node, ast.Import | ast.ImportFrom)
-            for name in _names_bound(node):
+            for name in names_bound(node):
                 found[name].append(Binding("class") if imported else other)
         stack.extend(reversed(list(ast.iter_child_nodes(node))))
     return found
@@ -747,7 +747,7 @@ def _bind_assignment(
     return True
 
 
-def _names_bound(node: ast.AST) -> list[str]:
+def names_bound(node: ast.AST) -> list[str]:
     """Plain names bound by imports, ``global``/``nonlocal``, ``except ... as``
     and ``match`` captures, in source order."""
     if isinstance(node, ast.Import | ast.ImportFrom):
