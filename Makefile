@@ -47,7 +47,8 @@ demo: corpus
 site: corpus
 	$(BIN)/miner mine --repo '$(CORPUS)' --commit '$(DEMO_TAG)' --out '$(OUT)' --slug '$(SLUG)' --link-ref '$(DEMO_TAG)' --site
 
-## Debian's headless Chromium for the browser test (apt, as root); without it the test is skipped
+## Debian's headless Chromium for the browser tests (apt, as root); never run by make test,
+## which skips those tests with a reason when Chromium is absent
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -77,12 +78,13 @@ lint: $(STAMP)
 	$(BIN)/ruff check miner tests benchmarks
 	$(BIN)/mypy
 
-## everything CI runs: lint, types, unit and integration tests (real SGLang releases)
-test: $(STAMP) corpus lint browser
+## everything CI runs: lint, types, unit and integration tests (real SGLang releases);
+## browser tests skip with a reason when Chromium is absent (make browser installs it)
+test: $(STAMP) corpus lint
 	RAISE_MINER_CORPUS='$(CORPUS)' RAISE_MINER_ARTIFACTS='$(OUT)/test-artifacts' $(BIN)/pytest -q
 
 ## the quick loop: no integration tests on the real releases
-test-fast: $(STAMP) lint browser
+test-fast: $(STAMP) lint
 	RAISE_MINER_ARTIFACTS='$(OUT)/test-artifacts' $(BIN)/pytest -q -m 'not integration'
 
 ## time and peak memory of mining the hard inputs of tests/hard_input_fixtures.py (issue 4)

@@ -13,8 +13,9 @@ bytes to disk.
   ``renameat2(RENAME_EXCHANGE)``, elsewhere with two renames, and removes the
   old tree. A run killed at any point leaves the old folder or the new one,
   complete, and leftovers that the next run into the same folder removes.
-* :func:`locked`: one run per destination (``fcntl.flock`` on
-  ``DEST.parent/.DEST.lock``); a second run stops at once with one line.
+* :func:`locked`: one run per destination (``fcntl.flock`` on a lock file in
+  the cache folder keyed by the destination's real path, removed when
+  released); a second run stops at once with one line.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import ctypes
 import errno
 import fcntl
 import filecmp
+import hashlib
 import os
 import re
 import shutil
@@ -149,11 +151,26 @@ def _names(dest: Path) -> tuple[Path, str]:
     return real.parent, real.name
 
 
+def default_cache_dir() -> Path:
+    """The cache folder: ``$RAISE_MINER_CACHE``, else
+    ``$XDG_CACHE_HOME/raise-miner``, else ``~/.cache/raise-miner`` (not
+    created here). Clones, the blob cache, the commit store, downloaded
+    wheels and the lock files live there."""
+    explicit = os.environ.get("RAISE_MINER_CACHE")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "raise-miner"
+
+
 def lock_path(dest: Path) -> Path:
-    """The lock file of ``dest``: ``DEST.parent/.DEST.lock`` (kept: removing a
-    lock file while another process waits on it would let two runs in)."""
-    parent, name = _names(dest)
-    return parent / f".{name}.lock"
+    """The lock file of ``dest``: ``<cache>/locks/<name>-<hash>.lock``, keyed
+    by the real path of ``dest`` (symbolic links resolved), so two paths to
+    one folder share one lock and nothing is left beside the output."""
+    real = os.path.realpath(dest)
+    key = hashlib.sha256(os.fsencode(real)).hexdigest()[:24]
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", Path(real).name)[:40] or "root"
+    return default_cache_dir() / "locks" / f"{name}-{key}.lock"
 
 
 class BusyError(OutputError):
@@ -162,11 +179,59 @@ class BusyError(OutputError):
 
 #: Locks held by this process: lock file -> (descriptor, depth).
 _HELD: dict[str, tuple[int, int]] = {}
+#: Flags of a lock file: never through a symbolic link, closed in children.
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+
+
+def _open_lock(dest: Path, path: Path) -> int:
+    """A descriptor holding the lock of ``path`` (the file still at that
+    path: a run that released and removed it meanwhile makes us try again).
+
+    Raises:
+        BusyError: another process holds it.
+        OutputError: the lock file cannot be created or locked.
+    """
+    for _ in range(100):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd = os.open(path, _LOCK_FLAGS, 0o600)
+        except OSError as exc:
+            raise OutputError(
+                f"{dest}: cannot create the lock file {path} ({exc.strerror or exc}); "
+                "set RAISE_MINER_CACHE to a writable folder"
+            ) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            pid = re.match(rb"\d{1,10}", os.pread(fd, 32, 0))  # never printed raw
+            holder = pid.group().decode() if pid else ""
+            os.close(fd)
+            if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                raise BusyError(
+                    f"{dest}: another miner run (pid {holder or '?'}) is writing this folder; "
+                    "wait for it to end or pass another --out"
+                ) from None
+            raise OutputError(f"{dest}: cannot lock {path} ({exc.strerror or exc})") from None
+        if _same_file(fd, path):
+            return fd
+        os.close(fd)  # released and removed by its holder while we waited: again
+    raise OutputError(f"{dest}: cannot lock {path} (it keeps being replaced)")
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """Whether ``path`` still names the file open as ``fd``."""
+    try:
+        named = path.lstat()
+    except OSError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
 @contextlib.contextmanager
 def locked(dest: Path) -> Iterator[None]:
-    """Hold the lock of ``dest`` (re-entrant within a process).
+    """Hold the lock of ``dest`` (re-entrant within a process); the lock file
+    (:func:`lock_path`) is removed when it is released.
 
     Raises:
         BusyError: another process holds it.
@@ -183,25 +248,7 @@ def locked(dest: Path) -> Iterator[None]:
             fd, depth = _HELD[key]
             _HELD[key] = (fd, depth - 1)
         return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError as exc:
-        raise OutputError(
-            f"{dest}: cannot create the lock file {path} ({exc.strerror or exc}); "
-            "pass --out inside a writable folder"
-        ) from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as exc:
-        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
-        os.close(fd)
-        if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-            raise BusyError(
-                f"{dest}: another miner run (pid {holder}) is writing this folder; "
-                "wait for it to end or pass another --out"
-            ) from None
-        raise OutputError(f"{dest}: cannot lock {path} ({exc.strerror or exc})") from None
+    fd = _open_lock(dest, path)
     _HELD[key] = (fd, 1)
     try:
         os.ftruncate(fd, 0)
@@ -209,6 +256,8 @@ def locked(dest: Path) -> Iterator[None]:
         yield
     finally:
         del _HELD[key]
+        with contextlib.suppress(OSError):
+            path.unlink()  # still locked: a waiter that opened it tries again
         os.close(fd)  # releases the lock
 
 

@@ -4,12 +4,11 @@ fresh virtual environment holding only the wheel, away from the source tree.
 
 How the pieces are made, to stay fast and need as little network as can be:
 
-- The wheel is built from a copy of the project (top-level files and
-  ``miner/``), so the build's ``build/`` and ``*.egg-info`` never land in the
-  source tree. ``pip wheel --no-build-isolation`` is used when this
-  interpreter has a setuptools that can build wheels by itself (>= 70.1, or
-  >= 68 with ``wheel``); otherwise pip builds in isolation and fetches
-  ``setuptools>=68`` from the package index (a second or two).
+- The wheel is built from a copy of the project (top-level files,
+  ``miner/`` and ``templates/``), so nothing of the build lands in the source
+  tree. ``pip wheel --no-build-isolation`` is used when this interpreter has
+  the build backend, hatchling (the test extra installs it); otherwise pip
+  builds in isolation and fetches it from the package index.
 - The virtual environment is plain (no ``--system-site-packages``, no pip of
   its own); this interpreter's pip installs the wheel into it with
   ``--no-deps --no-index``. The dependencies (libcst, GitPython, Jinja2, ...)
@@ -44,7 +43,7 @@ pytestmark = pytest.mark.slow
 
 PROJECT = Path(__file__).resolve().parents[1]
 SOURCE_PACKAGE = PROJECT / "miner"
-TEMPLATES = SOURCE_PACKAGE / "publish" / "templates"
+TEMPLATES = PROJECT / "templates"
 BIN = "Scripts" if os.name == "nt" else "bin"
 
 
@@ -84,27 +83,22 @@ def run(cmd: list[str], cwd: Path, **extra: str) -> subprocess.CompletedProcess[
 
 def _can_build_without_isolation() -> bool:
     try:
-        setuptools = Version(metadata.version("setuptools"))
+        return Version(metadata.version("hatchling")) >= Version("1.21")
     except metadata.PackageNotFoundError:
         return False
-    if setuptools >= Version("70.1"):  # bdist_wheel moved into setuptools
-        return True
-    try:
-        metadata.version("wheel")
-    except metadata.PackageNotFoundError:
-        return False
-    return setuptools >= Version("68")
 
 
 def _copy_project(dest: Path) -> Path:
-    """The files a build reads: top-level files and the package, no caches."""
+    """The files a build reads: top-level files, the package and its
+    templates, no caches."""
     dest.mkdir()
     for entry in PROJECT.iterdir():
         if entry.is_file():
             shutil.copy2(entry, dest / entry.name)
-    shutil.copytree(
-        SOURCE_PACKAGE, dest / "miner", ignore=shutil.ignore_patterns("__pycache__", "*.py[co]")
-    )
+    for folder in (SOURCE_PACKAGE, TEMPLATES):
+        shutil.copytree(
+            folder, dest / folder.name, ignore=shutil.ignore_patterns("__pycache__", "*.py[co]")
+        )
     return dest
 
 
@@ -181,18 +175,20 @@ def test_wheel_carries_every_file_of_the_package(wheel: Path) -> None:
             next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
         ).decode()
     shipped = sorted(n for n in names if n.startswith("miner/"))
-    source = package_files(SOURCE_PACKAGE)
+    # the top-level templates/ ships as miner/templates/ (force-include)
+    source = package_files(SOURCE_PACKAGE) + [
+        f"miner/{p}" for p in package_files(TEMPLATES)
+    ]
     missing = sorted(set(source) - set(shipped))
-    assert not missing, f"files of miner/ missing from the wheel: {missing}"
+    assert not missing, f"files of miner/ or templates/ missing from the wheel: {missing}"
     extra = sorted(set(shipped) - set(source))
-    assert not extra, f"files in the wheel that miner/ does not have: {extra}"
-    # [tool.setuptools.package-data] covers every template and static file (the
-    # JSON Schemas are generated from the record types when written).
-    templates = [p for p in source if p.startswith("miner/publish/templates/")]
-    assert {"site/static/site.css", "site/group.html.j2", "card.md.j2", "group.md.j2"} <= {
-        p.removeprefix("miner/publish/templates/") for p in templates
-    }
-    assert sorted(n for n in shipped if n.startswith("miner/publish/templates/")) == templates
+    assert not extra, f"files in the wheel that miner/ and templates/ do not have: {extra}"
+    assert {
+        "miner/templates/site/static/site.css",
+        "miner/templates/site/group.html.j2",
+        "miner/templates/card.md.j2",
+        "miner/templates/group.md.j2",
+    } <= set(shipped)
     assert "miner = miner.cli:run" in entry_points
 
 
@@ -235,6 +231,8 @@ def test_installed_wheel_mines_a_repository_with_its_site(
     venv_root = venv.resolve()
     outside = {m: f for m, f in files.items() if venv_root not in Path(f).resolve().parents}
     assert not outside, f"modules imported from outside the venv: {outside}"
+    done = run([venv / BIN / "python", "-c", "import miner; print(miner.TEMPLATES)"], work)
+    assert venv_root in Path(done.stdout.strip()).resolve().parents, done
 
     done = run([venv / BIN / "python", "-m", "miner", "--version"], work)
     assert done.returncode == 0 and done.stdout.startswith("miner "), done

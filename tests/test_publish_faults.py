@@ -38,7 +38,7 @@ from conftest import commit_all, write_files
 import miner
 from miner import pipeline
 from miner.cli import main
-from miner.files import Staging, locked
+from miner.files import Staging, lock_path, locked
 from miner.model import FileResult
 from miner.publish import records
 from miner.publish.cards import USER_FACING, code_span, md_prose, md_text
@@ -336,7 +336,7 @@ def test_a_second_run_into_the_same_folder_stops_with_one_line(big: Path, tmp_pa
     first = subprocess.Popen(
         miner_cmd(*mine_args(big, "b", out, "--site")), env=env(), stderr=subprocess.PIPE, text=True
     )
-    lock = tmp_path / ".out.lock"
+    lock = lock_path(out)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not (lock.is_file() and lock.read_text().strip()):
         time.sleep(0.05)
@@ -825,12 +825,14 @@ def test_a_diff_into_a_mined_folder_waits_for_no_mine_run(tmp_path: Path) -> Non
     out = tmp_path / "out"
     out.mkdir()
     (out / "manifest.json").write_text('{"tool": {"name": "raise-miner"}}', encoding="utf-8")
+    lock = lock_path(out)
+    lock.parent.mkdir(parents=True, exist_ok=True)
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
             "import fcntl, os, sys, time\n"
-            f"fd = os.open({str(tmp_path / '.out.lock')!r}, os.O_RDWR | os.O_CREAT)\n"
+            f"fd = os.open({str(lock)!r}, os.O_RDWR | os.O_CREAT)\n"
             "fcntl.flock(fd, fcntl.LOCK_EX)\n"
             "os.write(fd, f'{os.getpid()}\\n'.encode())\n"
             "print('held', flush=True)\n"

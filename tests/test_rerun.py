@@ -166,7 +166,10 @@ def test_code_version_follows_the_package_source(tmp_path: Path, monkeypatch) ->
         copy,
         ignore=shutil.ignore_patterns("__pycache__"),
     )
+    templates = tmp_path / "templates"
+    shutil.copytree(digest.TEMPLATES, templates)
     monkeypatch.setattr(digest, "_PACKAGE", copy)
+    monkeypatch.setattr(digest, "_TEMPLATES", templates)
     digest.code_version.cache_clear()
     try:
         base = digest.code_version()
@@ -175,7 +178,7 @@ def test_code_version_follows_the_package_source(tmp_path: Path, monkeypatch) ->
         )
         digest.code_version.cache_clear()
         after_analysis = digest.code_version()
-        template = next((copy / "publish" / "templates").rglob("*.j2"))
+        template = next(templates.rglob("*.j2"))
         template.write_text(template.read_text() + "\n")
         digest.code_version.cache_clear()
         after_template = digest.code_version()

@@ -37,6 +37,7 @@ from typing import IO, Any
 from packaging.version import InvalidVersion, Version
 
 from miner.errors import CorpusError
+from miner.files import default_cache_dir
 
 __all__ = [
     "DEFAULT_INDEX_URL",
@@ -84,21 +85,6 @@ class ReleaseWheel:
     def upload_epoch(self) -> int:
         """``upload_time`` as whole seconds since 1970-01-01 UTC (fraction dropped)."""
         return _parse_upload_time(self.upload_time)
-
-
-def default_cache_dir() -> Path:
-    """Where downloaded wheels are kept between builds (under ``wheels/`` inside it).
-
-    Returns ``$RAISE_MINER_CACHE`` if set, else ``$XDG_CACHE_HOME/raise-miner``, else
-    ``~/.cache/raise-miner``. The folder is not created here.
-    """
-    explicit = os.environ.get("RAISE_MINER_CACHE")
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg:
-        return Path(xdg).expanduser() / "raise-miner"
-    return Path.home() / ".cache" / "raise-miner"
 
 
 @dataclass(frozen=True)

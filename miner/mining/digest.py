@@ -52,9 +52,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from miner import TEMPLATES
+
 log = logging.getLogger("miner")
 
 _PACKAGE = Path(__file__).resolve().parent.parent
+_TEMPLATES = TEMPLATES
 #: Libraries whose version changes the records, facts, analyses or files.
 LIBRARIES = ("libcst", "Jinja2", "Pygments", "markdown-it-py", "boolean.py", "rapidfuzz", "orjson")
 #: Bumped when the layout of :class:`DigestCache` entries changes.
@@ -68,19 +71,30 @@ def _version(name: str) -> str:
         return "-"
 
 
+def _code_files() -> list[tuple[str, Path]]:
+    """Every file of the ``miner`` package and of its templates, as
+    ``(name, path)`` sorted by name; a template is named ``templates/...``
+    whether the templates ship inside the package (a wheel) or beside it (a
+    checkout: :data:`miner.TEMPLATES`)."""
+    roots = [(_PACKAGE, "")]
+    if not _TEMPLATES.is_relative_to(_PACKAGE):
+        roots.append((_TEMPLATES, "templates/"))
+    return sorted(
+        (prefix + p.relative_to(root).as_posix(), p)
+        for root, prefix in roots
+        for p in root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in {".pyc", ".pyo"}
+    )
+
+
 @cache
 def code_version() -> str:
     """A hash of every file of the ``miner`` package (sources, templates and
     static files; byte-compiled files left out), the versions of
     :data:`LIBRARIES` and Python's ``major.minor``. 64 hex digits."""
     digest = hashlib.sha256()
-    files = sorted(
-        p
-        for p in _PACKAGE.rglob("*")
-        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in {".pyc", ".pyo"}
-    )
-    for path in files:
-        digest.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0")
+    for name, path in _code_files():
+        digest.update(name.encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     for name in LIBRARIES:
         digest.update(f"{name} {_version(name)}\0".encode())

@@ -10,7 +10,6 @@ when the revision is missing.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import shutil
 import subprocess
@@ -21,6 +20,7 @@ from pathlib import Path
 import git
 
 from miner.errors import SourceError
+from miner.files import default_cache_dir
 from miner.model import CommitInfo
 
 #: git tree entry modes (see git's ``tree.h``).
@@ -43,15 +43,6 @@ class BlobRef:
     """Size in bytes."""
     mode: int
     """git mode: a regular file, an executable, a symlink or a gitlink (submodule)."""
-
-
-def default_cache_dir() -> Path:
-    """The cache folder: ``$RAISE_MINER_CACHE``, else ``$XDG_CACHE_HOME/raise-miner``,
-    else ``~/.cache/raise-miner``."""
-    if os.environ.get("RAISE_MINER_CACHE"):
-        return Path(os.environ["RAISE_MINER_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "raise-miner"
 
 
 def is_url(repo: str) -> bool:
@@ -114,10 +105,30 @@ def _cached_clone(url: str, rev: str, cache_dir: Path) -> git.Repo:
                 repo.git.fetch("origin", rev)
         return repo
     except git.GitCommandError as exc:
-        detail = " ".join(str(exc.stderr or exc).split())
-        raise SourceError(
-            f"{url}: cannot clone or fetch ({detail}); check the URL and network access"
-        ) from None
+        raise SourceError(_clone_failure(url, str(exc.stderr or exc))) from None
+
+
+#: What git prints when the host cannot be reached (no network, no DNS, a proxy).
+_NETWORK = re.compile(
+    r"Could not resolve host|Failed to connect|Connection (?:timed out|refused)|"
+    r"Network is unreachable|unable to access"
+)
+
+
+def _clone_failure(url: str, stderr: str) -> str:
+    """The one line for a clone or fetch of ``url`` that git refused: git's
+    own ``fatal:`` reason, and for an unreachable host the way out (a local
+    clone: ``--repo PATH``, ``make mine REPO=PATH``)."""
+    lines = [" ".join(line.split()) for line in stderr.splitlines() if line.strip()]
+    fatal = [line.removeprefix("fatal: ") for line in lines if line.startswith("fatal:")]
+    detail = "; ".join(fatal) or (lines or ["git failed"])[-1]
+    if not url.startswith("file:") and _NETWORK.search(stderr):
+        return (
+            f"{url}: cannot reach it over the network ({detail}); mine a local clone "
+            "instead: --repo PATH (make mine COMMIT=... REPO=PATH; make corpus builds "
+            "SGLang's releases from PyPI into .corpus/sglang)"
+        )
+    return f"{url}: cannot clone or fetch ({detail}); check the URL"
 
 
 def _try_resolve(repo: git.Repo, rev: str) -> git.Commit | None:

@@ -39,6 +39,7 @@ from urllib.parse import quote
 
 import jinja2
 
+from miner import TEMPLATES
 from miner.lifecycle import fork_imap
 from miner.model import Analysis, CommitInfo, Error, Guard, History, MineResult, Site
 from miner.publish import output
@@ -405,7 +406,7 @@ def environment() -> jinja2.Environment:
     (``finalize``: :func:`md_finalize`), HTML templates are autoescaped (the
     site's overlay, :func:`miner.publish.html.site_environment`)."""
     env = jinja2.Environment(
-        loader=jinja2.PackageLoader("miner.publish", "templates"),
+        loader=jinja2.FileSystemLoader(TEMPLATES),
         autoescape=jinja2.select_autoescape(["html", "htm", "xml", "html.j2"]),
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -664,14 +665,15 @@ def write_records(
 ) -> dict[str, int]:
     """Write :func:`output_files` (rendered by ``jobs`` processes) and
     ``extra`` (folder-relative path -> text) into ``folder``, then the
-    manifest listing them all (and ``inputs``, the digest the folder was made
-    from, when given), and delete what a previous run wrote there that this
-    one did not. Returns the counts."""
+    folder's ``README.md`` and the manifest listing them all (and ``inputs``,
+    the digest the folder was made from, when given), and delete what a
+    previous run wrote there that this one did not. Returns the counts."""
     files = output_files(
         result, analyses, config=config, histories=histories, retired=retired, jobs=jobs
     )
     for rel, text in itertools.chain(files, (extra or {}).items()):
         folder.write(rel, text)
+    folder.write(output.README, output.readme_text())
     counts = folder.finish(
         lambda written: dumps(manifest_json(result, analyses, written=written, inputs=inputs))
     )

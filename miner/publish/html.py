@@ -51,7 +51,6 @@ History section (:func:`history_view`), and the search data their rows.
 from __future__ import annotations
 
 import dataclasses
-import importlib.resources
 import json
 import logging
 import os
@@ -59,7 +58,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import jinja2
 from markdown_it import MarkdownIt
@@ -69,7 +68,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer, get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from miner import __version__
+from miner import TEMPLATES, __version__
 from miner.lifecycle import fork_imap
 from miner.model import (
     SCHEMA_VERSION,
@@ -106,13 +105,10 @@ from miner.publish.release_index import error_parts
 from miner.publish.release_index import first_source_line as site_code
 from miner.publish.schemas import schemas
 
-if TYPE_CHECKING:  # importlib.resources.abc is Python 3.11+; annotations only
-    from importlib.resources.abc import Traversable
-
 log = logging.getLogger("miner")
 
-#: The site's templates and static files, as package data.
-SITE_TEMPLATES = importlib.resources.files("miner.publish") / "templates" / "site"
+#: The site's templates and static files (:data:`miner.TEMPLATES`).
+SITE_TEMPLATES = TEMPLATES / "site"
 #: Analysis fields the card lays out itself; any other field gets a generic section.
 CARD_FIELDS = (
     "error_id",
@@ -605,8 +601,8 @@ def diff_view(data: Mapping[str, Any]) -> dict[str, Any]:
     return {"old": side("old"), "new": side("new"), "sections": sections}
 
 
-def _walk(folder: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
-    """Files under a package-data folder, relative path -> resource, sorted."""
+def _walk(folder: Path, prefix: str = "") -> Iterator[tuple[str, Path]]:
+    """Files under a folder, relative path -> file, sorted."""
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if entry.is_dir():
             yield from _walk(entry, f"{prefix}{entry.name}/")

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from miner import __version__
+from miner import TEMPLATES, __version__
 from miner.errors import OutputError
 from miner.files import (
     STAGING_DIR,
@@ -55,6 +55,8 @@ MANIFEST = "manifest.json"
 #: they are (no Jekyll, so no Liquid reads ``{{`` in a message, and pages whose
 #: name starts with ``_`` are served).
 NOJEKYLL = ".nojekyll"
+#: The README of a mined folder, written by every run (what the folder holds).
+README = "README.md"
 #: Folder kinds: a mined folder (records, cards) and an HTML site.
 RECORDS = "records"
 SITE = "site"
@@ -130,6 +132,24 @@ def owned_by(folder: Path, manifest: dict[str, Any] | None, kind: str) -> set[st
     return legacy_owned(folder, kind)
 
 
+def readme_text() -> str:
+    """The ``README.md`` every mined folder gets, from
+    ``templates/output-README.md``; the project's own ``output/README.md`` is
+    this text, so a fresh clone's ``output/`` is a folder the tool may write."""
+    return (TEMPLATES / "output-README.md").read_text(encoding="utf-8")
+
+
+def holds_only_readme(folder: Path) -> bool:
+    """Whether ``folder`` holds nothing but the README a run would write
+    there (:func:`readme_text`), byte for byte."""
+    entries = list(folder.iterdir())
+    if [e.name for e in entries] != [README] or not entries[0].is_file():
+        return False
+    if entries[0].is_symlink():
+        return False
+    return entries[0].read_bytes() == readme_text().encode("utf-8")
+
+
 def _example(folder: Path) -> str:
     for rel in _files(folder):
         return rel
@@ -159,6 +179,8 @@ def check_folder(dest: Path, kind: str) -> dict[str, Any] | None:
                 "pass another folder"
             )
         return manifest
+    if kind == RECORDS and holds_only_readme(dest):
+        return None  # the tool's own README and nothing else: a new folder
     if any(dest.iterdir()):
         raise OutputError(
             f"{dest}: not empty and not written by raise-miner (no manifest.json of its own; "
