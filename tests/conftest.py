@@ -103,21 +103,34 @@ def corpus() -> Path:
 
 
 @pytest.fixture(scope="session")
-def mined_release(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
-    """``mined_release("v0.5.19")`` -> (MineResult, output folder), mined once per session."""
+def analysed_release(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
+    """``analysed_release("v0.5.19")`` -> (Mined, output folder): the release
+    mined, analysed and published with its HTML site ONCE per session; every
+    integration test of a release shares it (none mines it again)."""
     from miner import pipeline
-    from miner.model import MineResult
 
-    done: dict[str, tuple[MineResult, Path]] = {}
+    done: dict[str, tuple[pipeline.Mined, Path]] = {}
 
-    def get(tag: str) -> tuple[MineResult, Path]:
+    def get(tag: str) -> tuple[pipeline.Mined, Path]:
         if tag not in done:
             mined = pipeline.mine_and_analyze(
                 str(corpus), tag, slug="sgl-project/sglang", link_ref=tag
             )
             out = tmp_path_factory.mktemp(f"out-{tag}")
-            pipeline.publish(mined, out)
-            done[tag] = (mined.result, out)
+            pipeline.publish(mined, out, site=True)
+            done[tag] = (mined, out)
         return done[tag]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def mined_release(analysed_release):
+    """``mined_release("v0.5.19")`` -> (MineResult, output folder), of :func:`analysed_release`."""
+    from miner.model import MineResult
+
+    def get(tag: str) -> tuple[MineResult, Path]:
+        mined, out = analysed_release(tag)
+        return mined.result, out
 
     return get

@@ -9,12 +9,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 
 import pytest
 from test_analysis_cards import HEADINGS
 
-from miner import pipeline
 from miner.analysis import analyze
 from miner.publish.cards import render_card
 
@@ -30,14 +28,9 @@ PROSE = ("## What it means", "## When it happens", "## Solutions", "## Example f
 
 
 @pytest.fixture(scope="session")
-def release(tmp_path_factory: pytest.TempPathFactory):
-    if not CORPUS:
-        pytest.skip("RAISE_MINER_CORPUS is not set (make corpus builds the release repository)")
-    if not Path(CORPUS).is_dir():
-        pytest.skip(f"{CORPUS}: no release repository there (run make corpus)")
-    mined = pipeline.mine_and_analyze(CORPUS, TAG, slug="sgl-project/sglang", link_ref=TAG)
-    out = tmp_path_factory.mktemp("sglang-v0.5.19")
-    pipeline.publish(mined, out)
+def release(analysed_release):
+    """(Mined, analyses, output folder) of the release, shared by the session."""
+    mined, out = analysed_release(TAG)
     return mined, mined.analyses, out
 
 

@@ -17,7 +17,9 @@ from miner.files import BusyError, default_cache_dir, lock_path, locked
 from miner.publish.output import README, check_folder, readme_text
 
 PROJECT = Path(__file__).resolve().parents[1]
-SOURCE = "def f(mode):\n    if mode == 'x':\n        raise ValueError(f'mode {mode} is not supported')\n"
+SOURCE = (
+    "def f(mode):\n    if mode == 'x':\n        raise ValueError(f'mode {mode} is not supported')\n"
+)
 
 
 def test_the_projects_output_readme_is_the_one_every_run_writes() -> None:

@@ -21,7 +21,7 @@ from sample_repo import documented_at
 from miner import cli
 from miner.lookup import GOOD, LookupIndex, ReleaseBook, life_sentences, search_releases
 from miner.model import MineResult
-from miner.pipeline import document_releases, mine_and_analyze, publish
+from miner.pipeline import document_releases
 
 pytestmark = pytest.mark.integration
 
@@ -625,14 +625,9 @@ HISTORY: list[tuple[str, str, int, str]] = [
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory) -> tuple[MineResult, Path]:
-    corpus = os.environ.get("RAISE_MINER_CORPUS")
-    if not corpus or not Path(corpus).is_dir():
-        pytest.skip("RAISE_MINER_CORPUS is unset or missing: `make corpus` builds it")
-    out = tmp_path_factory.mktemp("release") / "out"
-    mined = mine_and_analyze(corpus, TAG, slug="sgl-project/sglang", link_ref=TAG)
-    publish(mined, out, site=True)
-    return mined.result, out
+def release(mined_release) -> tuple[MineResult, Path]:
+    """(MineResult, output folder with the site) of the release, shared by the session."""
+    return mined_release(TAG)
 
 
 @pytest.fixture(scope="module")

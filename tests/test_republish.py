@@ -141,11 +141,11 @@ def test_site_from_records_is_byte_identical_with_a_config_model(
 
 
 @pytest.mark.integration
-def test_site_from_records_is_byte_identical_on_sglang(corpus: Path, tmp_path: Path, capsys):
-    """The same on SGLang v0.5.19: the JSON API, every error page and the index pages."""
-    out, again = tmp_path / "out", tmp_path / "again"
-    args = ["mine", "--repo", str(corpus), "--commit", "v0.5.19", "--out", str(out), "--site"]
-    assert main([*args, "--slug", "sgl-project/sglang", "--link-ref", "v0.5.19", "-q"]) == 0
+def test_site_from_records_is_byte_identical_on_sglang(mined_release, tmp_path: Path, capsys):
+    """The same on SGLang v0.5.19 (the session's mined release, published with
+    its site): the JSON API, every error page and the index pages."""
+    _, out = mined_release("v0.5.19")
+    again = tmp_path / "again"
     assert main(["site", "--out", str(out), "--dest", str(again)]) == 0
     capsys.readouterr()
     assert "`--" in card_for_any_flag(out), "no card of v0.5.19 names a flag"
