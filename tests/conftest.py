@@ -134,3 +134,21 @@ def mined_release(analysed_release):
         return mined.result, out
 
     return get
+
+
+#: The releases of the session's release site (:func:`history_site`).
+HISTORY_SITE_TAGS = ("v0.5.16", "v0.5.17", "v0.5.18", "v0.5.19")
+
+
+@pytest.fixture(scope="session")
+def history_site(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
+    """(folder, run) of the release site of :data:`HISTORY_SITE_TAGS`
+    (``miner history``'s output: records, histories, diffs and the HTML site
+    of every release; the run is what ``document_releases`` returned),
+    written ONCE per session and shared by the release-site and lookup tests."""
+    from miner import pipeline
+
+    out = tmp_path_factory.mktemp("history") / "site"
+    tags = list(HISTORY_SITE_TAGS)
+    run = pipeline.document_releases(str(corpus), tags, out, slug="sgl-project/sglang")
+    return out, run

@@ -10,7 +10,6 @@ opened in headless Chromium and searched the same way.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ from sample_repo import documented_at
 from miner import cli
 from miner.lookup import GOOD, LookupIndex, ReleaseBook, life_sentences, search_releases
 from miner.model import MineResult
-from miner.pipeline import document_releases
 
 pytestmark = pytest.mark.integration
 
@@ -745,14 +743,10 @@ def test_release_site_in_browser(release, tmp_path: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def release_site(tmp_path_factory) -> Path:
-    """The release site of v0.5.16 to v0.5.19 (``miner history``'s output)."""
-    corpus = os.environ.get("RAISE_MINER_CORPUS")
-    if not corpus or not Path(corpus).is_dir():
-        pytest.skip("RAISE_MINER_CORPUS is unset or missing: `make corpus` builds it")
-    out = tmp_path_factory.mktemp("history") / "site"
-    document_releases(corpus, HISTORY_TAGS, out, slug="sgl-project/sglang")
-    return out
+def release_site(history_site) -> Path:
+    """The release site of v0.5.16 to v0.5.19 (``miner history``'s output),
+    shared by the session."""
+    return history_site[0]
 
 
 @pytest.fixture(scope="module")

@@ -207,14 +207,11 @@ THINK_END = (
 
 
 @pytest.mark.integration
-def test_release_site_of_two_sglang_releases(corpus, tmp_path) -> None:
-    """v0.5.16 and v0.5.17 of the release repository (each mined once into
-    the commit store, ``$RAISE_MINER_CACHE``): every id of either release has
-    its page, a retired error its card with its history and its search row."""
-    out = tmp_path / "site"
-    run = pipeline.document_releases(
-        str(corpus), ["v0.5.16", "v0.5.17"], out, slug="sgl-project/sglang"
-    )
+def test_release_site_of_sglang_releases(history_site) -> None:
+    """v0.5.16 to v0.5.19 of the release repository (the session's release
+    site): every id of any release has its page, a retired error its card
+    with its history and its search row."""
+    out, run = history_site
     site = out / "site"
     history = json.loads((out / "history.json").read_text())
     ids = {i for record in history["errors"] for i in record["ids"]}
