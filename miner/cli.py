@@ -24,7 +24,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from miner import __version__, lifecycle
 from miner.errors import MinerError, UsageError
@@ -32,6 +32,7 @@ from miner.errors import MinerError, UsageError
 if TYPE_CHECKING:
     from miner.analysis.llm import LLMSettings
     from miner.model import MineResult, RunStats
+    from miner.releases.diff import Diff
 
 DEFAULT_REPO = "https://github.com/sgl-project/sglang.git"
 log = logging.getLogger("miner")
@@ -234,15 +235,8 @@ def _diff_locked(args: argparse.Namespace) -> int:
     counts = changes.counts()
     failing = [kind for kind in args.fail_on if counts[kind]]
     if args.format == "json":
-        summary = {
-            "from": args.old,
-            "to": args.new,
-            "counts": counts,
-            "report": str(md),
-            "json": str(js),
-            "failing": failing,
-        }
-        print(json.dumps(summary, indent=2, ensure_ascii=True))
+        # ASCII only: a title is mined text, and \uXXXX prints no control character
+        print(json.dumps(_diff_json(args, changes, (md, js), failing), indent=2))
     else:
         text = ", ".join(f"{n} {kind}" for kind, n in counts.items())
         print(f"{args.old} -> {args.new}: {text}")
@@ -251,6 +245,33 @@ def _diff_locked(args: argparse.Namespace) -> int:
         print(f"failing on: {', '.join(failing)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _diff_json(
+    args: argparse.Namespace, changes: Diff, reports: tuple[Path, Path], failing: list[str]
+) -> dict[str, Any]:
+    """``miner diff --format json``: the revisions, the counts of each change
+    kind, the reports written, the kinds ``--fail-on`` found, and each change
+    as its kind, old and new error id and title (unchanged ones only with
+    ``--unchanged``; the full records are in the .json report)."""
+    return {
+        "from": args.old,
+        "to": args.new,
+        "counts": changes.counts(),
+        "report": str(reports[0]),
+        "json": str(reports[1]),
+        "failing": failing,
+        "changes": [
+            {
+                "kind": c.kind.key,
+                "old": None if c.old is None else c.old.error_id,
+                "new": None if c.new is None else c.new.error_id,
+                "title": c.error.title,
+            }
+            for c in changes.changes
+            if args.unchanged or c.kind.key != "unchanged"
+        ],
+    }
 
 
 def _print_release(tag: str, result: MineResult) -> None:
