@@ -415,17 +415,22 @@ def origins_text(view: Mapping[str, Any]) -> str:
     for site in view["sites"]:
         lines.append(f"{_where(site)} in {site['scope']}")
         for key, label in (("guards", "guard"), ("exits", "exit")):
-            lines += [f"  {label} {_guard_text(g)}" for g in site[key]]
+            lines += [f"  {label} {_guard_text(g, key == 'exits')}" for g in site[key]]
         if site["origins"] is not None:
             lines += [f"  origin {_origin_text(o)}" for o in site["origins"]] or ["  no origins"]
     return "\n".join(terminal_safe(line) for line in lines) + "\n"
 
 
-def _guard_text(guard: object) -> str:
+def _guard_text(guard: object, exit: bool = False) -> str:
+    """``line N (kind): what must hold`` of one guard (``not (test)`` when
+    the path runs where its test is false); of an exit taken where its test
+    holds, ``line N (kind): leaves before the site when test``."""
     if not isinstance(guard, dict):
         return _compact(guard)
     test = str(guard.get("test") or "")
-    if guard.get("negated") and test:
+    if exit and guard.get("negated") and test:
+        test = f"leaves before the site when {test}"
+    elif guard.get("negated") and test:
         test = f"not ({test})" if " " in test.strip() else f"not {test}"
     return f"line {guard.get('line', '?')} ({guard.get('kind', '?')}): {test}".rstrip(": ")
 

@@ -372,3 +372,18 @@ def test_origins_text_without_sites_or_links() -> None:
         == "Error ab: reached when no condition recorded\nGuards linked to settings:\n"
         "  none found\n"
     )
+
+
+def test_origins_tells_an_early_exit_as_where_the_code_leaves(mined: Path, capsys) -> None:
+    error_id = error_of(mined, "TypeError", "MlxAuxiliaryStatePool")
+    code, out, _ = explain(capsys, error_id, "--out", str(mined), "--origins")
+    assert code == 0
+    assert out == (
+        f"Error {error_id}: reached when not params.enable_mamba_extra_buffer and "
+        "not isinstance(pool, dict)\n"
+        "Guards linked to settings:\n"
+        "  none found\n"
+        "pkg/mlx.py:12 in MlxAuxiliaryStateComponent.__init__\n"
+        "  guard line 11 (if): not isinstance(pool, dict)\n"
+        "  exit line 5 (exit): leaves before the site when params.enable_mamba_extra_buffer\n"
+    )
