@@ -6,7 +6,8 @@ some files were skipped or failed (``mine``), a diff found a change named by
 :class:`~miner.errors.MinerError`: unknown revision, not a repository, an
 output folder that cannot be written or is not the tool's, another run
 writing the same folder, missing records, a run that would replace a better
-output: :class:`~miner.publish.output.WorseOutputError`), with one line on
+output: :class:`~miner.publish.output.WorseOutputError`, an id that names no
+error or several: :class:`~miner.explain.ErrorIdError`), with one line on
 stderr naming it; 130 interrupted (Ctrl-C, ``SIGINT``); 143 terminated
 (``SIGTERM``); 141 the reader of the output went away (``miner lookup ... |
 head``). Interrupted or terminated, a run publishes nothing: the output
@@ -337,11 +338,12 @@ def cmd_release(args: argparse.Namespace) -> int:
     return _document(args, tags)
 
 
-def _add_history_commands(sub: argparse._SubParsersAction) -> None:
-    """``diff``, ``history`` and ``release``."""
-    repo_help = "git URL or local path (default: %(default)s)"
-    cache_help = "cache folder (default: $RAISE_MINER_CACHE or $XDG_CACHE_HOME/raise-miner)"
+REPO_HELP = "git URL or local path (default: %(default)s)"
+CACHE_HELP = "cache folder (default: $RAISE_MINER_CACHE or $XDG_CACHE_HOME/raise-miner)"
 
+
+def _add_diff_command(sub: argparse._SubParsersAction) -> None:
+    """``diff``."""
     d = _command(
         sub,
         "diff",
@@ -361,7 +363,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     )
     d.add_argument("old", metavar="FROM", help="the old commit, tag or branch")
     d.add_argument("new", metavar="TO", help="the new commit, tag or branch")
-    d.add_argument("--repo", default=DEFAULT_REPO, help=repo_help)
+    d.add_argument("--repo", default=DEFAULT_REPO, help=REPO_HELP)
     d.add_argument(
         "--out",
         type=Path,
@@ -369,7 +371,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
         help="folder for <FROM>..<TO>.md and .json (default: %(default)s)",
     )
     d.add_argument("--slug", help="owner/name for headers and links")
-    d.add_argument("--cache-dir", type=Path, help=cache_help)
+    d.add_argument("--cache-dir", type=Path, help=CACHE_HELP)
     d.add_argument(
         "--fail-on",
         type=_kinds,
@@ -384,6 +386,9 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     _add_format(d)
     d.set_defaults(func=cmd_diff)
 
+
+def _add_history_commands(sub: argparse._SubParsersAction) -> None:
+    """``history`` and ``release``."""
     h = _command(
         sub,
         "history",
@@ -399,7 +404,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
             ("2", BAD_INPUT + " (no tag matches --tags, an unknown tag, an output in use)"),
         ),
     )
-    h.add_argument("--repo", default=DEFAULT_REPO, help=repo_help)
+    h.add_argument("--repo", default=DEFAULT_REPO, help=REPO_HELP)
     h.add_argument("--tags", default="v*", help="tag glob (default: %(default)s)")
     h.add_argument("--from", dest="from_tag", help="first tag (inclusive)")
     h.add_argument("--to", help="last tag (inclusive)")
@@ -407,7 +412,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
         "--out", type=Path, default=Path("site"), help="site folder (default: %(default)s)"
     )
     h.add_argument("--slug", help="owner/name for headers and links")
-    h.add_argument("--cache-dir", type=Path, help=cache_help)
+    h.add_argument("--cache-dir", type=Path, help=CACHE_HELP)
     h.add_argument("-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)")
     h.set_defaults(func=cmd_history)
 
@@ -425,7 +430,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
             ("2", BAD_INPUT + " (no tag matches --tags, --since is not one of them)"),
         ),
     )
-    r.add_argument("--repo", default=DEFAULT_REPO, help=repo_help)
+    r.add_argument("--repo", default=DEFAULT_REPO, help=REPO_HELP)
     r.add_argument(
         "--out", type=Path, default=Path("site"), help="site folder (default: %(default)s)"
     )
@@ -434,7 +439,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
         "--since", help="first release of an empty site (default: the tag before the newest)"
     )
     r.add_argument("--slug", help="owner/name for headers and links")
-    r.add_argument("--cache-dir", type=Path, help=cache_help)
+    r.add_argument("--cache-dir", type=Path, help=CACHE_HELP)
     r.add_argument("-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)")
     r.set_defaults(func=cmd_release)
 
@@ -616,7 +621,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     _add_mine_command(sub)
     _add_output_commands(sub)
+    _add_lookup_commands(sub)
     _add_explain_command(sub)
+    _add_diff_command(sub)
     _add_history_commands(sub)
     return parser
 
@@ -734,7 +741,7 @@ def _add_llm_options(mine: argparse.ArgumentParser) -> None:
 
 
 def _add_output_commands(sub: argparse._SubParsersAction) -> None:
-    """``corpus``, ``site`` and ``lookup``."""
+    """``corpus`` and ``site``."""
     corpus = _command(
         sub,
         "corpus",
@@ -774,6 +781,9 @@ def _add_output_commands(sub: argparse._SubParsersAction) -> None:
     site.add_argument("-j", "--jobs", type=int, help="processes rendering cards (default: CPUs)")
     site.set_defaults(func=cmd_site)
 
+
+def _add_lookup_commands(sub: argparse._SubParsersAction) -> None:
+    """``lookup`` and ``check-cards``."""
     lookup = _command(
         sub,
         "lookup",
@@ -818,7 +828,7 @@ def _add_output_commands(sub: argparse._SubParsersAction) -> None:
     check = _command(
         sub,
         "check-cards",
-        "lint the cards of a mined folder: duplicate prose and defect counts",
+        "lint a mined folder's cards: duplicate prose and defects",
         "Lint the cards of a mined folder: per audience, the share of cards whose "
         '"What it means" or "Solutions" reads like another card\'s once names are '
         'replaced, the share whose "What it means" cites evidence, and the defects '

@@ -267,20 +267,27 @@ def test_version_flag_prints_the_version(flag: str, capsys) -> None:
     assert capsys.readouterr().out == f"miner {__version__}\n"
 
 
-def test_top_level_help_lists_each_command_on_one_line_and_the_exit_codes(capsys) -> None:
+def test_top_level_help_lists_each_command_on_one_line_and_the_exit_codes(
+    capsys, monkeypatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     with pytest.raises(SystemExit) as stop:
         main(["--help"])
     assert stop.value.code == 0
     out = capsys.readouterr().out
-    listed = re.findall(r"^    (\S+)  +\S.*$", out, flags=re.MULTILINE)
-    assert listed == COMMANDS
+    listing = out.split("\ncommands:\n  COMMAND\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [line.split()[0] for line in listing] == COMMANDS  # one line each
+    assert all(len(line) <= 80 and re.match(r"    \S+  +\S", line) for line in listing)
     assert "\nExit codes:\n  0    success\n" in out
     assert "\n  2    bad input: one line on stderr names it and what to do\n" in out
     assert "\n  130  interrupted (Ctrl-C)\n" in out
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_command_help_has_a_description_an_example_and_exit_codes(command: str, capsys) -> None:
+def test_command_help_has_a_description_an_example_and_exit_codes(
+    command: str, capsys, monkeypatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
     with pytest.raises(SystemExit) as stop:
         main([command, "--help"])
     assert stop.value.code == 0
