@@ -6,7 +6,8 @@ some files were skipped or failed (``mine``), a diff found a change named by
 :class:`~miner.errors.MinerError`: unknown revision, not a repository, an
 output folder that cannot be written or is not the tool's, another run
 writing the same folder, missing records, a run that would replace a better
-output: :class:`~miner.publish.output.WorseOutputError`), with one line on
+output: :class:`~miner.publish.output.WorseOutputError`, an id that names no
+error or several: :class:`~miner.explain.ErrorIdError`), with one line on
 stderr naming it; 130 interrupted (Ctrl-C, ``SIGINT``); 143 terminated
 (``SIGTERM``); 141 the reader of the output went away (``miner lookup ... |
 head``). Interrupted or terminated, a run publishes nothing: the output
@@ -17,12 +18,14 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import logging
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from miner import __version__, lifecycle
 from miner.errors import MinerError, UsageError
@@ -30,6 +33,7 @@ from miner.errors import MinerError, UsageError
 if TYPE_CHECKING:
     from miner.analysis.llm import LLMSettings
     from miner.model import MineResult, RunStats
+    from miner.releases.diff import Diff
 
 DEFAULT_REPO = "https://github.com/sgl-project/sglang.git"
 log = logging.getLogger("miner")
@@ -230,14 +234,45 @@ def _diff_locked(args: argparse.Namespace) -> int:
         unchanged=args.unchanged,
     )
     counts = changes.counts()
-    summary = ", ".join(f"{n} {kind}" for kind, n in counts.items())
-    print(f"{args.old} -> {args.new}: {summary}")
-    print(f"report: {md}  json: {js}")
     failing = [kind for kind in args.fail_on if counts[kind]]
+    if args.format == "json":
+        # ASCII only: a title is mined text, and \uXXXX prints no control character
+        print(json.dumps(_diff_json(args, changes, (md, js), failing), indent=2))
+    else:
+        text = ", ".join(f"{n} {kind}" for kind, n in counts.items())
+        print(f"{args.old} -> {args.new}: {text}")
+        print(f"report: {md}  json: {js}")
     if failing:
         print(f"failing on: {', '.join(failing)}", file=sys.stderr)
         return 1
     return 0
+
+
+def _diff_json(
+    args: argparse.Namespace, changes: Diff, reports: tuple[Path, Path], failing: list[str]
+) -> dict[str, Any]:
+    """``miner diff --format json``: the revisions, the counts of each change
+    kind, the reports written, the kinds ``--fail-on`` found, and each change
+    as its kind, old and new error id and title (unchanged ones only with
+    ``--unchanged``; the full records are in the .json report)."""
+    return {
+        "from": args.old,
+        "to": args.new,
+        "counts": changes.counts(),
+        "report": str(reports[0]),
+        "json": str(reports[1]),
+        "failing": failing,
+        "changes": [
+            {
+                "kind": c.kind.key,
+                "old": None if c.old is None else c.old.error_id,
+                "new": None if c.new is None else c.new.error_id,
+                "title": c.error.title,
+            }
+            for c in changes.changes
+            if args.unchanged or c.kind.key != "unchanged"
+        ],
+    }
 
 
 def _print_release(tag: str, result: MineResult) -> None:
@@ -303,15 +338,32 @@ def cmd_release(args: argparse.Namespace) -> int:
     return _document(args, tags)
 
 
-def _add_history_commands(sub: argparse._SubParsersAction) -> None:
-    """``diff``, ``history`` and ``release``."""
-    repo_help = "git URL or local path (default: %(default)s)"
-    cache_help = "cache folder (default: $RAISE_MINER_CACHE or $XDG_CACHE_HOME/raise-miner)"
+REPO_HELP = "git URL or local path (default: %(default)s)"
+CACHE_HELP = "cache folder (default: $RAISE_MINER_CACHE or $XDG_CACHE_HOME/raise-miner)"
 
-    d = sub.add_parser("diff", help="added, removed, changed and moved errors between two commits")
+
+def _add_diff_command(sub: argparse._SubParsersAction) -> None:
+    """``diff``."""
+    d = _command(
+        sub,
+        "diff",
+        "added, removed, changed and moved errors between two commits",
+        "Compare the errors of two commits of REPO: which were added, removed, changed "
+        "(reworded, another exception type, other guards or sites) and moved (to "
+        "another file or scope) and, with --unchanged, which stayed the same, by "
+        "mining both (or reusing the results stored by an earlier run, unless --fresh). "
+        "Writes the report <FROM>..<TO>.md and its .json into OUT and prints the counts; "
+        "--format json prints them, the report paths and the failing kinds as JSON.",
+        "miner diff v0.5.18 v0.5.19 --repo .corpus/sglang --fail-on removed,changed",
+        (
+            ("0", "compared (whatever changed, unless --fail-on names it)"),
+            ("1", "a change of a kind named by --fail-on was found"),
+            ("2", BAD_INPUT + " (an unknown revision, not a repository)"),
+        ),
+    )
     d.add_argument("old", metavar="FROM", help="the old commit, tag or branch")
     d.add_argument("new", metavar="TO", help="the new commit, tag or branch")
-    d.add_argument("--repo", default=DEFAULT_REPO, help=repo_help)
+    d.add_argument("--repo", default=DEFAULT_REPO, help=REPO_HELP)
     d.add_argument(
         "--out",
         type=Path,
@@ -319,7 +371,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
         help="folder for <FROM>..<TO>.md and .json (default: %(default)s)",
     )
     d.add_argument("--slug", help="owner/name for headers and links")
-    d.add_argument("--cache-dir", type=Path, help=cache_help)
+    d.add_argument("--cache-dir", type=Path, help=CACHE_HELP)
     d.add_argument(
         "--fail-on",
         type=_kinds,
@@ -331,10 +383,28 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     d.add_argument("--old-cards", help="link prefix of FROM's cards (e.g. ../v1/errors/)")
     d.add_argument("--new-cards", help="link prefix of TO's cards")
     d.add_argument("--fresh", action="store_true", help="mine again instead of reusing results")
+    _add_format(d)
     d.set_defaults(func=cmd_diff)
 
-    h = sub.add_parser("history", help="mine releases in order into a site with error histories")
-    h.add_argument("--repo", default=DEFAULT_REPO, help=repo_help)
+
+def _add_history_commands(sub: argparse._SubParsersAction) -> None:
+    """``history`` and ``release``."""
+    h = _command(
+        sub,
+        "history",
+        "mine releases in order into a site with error histories",
+        "Mine the tags of REPO matching --tags (from --from to --to, in version order) "
+        "and write a release site into OUT: the newest release's records and cards, a "
+        "card for every error an older release raised, each error's history (when it "
+        "appeared, changed, moved or was retired), the diff of each consecutive pair "
+        "of releases, releases.md, and the HTML site in OUT/site.",
+        "miner history --repo .corpus/sglang --from v0.5.16 --to v0.5.19 --out site",
+        (
+            ("0", "documented"),
+            ("2", BAD_INPUT + " (no tag matches --tags, an unknown tag, an output in use)"),
+        ),
+    )
+    h.add_argument("--repo", default=DEFAULT_REPO, help=REPO_HELP)
     h.add_argument("--tags", default="v*", help="tag glob (default: %(default)s)")
     h.add_argument("--from", dest="from_tag", help="first tag (inclusive)")
     h.add_argument("--to", help="last tag (inclusive)")
@@ -342,14 +412,25 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
         "--out", type=Path, default=Path("site"), help="site folder (default: %(default)s)"
     )
     h.add_argument("--slug", help="owner/name for headers and links")
-    h.add_argument("--cache-dir", type=Path, help=cache_help)
+    h.add_argument("--cache-dir", type=Path, help=CACHE_HELP)
     h.add_argument("-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)")
     h.set_defaults(func=cmd_history)
 
-    r = sub.add_parser(
-        "release", help="document the newest tag if it is not yet (a no-op otherwise)"
+    r = _command(
+        sub,
+        "release",
+        "document the newest tag if it is not yet (a no-op otherwise)",
+        "Keep a release site up to date: when the newest tag of REPO matching --tags "
+        "is not documented in OUT yet, document the releases from the first one the "
+        "site holds (for an empty site: --since, or the tag before the newest) to the "
+        "newest, as `miner history` does; when it is, print so and change nothing.",
+        "miner release --repo .corpus/sglang --out site",
+        (
+            ("0", "documented, or nothing new"),
+            ("2", BAD_INPUT + " (no tag matches --tags, --since is not one of them)"),
+        ),
     )
-    r.add_argument("--repo", default=DEFAULT_REPO, help=repo_help)
+    r.add_argument("--repo", default=DEFAULT_REPO, help=REPO_HELP)
     r.add_argument(
         "--out", type=Path, default=Path("site"), help="site folder (default: %(default)s)"
     )
@@ -358,7 +439,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
         "--since", help="first release of an empty site (default: the tag before the newest)"
     )
     r.add_argument("--slug", help="owner/name for headers and links")
-    r.add_argument("--cache-dir", type=Path, help=cache_help)
+    r.add_argument("--cache-dir", type=Path, help=CACHE_HELP)
     r.add_argument("-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)")
     r.set_defaults(func=cmd_release)
 
@@ -379,22 +460,44 @@ def cmd_site(args: argparse.Namespace) -> int:
 def cmd_lookup(args: argparse.Namespace) -> int:
     from miner import lookup
 
-    text = sys.stdin.read() if args.text == "-" else args.text
-    if not text.strip():
-        raise UsageError("nothing to look up: pass the message or pipe it on standard input")
+    text = _paste(args.text)
     if args.history is not None:
         book = lookup.ReleaseBook.load(args.history)
         found = lookup.search_releases(book, text, limit=args.limit)
-        if args.json:
+        if args.format == "json":
             print(lookup.report_releases_json(book, text, found, args.history, args.base_url))
         else:
             print(lookup.report_releases_text(book, found, args.history, args.base_url))
         return 0 if found and found[0].good else 1
     index = lookup.LookupIndex.load(args.out)
     matches = index.search(text, limit=args.limit)
-    report = lookup.report_json if args.json else lookup.report_text
+    report = lookup.report_json if args.format == "json" else lookup.report_text
     print(report(text, matches, args.out, args.base_url))
     return 0 if matches and matches[0].good else 1
+
+
+def _paste(words: Sequence[str]) -> str:
+    """The text ``miner lookup`` searches: its words joined by spaces, or
+    standard input when none is given or the only one is ``-`` (read as
+    UTF-8, an invalid byte as U+FFFD).
+
+    Raises:
+        UsageError: the text is blank, or no words and standard input is a
+            terminal (nothing piped: the command would wait for a paste).
+    """
+    if list(words) in ([], ["-"]):
+        if not words and sys.stdin.isatty():
+            raise UsageError(
+                "nothing to look up: pass the message (after -- when it starts with -), "
+                "pipe it on standard input, or give - to type it"
+            )
+        raw = getattr(sys.stdin, "buffer", None)
+        text = sys.stdin.read() if raw is None else raw.read().decode("utf-8", "replace")
+    else:
+        text = " ".join(words)
+    if not text.strip():
+        raise UsageError("nothing to look up: the paste is empty; pass the message or pipe it")
+    return text
 
 
 def cmd_check_cards(args: argparse.Namespace) -> int:
@@ -409,30 +512,148 @@ def cmd_check_cards(args: argparse.Namespace) -> int:
             "run `miner mine --out` first"
         )
     report = check_cards(args.dir)
-    if args.json:
+    if args.format == "json":
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     else:
         print(format_report(report))
     return 1 if report.has_defects else 0
 
 
+def cmd_explain(args: argparse.Namespace) -> int:
+    from miner import explain
+
+    explained = explain.explain(args.out, args.error_id)
+    show = explain.explain_json if args.format == "json" else explain.explain_text
+    print(show(explained, origins=args.origins), end="")
+    return 0
+
+
+#: What every ``--help`` ends with: the exit codes no command decides itself.
+STOP_CODES = (
+    ("130", "interrupted (Ctrl-C)"),
+    ("141", "the reader of the output went away (`miner ... | head`)"),
+    ("143", "terminated (SIGTERM)"),
+)
+#: Exit 2, as every command gives it.
+BAD_INPUT = "bad input: one line on stderr names it and what to do"
+
+
+def _help_text(example: str | None, codes: Sequence[tuple[str, str]]) -> str:
+    """``--help``'s epilog: ``Example:`` (indented lines) and ``Exit codes:``
+    (one ``code  meaning`` line each, wrapped to 79 columns)."""
+    lines = []
+    if example is not None:
+        lines += ["Example:", *(f"  {line}" for line in example.splitlines()), ""]
+    lines.append("Exit codes:")
+    for code, meaning in (*codes, *STOP_CODES):
+        lines += textwrap.wrap(
+            meaning, 79, initial_indent=f"  {code:<5}", subsequent_indent=" " * 7
+        )
+    return "\n".join(lines)
+
+
+def _command(
+    sub: argparse._SubParsersAction,
+    name: str,
+    summary: str,
+    about: str,
+    example: str,
+    codes: Sequence[tuple[str, str]],
+) -> argparse.ArgumentParser:
+    """A subcommand whose ``--help`` has ``about`` (one paragraph, wrapped),
+    an example and its exit codes; ``summary`` is its line in ``miner --help``."""
+    return sub.add_parser(
+        name,
+        help=summary,
+        description=textwrap.fill(about, 79),
+        epilog=_help_text(example, codes),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def _add_format(parser: argparse.ArgumentParser, json_alias: bool = False) -> None:
+    """``--format text|json`` (and, with ``json_alias``, the older ``--json``,
+    hidden: the same as ``--format json``)."""
+    parser.add_argument(
+        "--format",
+        choices=["text", "json"],
+        default="text",
+        help="text for people (default) or json for tools",
+    )
+    if json_alias:
+        parser.add_argument(
+            "--json", dest="format", action="store_const", const="json", help=argparse.SUPPRESS
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The ``miner`` command line: the subcommands and their options."""
     parser = argparse.ArgumentParser(
         prog="miner",
-        description="Mine raise and assert sites of a Python repository at a pinned commit.",
+        description=textwrap.fill(
+            "Mine raise and assert sites of a Python repository at a pinned commit into "
+            "error records and cards, and read them back: look up a pasted error, explain "
+            "one by its id, compare commits, document releases.",
+            79,
+        ),
+        epilog=_help_text(
+            "miner mine --repo . --commit v1.0 --out output\n"
+            'miner lookup -- "ValueError: --tp-size must be positive"\n'
+            "miner explain 3f2a",
+            (
+                ("0", "success"),
+                (
+                    "1",
+                    "the command ran and found something to report: files not mined "
+                    "(mine), a change named by --fail-on (diff), no good match (lookup), "
+                    "a defect (check-cards)",
+                ),
+                ("2", BAD_INPUT),
+            ),
+        )
+        + "\n\nInterrupted or terminated, a run publishes nothing: the output folder is\n"
+        "the previous one. Run `miner COMMAND --help` for a command's options, its\n"
+        "example and its exit codes.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log every skipped file")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
     _add_mine_command(sub)
     _add_output_commands(sub)
+    _add_lookup_commands(sub)
+    _add_explain_command(sub)
+    _add_diff_command(sub)
     _add_history_commands(sub)
     return parser
 
 
 def _add_mine_command(sub: argparse._SubParsersAction) -> None:
     """``mine``."""
-    mine = sub.add_parser("mine", help="mine one commit into records and cards")
+    mine = _command(
+        sub,
+        "mine",
+        "mine one commit into records and cards",
+        "Mine every raise and assert of the Python files of REPO at one commit (resolved "
+        "once: the run is pinned) into records (sites.jsonl, analyses.jsonl, "
+        "api/errors/<id>.json, manifest.json) and Markdown cards: errors/<id>.md for "
+        "an error a user can cause and fix, a page per module for internal, abstract, "
+        "test and script errors, and index.md. OUT is published as a whole: a stopped "
+        "or failed run leaves the previous output; the same inputs again rewrite "
+        "nothing. With --site, the HTML site is written into OUT/site too.",
+        "miner mine --repo https://github.com/sgl-project/sglang.git --commit v0.5.19 \\\n"
+        "    --out output --link-ref v0.5.19",
+        (
+            ("0", "mined and published"),
+            ("1", "published, but some files were not mined (reasons in OUT/manifest.json)"),
+            (
+                "2",
+                "bad input: an unknown revision, not a repository, an output folder that "
+                "cannot be written or is not the tool's, another run writing OUT, a run "
+                "that would replace a better output",
+            ),
+        ),
+    )
     mine.add_argument(
         "--repo", default=DEFAULT_REPO, help="git URL or local path (default: %(default)s)"
     )
@@ -520,8 +741,19 @@ def _add_llm_options(mine: argparse.ArgumentParser) -> None:
 
 
 def _add_output_commands(sub: argparse._SubParsersAction) -> None:
-    """``corpus``, ``site`` and ``lookup``."""
-    corpus = sub.add_parser("corpus", help="build the SGLang release repository from PyPI wheels")
+    """``corpus`` and ``site``."""
+    corpus = _command(
+        sub,
+        "corpus",
+        "build the SGLang release repository from PyPI wheels",
+        "Build a git repository of SGLang's releases from the wheels on the package "
+        "index: one commit per version (the package's files where they live upstream, "
+        "python/sglang/...), each tagged v<version>, oldest first on main. The same "
+        "versions and wheels give the same commit SHAs on any machine; a repository "
+        "that already holds the versions is reused, one that holds fewer is extended.",
+        "miner corpus --dest .corpus/sglang --versions 0.5.18,0.5.19",
+        (("0", "built, extended or reused"), ("2", BAD_INPUT + " (the index cannot be read)")),
+    )
     corpus.add_argument("--dest", type=Path, default=Path(".corpus/sglang"))
     corpus.add_argument(
         "--versions",
@@ -533,14 +765,51 @@ def _add_output_commands(sub: argparse._SubParsersAction) -> None:
     corpus.add_argument("-q", "--quiet", action="store_true")
     corpus.set_defaults(func=cmd_corpus)
 
-    site = sub.add_parser("site", help="write the HTML site of a mined output folder")
+    site = _command(
+        sub,
+        "site",
+        "write the HTML site of a mined output folder",
+        "Write the HTML site of a mined output folder from its records alone, without "
+        "mining or analysing again: the same files as `miner mine --site`. A file is "
+        "rewritten only when its content changed, and files an earlier run wrote that "
+        "are no longer part of the site are removed.",
+        "miner site --out output --dest output/site",
+        (("0", "written"), ("2", BAD_INPUT + " (no records in OUT: run `miner mine` first)")),
+    )
     site.add_argument("--out", type=Path, default=Path("output"), help="mined output folder")
     site.add_argument("--dest", type=Path, help="site folder (default: OUT/site)")
     site.add_argument("-j", "--jobs", type=int, help="processes rendering cards (default: CPUs)")
     site.set_defaults(func=cmd_site)
 
-    lookup = sub.add_parser("lookup", help="find the card for a pasted error or traceback")
-    lookup.add_argument("text", nargs="?", default="-", help="the paste (default: standard input)")
+
+def _add_lookup_commands(sub: argparse._SubParsersAction) -> None:
+    """``lookup`` and ``check-cards``."""
+    lookup = _command(
+        sub,
+        "lookup",
+        "find the card for a pasted error or traceback",
+        "Find the card of a pasted error message, log line or traceback: the paste is "
+        "parsed (log prefixes stripped, every exception of a chained traceback and its "
+        "frames) and matched against the message templates and raise sites of a mined "
+        "folder; results are shown best first, with their score, site, card and why. "
+        "The paste is the words given (put -- before one that starts with -), or "
+        "standard input when none is given or the only one is -. With --history SITE, "
+        "every release of a release site is searched and the answer says which "
+        "releases raise the error.",
+        'miner lookup -- "--mem-fraction-static 1.2 must be at most 1"\n'
+        "python serve.py 2>&1 | tail -20 | miner lookup --out output",
+        (
+            ("0", "a card matches well"),
+            ("1", "no card matches well (the closest candidates are shown)"),
+            ("2", BAD_INPUT + " (an empty paste, no records)"),
+        ),
+    )
+    lookup.add_argument(
+        "text",
+        nargs="*",
+        metavar="TEXT",
+        help="the paste, its words joined by spaces (none or -: standard input)",
+    )
     lookup.add_argument(
         "--out", "--data", dest="out", type=Path, default=Path("output"), help="mined folder"
     )
@@ -553,15 +822,61 @@ def _add_output_commands(sub: argparse._SubParsersAction) -> None:
     )
     lookup.add_argument("--limit", type=int, default=5, help="results shown (default: 5)")
     lookup.add_argument("--base-url", help="print card URLs under this site URL")
-    lookup.add_argument("--json", action="store_true", help="print JSON for tools")
+    _add_format(lookup, json_alias=True)
     lookup.set_defaults(func=cmd_lookup)
 
-    check = sub.add_parser(
-        "check-cards", help="lint the cards of a mined folder: duplicate prose and defect counts"
+    check = _command(
+        sub,
+        "check-cards",
+        "lint a mined folder's cards: duplicate prose and defects",
+        "Lint the cards of a mined folder: per audience, the share of cards whose "
+        '"What it means" or "Solutions" reads like another card\'s once names are '
+        'replaced, the share whose "What it means" cites evidence, and the defects '
+        "counted per card (double negations, an OR told as an AND, a claim that "
+        "nothing guards a guarded raise, a title cut mid-word...) with example ids.",
+        "miner check-cards output --format json",
+        (
+            ("0", "no defect found"),
+            ("1", "some card has a defect"),
+            ("2", BAD_INPUT + " (DIR holds no mined records)"),
+        ),
     )
     check.add_argument("dir", type=Path, nargs="?", default=Path("output"), help="mined folder")
-    check.add_argument("--json", action="store_true", help="print the figures as JSON")
+    _add_format(check, json_alias=True)
     check.set_defaults(func=cmd_check_cards)
+
+
+def _add_explain_command(sub: argparse._SubParsersAction) -> None:
+    """``explain``."""
+    explain = _command(
+        sub,
+        "explain",
+        "print one error's card in the terminal, by id or id prefix",
+        "Print the card of one error of a mined folder, like `rustc --explain`: "
+        "ERROR_ID is the error's id or a prefix of it that no other id shares. The card "
+        "(errors/<id>.md, or the error's entry on its module's page for an internal, "
+        "abstract, test or script error) is rendered for a terminal, with every control "
+        "and format character of the mined text shown as an escape. --format json "
+        "prints the error's JSON record (api/errors/<id>.json) as stored; --origins "
+        "prints how the analysis linked the guards to settings instead of the card.",
+        "miner explain 3f2a9c\nminer explain 3f2a9c --origins --format json",
+        (
+            ("0", "printed"),
+            ("2", BAD_INPUT + " (no error with this id or prefix, several, no records)"),
+        ),
+    )
+    explain.add_argument("error_id", metavar="ERROR_ID", help="an error id or a unique prefix")
+    explain.add_argument(
+        "--out", type=Path, default=Path("output"), help="mined folder (default: %(default)s)"
+    )
+    _add_format(explain)
+    explain.add_argument(
+        "--origins",
+        action="store_true",
+        help="print the reach condition, the guards linked to settings and each site's "
+        "guards (and origins, when the records have them) instead of the card",
+    )
+    explain.set_defaults(func=cmd_explain)
 
 
 def _after_stop() -> str:

@@ -3,14 +3,19 @@ cards, determinism, and bad input."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import git
 import pytest
 from conftest import add_commit
 
+from miner import __version__
 from miner.cli import main
 from miner.mining import source
 
@@ -237,3 +242,188 @@ def test_bad_url_exits_2(tmp_path: Path, capsys) -> None:
     args = ["mine", "--repo", url, "--commit", "v1", "--cache-dir", str(tmp_path / "c")]
     assert main([*args, "--out", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err.startswith(f"miner: error: {url}: cannot clone or fetch")
+
+
+# ---- The conventions of the command line: -V, --help, --format, --, stdin. ----
+
+COMMANDS = [
+    "mine",
+    "corpus",
+    "site",
+    "lookup",
+    "check-cards",
+    "explain",
+    "diff",
+    "history",
+    "release",
+]
+
+
+@pytest.mark.parametrize("flag", ["-V", "--version"])
+def test_version_flag_prints_the_version(flag: str, capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        main([flag])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out == f"miner {__version__}\n"
+
+
+def test_top_level_help_lists_each_command_on_one_line_and_the_exit_codes(
+    capsys, monkeypatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    listing = out.split("\ncommands:\n  COMMAND\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [line.split()[0] for line in listing] == COMMANDS  # one line each
+    assert all(len(line) <= 80 and re.match(r"    \S+  +\S", line) for line in listing)
+    assert "\nExit codes:\n  0    success\n" in out
+    assert "\n  2    bad input: one line on stderr names it and what to do\n" in out
+    assert "\n  130  interrupted (Ctrl-C)\n" in out
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_command_help_has_a_description_an_example_and_exit_codes(
+    command: str, capsys, monkeypatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit) as stop:
+        main([command, "--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    usage, description, *_ = out.split("\n\n")
+    assert usage.startswith(f"usage: miner {command} ")
+    assert len(description.split()) >= 30  # a paragraph, not a line
+    example = out.split("\nExample:\n", 1)[1]
+    assert example.startswith(f"  miner {command} ")
+    codes = out.split("\nExit codes:\n", 1)[1]
+    assert codes.startswith("  0    ")
+    assert re.search(r"^  2    bad input", codes, flags=re.MULTILINE)
+
+
+ARGS_SOURCE = """\
+def check(tp):
+    if tp < 1:
+        raise ValueError(f"--tp-size {tp} must be at least 1")
+"""
+PASTE = "--tp-size 0 must be at least 1"
+
+
+@pytest.fixture
+def flag_output(make_repo, tmp_path: Path) -> Path:
+    """A mined folder whose one error's message starts with ``--``."""
+    root = make_repo({"pkg/args.py": ARGS_SOURCE})
+    out = tmp_path / "flag-out"
+    assert main(["mine", "--repo", str(root), "--commit", "v1", "--out", str(out), "-j", "0"]) == 0
+    return out
+
+
+def lookup(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["lookup", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_double_dash_ends_options_before_a_paste_starting_with_dashes(
+    flag_output: Path, capsys
+) -> None:
+    capsys.readouterr()
+    code, out, err = lookup(capsys, "--out", str(flag_output), "--", PASTE)
+    assert (code, err) == (0, "")
+    assert out.startswith("1. ")
+    assert out.splitlines()[0].endswith("  ValueError: --tp-size {tp} must be at least 1")
+    assert out.splitlines()[1] == "   pkg/args.py:3 in check"
+    # the words of an unquoted paste are joined, options after -- included
+    assert lookup(capsys, "--out", str(flag_output), "--", *PASTE.split()) == (code, out, "")
+    # argparse reads an argument with a space as a positional, -- or not ...
+    assert lookup(capsys, "--out", str(flag_output), PASTE) == (code, out, "")
+    # ... but without --, a word of the paste reads as an unknown option
+    with pytest.raises(SystemExit) as stop:
+        main(["lookup", "--out", str(flag_output), *PASTE.split()])
+    assert stop.value.code == 2
+    assert "unrecognized arguments: --tp-size" in capsys.readouterr().err
+
+
+def test_paste_on_standard_input_is_looked_up(flag_output: Path, capsys, monkeypatch) -> None:
+    capsys.readouterr()
+    expected = lookup(capsys, "--out", str(flag_output), "--", f"ValueError: {PASTE}\n")
+    assert expected[0] == 0 and "same exception type ValueError" in expected[1]
+    for argv in ([], ["-"]):
+        monkeypatch.setattr("sys.stdin", io.StringIO(f"ValueError: {PASTE}\n"))
+        assert lookup(capsys, "--out", str(flag_output), *argv) == expected
+    # bytes that are not UTF-8 on a line of their own do not stop the lookup
+    stdin = io.TextIOWrapper(io.BytesIO(f"ValueError: {PASTE}\n\xff\xfe\n".encode("latin-1")))
+    monkeypatch.setattr("sys.stdin", stdin)
+    assert lookup(capsys, "--out", str(flag_output)) == expected
+
+
+def test_paste_through_a_real_pipe_and_a_redirected_file(flag_output: Path, tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "miner", "lookup", "--out", str(flag_output), "--json"]
+    piped = subprocess.run(
+        command, input=f"ValueError: {PASTE}\n".encode(), capture_output=True, check=False
+    )
+    assert (piped.returncode, piped.stderr) == (0, b"")
+    payload = json.loads(piped.stdout)
+    assert payload["matched"] is True
+    assert (payload["results"][0]["path"], payload["results"][0]["line"]) == ("pkg/args.py", 3)
+    paste = tmp_path / "paste.txt"
+    paste.write_text(f"ValueError: {PASTE}\n")
+    with paste.open("rb") as stdin:  # miner lookup - < paste.txt
+        redirected = subprocess.run([*command, "-"], stdin=stdin, capture_output=True, check=False)
+    assert (redirected.returncode, redirected.stdout) == (0, piped.stdout)
+
+
+def test_lookup_without_paste_on_a_terminal_exits_2(flag_output: Path, capsys, monkeypatch) -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr("sys.stdin", Terminal(""))
+    capsys.readouterr()
+    assert lookup(capsys, "--out", str(flag_output)) == (
+        2,
+        "",
+        "miner: error: nothing to look up: pass the message (after -- when it starts with -), "
+        "pipe it on standard input, or give - to type it\n",
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO(" \n"))
+    assert lookup(capsys, "--out", str(flag_output), "-") == (
+        2,
+        "",
+        "miner: error: nothing to look up: the paste is empty; pass the message or pipe it\n",
+    )
+
+
+def test_format_json_and_the_json_alias_print_the_same(flag_output: Path, capsys) -> None:
+    capsys.readouterr()
+    code, out, _ = lookup(capsys, "--out", str(flag_output), "--format", "json", "--", PASTE)
+    assert code == 0
+    assert json.loads(out)["results"][0]["line"] == 3
+    assert lookup(capsys, "--out", str(flag_output), "--json", "--", PASTE) == (0, out, "")
+    assert main(["check-cards", str(flag_output), "--format", "json"]) == 0
+    cards = capsys.readouterr().out
+    assert json.loads(cards)["cards"] == 1
+    assert main(["check-cards", str(flag_output), "--json"]) == 0
+    assert capsys.readouterr().out == cards
+    assert main(["check-cards", str(flag_output)]) == 0
+    assert not capsys.readouterr().out.startswith("{")
+
+
+def test_diff_format_json_prints_counts_reports_and_changes(
+    repo: Path, tmp_path: Path, capsys
+) -> None:
+    add_commit(
+        repo, {"pkg/new.py": "def f(x):\n    if x:\n        raise KeyError('new key')\n"}, tag="v2"
+    )
+    out = tmp_path / "diffs"
+    argv = ["diff", "v1", "v2", "--repo", str(repo), "--out", str(out), "--format", "json"]
+    assert main([*argv, "--fail-on", "added"]) == 1
+    summary = json.loads(capsys.readouterr().out)
+    report = json.loads(Path(summary["json"]).read_text())
+    assert summary["counts"] == report["counts"]
+    assert summary["counts"]["added"] == 1 and summary["counts"]["unchanged"] == 2
+    assert (summary["from"], summary["to"], summary["failing"]) == ("v1", "v2", ["added"])
+    assert Path(summary["report"]).is_file() and Path(summary["report"]).parent == out
+    added = report["changes"][0]["new"]["error_id"]
+    assert summary["changes"] == [{"kind": "added", "old": None, "new": added, "title": "new key"}]

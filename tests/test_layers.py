@@ -10,7 +10,7 @@ Layers, lowest first::
     3  miner.analysis
     4  miner.releases     diff, history, versions
     5  miner.publish      records, cards, html, releases, patterns
-    6  miner.lookup, miner.checks (readers of a published folder)
+    6  miner.lookup, miner.checks, miner.explain (readers of a published folder)
     7  miner.pipeline
     8  miner.cli, miner.__main__
 
@@ -46,6 +46,7 @@ LAYERS: dict[str, int] = {
     "miner.publish": 5,
     "miner.lookup": 6,
     "miner.checks": 6,
+    "miner.explain": 6,
     "miner.pipeline": 7,
     "miner.cli": 8,
     "miner.__main__": 8,
