@@ -47,8 +47,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from miner.extract.template import Message, TemplateBuilder
-from miner.model import Guard, MessagePart, MessageStyle, Site
+from miner.extract.template import Message, TemplateBuilder, enter_group
+from miner.model import DynamicReason, Guard, MessagePart, MessageStyle, Site
 
 #: How a call names its callee: ``helper(...)`` or ``obj.helper(...)``.
 CallForm = Literal["name", "attribute"]
@@ -192,7 +192,10 @@ class Helper:
         builder = TemplateBuilder()
         styles: list[MessageStyle] = []
         sources: list[str] = []
+        reasons: list[DynamicReason] = []
+        groups: dict[object, int] = {}
         for part in self.parts:
+            enter_group(builder, groups, part.optional)
             if part.expr is None:
                 builder.text(part.text or "")
                 continue
@@ -212,17 +215,16 @@ class Helper:
             rendered, source = given
             sources.append(source)
             styles.append(rendered.style)
+            if rendered.reason is not None:
+                reasons.append(rendered.reason)
             if rendered.kind in ("literal", "template") and not part.conversion and not part.spec:
-                for piece in rendered.parts:
-                    if piece.expr is None:
-                        builder.text(piece.text or "")
-                    else:
-                        builder.field(piece.expr, piece.conversion, piece.spec)
+                builder.extend(TemplateBuilder.of_parts(rendered.parts))
             else:
                 builder.field(source, part.conversion, part.spec)
+        builder.group = None
         source = sources[0] if len(sources) == 1 else ", ".join(sources)
         if not any(p.expr is None and p.text for p in builder.parts):
-            return Message.dynamic(source)
+            return Message.dynamic(source, reasons[0] if len(reasons) == 1 else "other")
         whole = len(self.parts) == 1 and styles
         return Message.of(builder, styles[0] if whole else self.style, source)
 

@@ -193,9 +193,12 @@ DEFS: dict[str, tuple[type, Shape]] = {
     "MessagePart": (
         MessagePart,
         Shape(
-            omit_none=("conversion", "spec"),
-            refine={"conversion": {"enum": ["r", "s", "a"]}},
-            variants=(("text",), ("expr", "conversion", "spec")),
+            omit_none=("conversion", "spec", "optional"),
+            refine={
+                "conversion": {"enum": ["r", "s", "a"]},
+                "optional": {"minimum": 1},
+            },
+            variants=(("text", "optional"), ("expr", "conversion", "spec", "optional")),
         ),
     ),
     "Guard": (Guard, Shape(omit_none=("name", "subject"))),
