@@ -52,6 +52,7 @@ from miner.model import (
     AudienceName,
     CommitInfo,
     Condition,
+    DynamicReason,
     Error,
     ExampleFix,
     Excerpt,
@@ -332,6 +333,9 @@ def _counts() -> Schema:
     )
     properties: dict[str, Schema] = {n: count for n in names}
     properties["sites_by_parser"] = obj(parsers, required=())
+    properties["dynamic_messages"] = count
+    reasons = {name: count for name in get_args(DynamicReason)}
+    properties["dynamic_messages_by_reason"] = obj(reasons)
     properties["errors"] = count
     audiences = {name: count for name in get_args(AudienceName)}
     properties["errors_by_audience"] = obj(audiences, required=())
