@@ -122,6 +122,12 @@ def block_statements(body: list[ast.stmt], lines: list[str]) -> list[Stmt]:
     return _Walker(path="", lines=lines, context=None).stmts(body)
 
 
+def expression(node: ast.expr, lines: list[str]) -> Expr:
+    """The rules' view (:class:`~miner.extract.rules.Expr`) of an expression
+    parsed from the text ``lines`` hold (for readers outside the extraction)."""
+    return to_expr(node, _Walker(path="", lines=lines, context=None))
+
+
 def last_name(node: ast.AST) -> str | None:
     """The last name of a dotted name (``abc.abstractmethod`` -> ``abstractmethod``),
     of its subscript (``typing.Protocol[T]`` -> ``Protocol``); None for anything else."""

@@ -94,6 +94,11 @@ class Helper:
     """``path:line qualname`` of this helper's site, then its own ``via``."""
     forms: tuple[CallForm, ...] = ("name", "attribute")
     """The call forms that name this helper in the file being mined."""
+    formats: bool = False
+    """Not a function but an exception class that formats its text from the
+    arguments of its constructor (:mod:`miner.extract.formats`): ``name`` is
+    the class, ``parts`` its text, and a call of it is not a site of its own:
+    the ``raise`` of the instance takes the message from it."""
 
     @property
     def params(self) -> frozenset[str]:
@@ -118,6 +123,7 @@ class Helper:
             "conditions": [g.to_json() for g in self.conditions],
             "via": list(self.via),
             "forms": list(self.forms),
+            "formats": self.formats,
         }
 
     @classmethod
@@ -144,6 +150,7 @@ class Helper:
             conditions=tuple(Guard.from_json(g) for g in data["conditions"]),
             via=tuple(map(str, data["via"])),
             forms=tuple(data["forms"]),
+            formats=bool(data.get("formats", False)),
         )
 
     def needed(self) -> frozenset[str]:
@@ -279,12 +286,21 @@ def call_shape(
 
 
 def bound_helpers(
-    table: HelperTable | None, name: str, form: CallForm, shapes: Sequence[ArgShape]
+    table: HelperTable | None,
+    name: str,
+    form: CallForm,
+    shapes: Sequence[ArgShape],
+    *,
+    formats: bool = False,
 ) -> Iterator[tuple[Helper, dict[str, int]]]:
-    """The helpers a call binds, with the binding of each."""
+    """The helpers a call binds, with the binding of each: the raising
+    helpers, or with ``formats`` the exception classes that format their
+    text (:attr:`Helper.formats`)."""
     if not table:
         return
     for helper in table.get(name, ()):
+        if helper.formats != formats:
+            continue
         bound = helper.bind(form, shapes)
         if bound is not None:
             yield helper, bound
@@ -326,7 +342,7 @@ def _last(node: ast.expr) -> str | None:
     return None
 
 
-def _rebound(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def rebound(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """Names the function's body binds or deletes (any scope inside it)."""
     out: set[str] = set()
     for node in (n for stmt in func.body for n in ast.walk(stmt)):
@@ -427,7 +443,7 @@ def helper_of(
         conditions.append(condition)
     conditions.extend(site.guards[len(own) :])
     used = {p.expr for p in parts if p.expr in params} | {g.test for g in conditions}
-    if used & _rebound(func):
+    if used & rebound(func):
         return None
     all_positional = [*args.posonlyargs, *args.args]
     defaults = {

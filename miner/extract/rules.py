@@ -1566,7 +1566,7 @@ class SiteSink:
                 exception = func.value.source
                 reraise, reraised, message = True, caught, Message.none()
             else:
-                message = call_message(exc, self.locals(at))
+                message = self.formatted(exc, at) or call_message(exc, self.locals(at))
         elif exc.kind in ("name", "attribute") and not self.is_variable(exc):
             exception, message = exc.source, Message.none()
         else:
@@ -1591,7 +1591,31 @@ class SiteSink:
 
     def is_helper_call(self, name: str) -> bool:
         """Whether a call of ``name`` may be a call of a raising helper."""
-        return self.helpers is not None and name in self.helpers
+        return self.helpers is not None and any(not h.formats for h in self.helpers.get(name, ()))
+
+    def formatted(self, call: Expr, at: Position) -> Message | None:
+        """The message of ``Exc(...)`` when ``Exc`` names an exception class
+        of the table that formats its text from its arguments (see
+        :mod:`miner.extract.formats`) and the call binds them; else None."""
+        func = call.func
+        if not self.helpers or func is None or func.kind not in ("name", "attribute"):
+            return None
+        form: CallForm = "name" if func.kind == "name" else "attribute"
+        shapes = [(arg.keyword, arg.star) for arg in call.args]
+        scope = self.locals(at)
+        for helper, bound in bound_helpers(self.helpers, func.name, form, shapes, formats=True):
+
+            def argument(param: str, bound: dict[str, int] = bound) -> tuple[Message, str] | None:
+                index = bound.get(param)
+                if index is None:
+                    return None
+                value = call.args[index].value
+                return render(value, scope), value.source
+
+            message = helper.message(argument)
+            if message.kind != "dynamic":
+                return message
+        return None
 
     def call_site(self, line: int, end_line: int, call: Expr, *, at: Position) -> None:
         """A call statement at position ``at``: a ``call`` site for each
