@@ -527,15 +527,16 @@ def compile_template(parts: Sequence[MessagePart]) -> Template:
     :meth:`Template.match_solid`).
 
     Literal text matches itself (a run of white space matches any white
-    space, or none); a placeholder matches any text, new lines included.
-    Leading and trailing white space is ignored.
+    space, or none); a placeholder matches any text, new lines included,
+    and so does an optional part (:attr:`~miner.model.MessagePart.optional`:
+    there or not). Leading and trailing white space is ignored.
     """
     blocks: list[Block] = []
     chunks: list[str] = []
     gap = _NONE  # what separates the next chunk from the previous one
     open_start = False
     for part in parts:
-        if part.expr is not None:
+        if part.expr is not None or part.optional is not None:
             gap = _ANY
             continue
         for number, chunk in enumerate(_SPACE.split(part.text or "")):

@@ -32,10 +32,58 @@ SCHEMA_VERSION = 2
 #: and conditions come from the call's arguments.
 SiteKind = Literal["raise", "assert", "call"]
 MessageKind = Literal["literal", "template", "dynamic", "none"]
+#: Why a ``dynamic`` message could not be rendered as a template (see
+#: :func:`miner.extract.rules.render`):
+#:
+#: * ``parameter``: a parameter of the enclosing function (``raise E(msg)``);
+#: * ``variable-from-call``: a local set by a call that builds no string
+#:   the source shows (``msg = describe(x)``);
+#: * ``variable-branches``: a local whose value at the raise is not decided by
+#:   straight-line code (set in branches, loops or ``try``, or changed in ways
+#:   not modelled);
+#: * ``variable``: a local set to another non-string expression;
+#: * ``non-literal-join``: ``sep.join(items)`` whose items are not a list or
+#:   tuple the source spells out (a generator, a comprehension, a value from
+#:   elsewhere);
+#: * ``call``: another call (``str(e)``, ``build_message(...)``);
+#: * ``caught-exception``: the exception an ``except ... as e`` caught (``E(e)``);
+#: * ``attribute``: an attribute or item (``self.msg``, ``e.args[0]``);
+#: * ``global``: a name the function does not bind (a module constant, a
+#:   global), or any name outside a function;
+#: * ``exception-instance``: ``raise err`` of an exception built elsewhere;
+#: * ``star-args``: ``*args`` / ``**kwargs`` come first;
+#: * ``other``: any other expression (``a if c else b``, an operator).
+DynamicReason = Literal[
+    "parameter",
+    "variable-from-call",
+    "variable-branches",
+    "variable",
+    "non-literal-join",
+    "call",
+    "caught-exception",
+    "attribute",
+    "global",
+    "exception-instance",
+    "star-args",
+    "other",
+]
 #: How the message was written in the source. ``concat`` is ``+`` of strings and
-#: expressions; ``variable`` a local variable resolved to its single assignment.
+#: expressions; ``join`` is ``sep.join([...])`` (of a list spelled out, or of a
+#: local list built by appends); ``steps`` a local string built in steps
+#: (``msg = "..."``, then ``msg += ...``). A local variable resolved to its
+#: value keeps the style of the value.
 MessageStyle = Literal[
-    "literal", "bytes", "fstring", "tstring", "percent", "format", "concat", "expression", "none"
+    "literal",
+    "bytes",
+    "fstring",
+    "tstring",
+    "percent",
+    "format",
+    "concat",
+    "join",
+    "steps",
+    "expression",
+    "none",
 ]
 Parser = Literal["libcst", "ast"]
 #: What a :class:`Guard` is: an enclosing statement (``if`` ... ``assert``), or
@@ -116,15 +164,25 @@ class MessagePart:
     """``r``, ``s`` or ``a`` for ``!r`` / ``!s`` / ``!a`` (and ``%r`` / ``%a``)."""
     spec: str | None = None
     """The format spec as written (``.2f``, ``>{width}``), or None."""
+    optional: int | None = None
+    """None: the part is always there. ``n`` (1, 2, ...): the part belongs to
+    the ``n``-th optional group of the template, parts present together or
+    not at all (text appended to the message under an ``if``: ``if x:
+    msg += f" got {x}"``). The template text (``Site.message``) shows every
+    group as present."""
 
     def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any]
         if self.expr is None:
-            return {"text": self.text}
-        out: dict[str, Any] = {"expr": self.expr}
-        if self.conversion:
-            out["conversion"] = self.conversion
-        if self.spec is not None:
-            out["spec"] = self.spec
+            out = {"text": self.text}
+        else:
+            out = {"expr": self.expr}
+            if self.conversion:
+                out["conversion"] = self.conversion
+            if self.spec is not None:
+                out["spec"] = self.spec
+        if self.optional is not None:
+            out["optional"] = self.optional
         return out
 
     @classmethod
@@ -134,6 +192,7 @@ class MessagePart:
             expr=data.get("expr"),
             conversion=data.get("conversion"),
             spec=data.get("spec"),
+            optional=data.get("optional"),
         )
 
 
@@ -285,7 +344,9 @@ class Site:
     message: str | None
     """The message template: literal text with ``{`` / ``}`` doubled and
     placeholders as ``{expr!conv:spec}``; None when there is no message or it
-    cannot be rendered (see ``message_kind``)."""
+    cannot be rendered (see ``message_kind``). A message built in steps
+    (``msg = "..."; if x: msg += "..."``) reads with every optional part in
+    place; ``message_parts`` says which are optional."""
     message_parts: tuple[MessagePart, ...]
     message_kind: MessageKind
     message_style: MessageStyle
@@ -336,6 +397,9 @@ class Site:
     """For a ``call`` site: the raising helpers it goes through, outermost
     first, each as ``path:line qualname`` of the helper's own site (its
     ``raise``, or its call of the next helper); empty for other sites."""
+    message_reason: DynamicReason | None = None
+    """For a ``dynamic`` message: why it could not be rendered (see
+    :data:`DynamicReason`); None for the other kinds."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -360,6 +424,7 @@ class Site:
             "body_only": self.body_only,
             "abstract": self.abstract,
             "via": list(self.via),
+            "message_reason": self.message_reason,
             "excerpt": self.excerpt.to_json(),
             "parser": self.parser,
             "function_doc": self.function_doc,
@@ -388,6 +453,7 @@ class Site:
             body_only=data.get("body_only", False),
             abstract=data.get("abstract", False),
             via=tuple(data.get("via", ())),
+            message_reason=data.get("message_reason"),
             excerpt=Excerpt.from_json(data["excerpt"]),
             parser=data["parser"],
             function_doc=data.get("function_doc"),

@@ -220,9 +220,10 @@ MSG_VARIABLES = [
     Row(25, "TypeError", "annotated label", "literal", "literal", "annotated_then_chained",
         ["flag"]),
     Row(26, "TypeError", "chained label", "literal", "literal", "annotated_then_chained", []),
-    # Grown by `+=` under a condition: never the first literal alone.
-    Row(34, "MemoryError", None, "dynamic", "expression", "grown_with_plus_equals",
-        ["budget < 0"]),
+    # Grown by `+=` under a condition: never the first literal alone, but the
+    # appended part as an optional part of the template.
+    Row(34, "MemoryError", "budget exceeded. context: {context}", "template", "steps",
+        "grown_with_plus_equals", ["budget < 0"]),
     # Two assignments: neither is picked.
     Row(42, "ImportError", None, "dynamic", "expression", "set_in_both_branches", [],
         cause="exc"),

@@ -90,7 +90,7 @@ def populated(cls: type, **given: Any) -> Any:
 
 def full_site(**given: Any) -> Site:
     """A site with both kinds of message part (literal text, a placeholder)."""
-    parts = (MessagePart(text="got "), populated(MessagePart))
+    parts = (MessagePart(text="got ", optional=1), populated(MessagePart))
     return populated(Site, message_parts=parts, **given)
 
 

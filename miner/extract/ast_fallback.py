@@ -35,11 +35,15 @@ from collections.abc import Callable, Iterator
 from miner.extract.helpers import HelperTable
 from miner.extract.rules import (
     OTHER,
+    PARAMETER,
     Arg,
     Binding,
     Bindings,
     Clause,
+    Effect,
+    EffectKind,
     Expr,
+    ExprKind,
     FieldPart,
     Piece,
     SiteSink,
@@ -116,6 +120,12 @@ def block_statements(body: list[ast.stmt], lines: list[str]) -> list[Stmt]:
     statements of ``body``, parsed from the text ``lines`` hold, as the exit
     analysis reads them (for readers outside the extraction)."""
     return _Walker(path="", lines=lines, context=None).stmts(body)
+
+
+def expression(node: ast.expr, lines: list[str]) -> Expr:
+    """The rules' view (:class:`~miner.extract.rules.Expr`) of an expression
+    parsed from the text ``lines`` hold (for readers outside the extraction)."""
+    return to_expr(node, _Walker(path="", lines=lines, context=None))
 
 
 def last_name(node: ast.AST) -> str | None:
@@ -305,15 +315,24 @@ class _Walker:
         """The parser-neutral views of a block's statements."""
         return [self._stmt(node) for node in body]
 
+    def _lines_of(self, node: ast.stmt) -> str:
+        """The source lines a statement spans, whole."""
+        return "\n".join(self.lines[node.lineno - 1 : node.end_lineno or node.lineno])
+
     def _stmt(self, node: ast.stmt) -> Stmt:
         at = (node.lineno, node.col_offset)
         changed = functools.partial(stores, node)
+        text = functools.partial(self._lines_of, node)
         kind = _LEAVING.get(type(node))
         if kind is not None:
-            return Stmt(kind, at, lambda: StmtParts(node.lineno), changed)
+            return Stmt(kind, at, lambda: StmtParts(node.lineno), changed, text=text)
         if isinstance(node, ast.Assert):
             return Stmt(
-                "assert", at, lambda: StmtParts(node.lineno, test=self._text(node.test)), changed
+                "assert",
+                at,
+                lambda: StmtParts(node.lineno, test=self._text(node.test)),
+                changed,
+                text=text,
             )
         if isinstance(node, ast.If):
             return Stmt(
@@ -326,6 +345,7 @@ class _Walker:
                     orelse=self.stmts(node.orelse) if node.orelse else None,
                 ),
                 changed,
+                text=text,
             )
         if isinstance(node, ast.While):
             return Stmt(
@@ -338,6 +358,7 @@ class _Walker:
                     orelse=self.stmts(node.orelse) if node.orelse else None,
                 ),
                 changed,
+                text=text,
             )
         if isinstance(node, (ast.For, ast.AsyncFor)):
             return Stmt(
@@ -349,18 +370,19 @@ class _Walker:
                     orelse=self.stmts(node.orelse) if node.orelse else None,
                 ),
                 changed,
+                text=text,
             )
         if isinstance(node, (ast.Try, *_TRY_STAR)):
-            return Stmt("try", at, lambda: self._try_parts(node), changed)  # type: ignore[arg-type]
+            return Stmt("try", at, lambda: self._try_parts(node), changed, text=text)  # type: ignore[arg-type]
         if isinstance(node, ast.Match):
-            return Stmt("match", at, lambda: self._match_parts(node), changed)
+            return Stmt("match", at, lambda: self._match_parts(node), changed, text=text)
         if isinstance(node, (ast.With, ast.AsyncWith)):
-            return Stmt("with", at, None, changed)
+            return Stmt("with", at, None, changed, text=text)
         if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
-            return Stmt("scope", at, None, changed)
+            return Stmt("scope", at, None, changed, text=text)
         if _inert(node):
-            return Stmt("trivial", at, None, changed)
-        return Stmt("other", at, None, changed)
+            return Stmt("trivial", at, None, changed, text=text)
+        return Stmt("other", at, None, changed, effect=lambda: _effect(node, self), text=text)
 
     def _try_parts(self, node: ast.Try) -> StmtParts:
         clauses = []
@@ -600,8 +622,16 @@ def to_expr(node: ast.AST, walker: _Walker) -> Expr:
         return Expr("name", text, name=node.id)
     if isinstance(node, ast.Attribute):
         return Expr("attribute", text, value=to_expr(node.value, walker), name=node.attr)
-    if isinstance(node, ast.Tuple):
-        return Expr("tuple", text, elements=tuple(to_expr(el, walker) for el in node.elts))
+    if isinstance(node, ast.Subscript):
+        return Expr("subscript", text, value=to_expr(node.value, walker))
+    return _collection(node, walker, text)
+
+
+def _collection(node: ast.AST, walker: _Walker, text: Callable[[], str]) -> Expr:
+    """:func:`to_expr` of a tuple, list, dict or starred element (else ``other``)."""
+    if isinstance(node, (ast.Tuple, ast.List)):
+        kind: ExprKind = "tuple" if isinstance(node, ast.Tuple) else "list"
+        return Expr(kind, text, elements=tuple(to_expr(el, walker) for el in node.elts))
     if isinstance(node, ast.Starred):
         return Expr("starred", lambda: walker.code(node.value))
     if isinstance(node, ast.Dict):
@@ -674,6 +704,34 @@ def _spec_text(spec: ast.expr, walker: _Walker) -> str:
     return "".join(out)
 
 
+def _effect(node: ast.stmt, walker: _Walker) -> Effect | None:
+    """What a simple statement does to a local name (see
+    :class:`~miner.extract.rules.Effect`), or None."""
+    if isinstance(node, ast.Assign):
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            return Effect("assign", node.targets[0].id, to_expr(node.value, walker))
+    elif isinstance(node, ast.AnnAssign):
+        if isinstance(node.target, ast.Name) and node.value is not None:
+            return Effect("assign", node.target.id, to_expr(node.value, walker))
+    elif isinstance(node, ast.AugAssign):
+        if isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+            return Effect("augadd", node.target.id, to_expr(node.value, walker))
+    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        call = node.value
+        func = call.func
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.attr in ("append", "extend")
+            and len(call.args) == 1
+            and not call.keywords
+            and not isinstance(call.args[0], ast.Starred)
+        ):
+            kind: EffectKind = "append" if func.attr == "append" else "extend"
+            return Effect(kind, func.value.id, to_expr(call.args[0], walker))
+    return None
+
+
 # -- bindings ----------------------------------------------------------------
 def _bindings(root: ast.FunctionDef | ast.AsyncFunctionDef, walker: _Walker) -> Bindings:
     """Every binding of every name in one function's own scope (the same
@@ -697,7 +755,7 @@ def _bindings(root: ast.FunctionDef | ast.AsyncFunctionDef, walker: _Walker) -> 
     args = root.args
     for param in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
         if param is not None:
-            found[param.arg].append(other)
+            found[param.arg].append(PARAMETER)
     stack: list[ast.AST] = list(reversed(root.body))
     while stack:
         node = stack.pop()

@@ -27,10 +27,13 @@ from libcst.metadata import CodeRange, PositionProvider
 from miner.extract.helpers import HelperTable
 from miner.extract.rules import (
     OTHER,
+    PARAMETER,
     Arg,
     Binding,
     Bindings,
     Clause,
+    Effect,
+    EffectKind,
     Expr,
     FieldPart,
     Piece,
@@ -59,6 +62,9 @@ _LEAVING: dict[type, StmtKind] = {
     cst.Continue: "continue",
     cst.Break: "break",
 }
+
+#: Names libcst parses as names and ``ast`` as constants.
+_CONSTANTS = frozenset({"None", "True", "False"})
 
 __all__ = ["SiteCollector", "UnitContext"]
 
@@ -146,28 +152,64 @@ class SiteCollector(cst.CSTVisitor):
     def _block(self, block: cst.BaseSuite) -> list[Stmt]:
         return self.stmts(block.body)
 
+    def _lines_of(self, node: cst.CSTNode) -> str:
+        """The source lines a statement spans, whole (the file's lines)."""
+        where = self._range(node)
+        lines = self.sink.lines
+        return "\n".join(lines[where.start.line + self.offset - 1 : where.end.line + self.offset])
+
     def _small(self, node: cst.CSTNode) -> Stmt:
         at = self._at(node)
         changed = functools.partial(stores, node)
+        text = functools.partial(self._lines_of, node)
         kind = _LEAVING.get(type(node))
         if kind is not None:
-            return Stmt(kind, at, lambda: StmtParts(self._line(node)), changed)
+            return Stmt(kind, at, lambda: StmtParts(self._line(node)), changed, text=text)
         if isinstance(node, cst.Assert):
             return Stmt(
                 "assert",
                 at,
                 lambda: StmtParts(self._line(node), test=self._text(node.test)),
                 changed,
+                text=text,
             )
         if isinstance(node, cst.Pass) or (isinstance(node, cst.Expr) and _inert(node.value)):
-            return Stmt("trivial", at, None, changed)
-        return Stmt("other", at, None, changed)
+            return Stmt("trivial", at, None, changed, text=text)
+        return Stmt("other", at, None, changed, effect=lambda: self._effect(node), text=text)
+
+    def _effect(self, node: cst.CSTNode) -> Effect | None:
+        """What a simple statement does to a local name (see
+        :class:`~miner.extract.rules.Effect`), or None."""
+        if isinstance(node, cst.Assign):
+            if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                return Effect("assign", node.targets[0].target.value, self.expr(node.value))
+        elif isinstance(node, cst.AnnAssign):
+            if isinstance(node.target, cst.Name) and node.value is not None:
+                return Effect("assign", node.target.value, self.expr(node.value))
+        elif isinstance(node, cst.AugAssign):
+            if isinstance(node.operator, cst.AddAssign) and isinstance(node.target, cst.Name):
+                return Effect("augadd", node.target.value, self.expr(node.value))
+        elif isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            call = node.value
+            func = call.func
+            if (
+                isinstance(func, cst.Attribute)
+                and isinstance(func.value, cst.Name)
+                and func.attr.value in ("append", "extend")
+                and len(call.args) == 1
+                and call.args[0].keyword is None
+                and not call.args[0].star
+            ):
+                kind: EffectKind = "append" if func.attr.value == "append" else "extend"
+                return Effect(kind, func.value.value, self.expr(call.args[0].value))
+        return None
 
     def _compound(self, node: cst.CSTNode) -> Stmt:
         at = self._at(node)
         changed = functools.partial(stores, node)
+        text = functools.partial(self._lines_of, node)
         if isinstance(node, cst.If):
-            return Stmt("if", at, lambda: self._if_parts(node), changed)
+            return Stmt("if", at, lambda: self._if_parts(node), changed, text=text)
         if isinstance(node, cst.While):
             return Stmt(
                 "while",
@@ -179,6 +221,7 @@ class SiteCollector(cst.CSTVisitor):
                     orelse=self._else(node.orelse),
                 ),
                 changed,
+                text=text,
             )
         if isinstance(node, cst.For):
             return Stmt(
@@ -188,16 +231,17 @@ class SiteCollector(cst.CSTVisitor):
                     self._line(node), body=self._block(node.body), orelse=self._else(node.orelse)
                 ),
                 changed,
+                text=text,
             )
         if isinstance(node, (cst.Try, cst.TryStar)):
-            return Stmt("try", at, lambda: self._try_parts(node), changed)
+            return Stmt("try", at, lambda: self._try_parts(node), changed, text=text)
         if isinstance(node, cst.Match):
-            return Stmt("match", at, lambda: self._match_parts(node), changed)
+            return Stmt("match", at, lambda: self._match_parts(node), changed, text=text)
         if isinstance(node, cst.With):
-            return Stmt("with", at, None, changed)
+            return Stmt("with", at, None, changed, text=text)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
-            return Stmt("scope", at, None, changed)
-        return Stmt("other", at, None, changed)
+            return Stmt("scope", at, None, changed, text=text)
+        return Stmt("other", at, None, changed, text=text)
 
     def _else(self, orelse: cst.Else | None) -> list[Stmt] | None:
         return None if orelse is None else self._block(orelse.body)
@@ -753,11 +797,17 @@ def to_expr(node: cst.CSTNode, code: Callable[[cst.CSTNode], str]) -> Expr:
         )
         return Expr("call", text, func=to_expr(node.func, code), args=args)
     if isinstance(node, cst.Name):
+        if node.value in _CONSTANTS:
+            return Expr("other", text)  # a constant to ``ast``, not a name
         return Expr("name", text, name=node.value)
     if isinstance(node, cst.Attribute):
         return Expr("attribute", text, value=to_expr(node.value, code), name=node.attr.value)
     if isinstance(node, cst.Tuple):
         return Expr("tuple", text, elements=tuple(to_expr(el, code) for el in node.elements))
+    if isinstance(node, cst.List):
+        return Expr("list", text, elements=tuple(to_expr(el, code) for el in node.elements))
+    if isinstance(node, cst.Subscript):
+        return Expr("subscript", text, value=to_expr(node.value, code))
     if isinstance(node, cst.Element):
         return to_expr(node.value, code)
     if isinstance(node, cst.StarredElement):
@@ -865,7 +915,7 @@ class _BindingFinder(cst.CSTVisitor):
                 if isinstance(extra, cst.Param):
                     every.append(extra)
             for param in every:
-                self._bind(param.name)
+                self._bind(param.name, PARAMETER)
             return True
         self._bind(node.name)
         return False

@@ -47,8 +47,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from miner.extract.template import Message, TemplateBuilder
-from miner.model import Guard, MessagePart, MessageStyle, Site
+from miner.extract.template import Message, TemplateBuilder, enter_group
+from miner.model import DynamicReason, Guard, MessagePart, MessageStyle, Site
 
 #: How a call names its callee: ``helper(...)`` or ``obj.helper(...)``.
 CallForm = Literal["name", "attribute"]
@@ -94,6 +94,11 @@ class Helper:
     """``path:line qualname`` of this helper's site, then its own ``via``."""
     forms: tuple[CallForm, ...] = ("name", "attribute")
     """The call forms that name this helper in the file being mined."""
+    formats: bool = False
+    """Not a function but an exception class that formats its text from the
+    arguments of its constructor (:mod:`miner.extract.formats`): ``name`` is
+    the class, ``parts`` its text, and a call of it is not a site of its own:
+    the ``raise`` of the instance takes the message from it."""
 
     @property
     def params(self) -> frozenset[str]:
@@ -118,6 +123,7 @@ class Helper:
             "conditions": [g.to_json() for g in self.conditions],
             "via": list(self.via),
             "forms": list(self.forms),
+            "formats": self.formats,
         }
 
     @classmethod
@@ -144,6 +150,7 @@ class Helper:
             conditions=tuple(Guard.from_json(g) for g in data["conditions"]),
             via=tuple(map(str, data["via"])),
             forms=tuple(data["forms"]),
+            formats=bool(data.get("formats", False)),
         )
 
     def needed(self) -> frozenset[str]:
@@ -192,7 +199,10 @@ class Helper:
         builder = TemplateBuilder()
         styles: list[MessageStyle] = []
         sources: list[str] = []
+        reasons: list[DynamicReason] = []
+        groups: dict[object, int] = {}
         for part in self.parts:
+            enter_group(builder, groups, part.optional)
             if part.expr is None:
                 builder.text(part.text or "")
                 continue
@@ -212,17 +222,16 @@ class Helper:
             rendered, source = given
             sources.append(source)
             styles.append(rendered.style)
+            if rendered.reason is not None:
+                reasons.append(rendered.reason)
             if rendered.kind in ("literal", "template") and not part.conversion and not part.spec:
-                for piece in rendered.parts:
-                    if piece.expr is None:
-                        builder.text(piece.text or "")
-                    else:
-                        builder.field(piece.expr, piece.conversion, piece.spec)
+                builder.extend(TemplateBuilder.of_parts(rendered.parts))
             else:
                 builder.field(source, part.conversion, part.spec)
+        builder.group = None
         source = sources[0] if len(sources) == 1 else ", ".join(sources)
         if not any(p.expr is None and p.text for p in builder.parts):
-            return Message.dynamic(source)
+            return Message.dynamic(source, reasons[0] if len(reasons) == 1 else "other")
         whole = len(self.parts) == 1 and styles
         return Message.of(builder, styles[0] if whole else self.style, source)
 
@@ -277,12 +286,21 @@ def call_shape(
 
 
 def bound_helpers(
-    table: HelperTable | None, name: str, form: CallForm, shapes: Sequence[ArgShape]
+    table: HelperTable | None,
+    name: str,
+    form: CallForm,
+    shapes: Sequence[ArgShape],
+    *,
+    formats: bool = False,
 ) -> Iterator[tuple[Helper, dict[str, int]]]:
-    """The helpers a call binds, with the binding of each."""
+    """The helpers a call binds, with the binding of each: the raising
+    helpers, or with ``formats`` the exception classes that format their
+    text (:attr:`Helper.formats`)."""
     if not table:
         return
     for helper in table.get(name, ()):
+        if helper.formats != formats:
+            continue
         bound = helper.bind(form, shapes)
         if bound is not None:
             yield helper, bound
@@ -324,7 +342,7 @@ def _last(node: ast.expr) -> str | None:
     return None
 
 
-def _rebound(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+def rebound(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
     """Names the function's body binds or deletes (any scope inside it)."""
     out: set[str] = set()
     for node in (n for stmt in func.body for n in ast.walk(stmt)):
@@ -425,7 +443,7 @@ def helper_of(
         conditions.append(condition)
     conditions.extend(site.guards[len(own) :])
     used = {p.expr for p in parts if p.expr in params} | {g.test for g in conditions}
-    if used & _rebound(func):
+    if used & rebound(func):
         return None
     all_positional = [*args.posonlyargs, *args.args]
     defaults = {

@@ -28,21 +28,38 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from miner.extract.helpers import CallForm, HelperTable, bound_helpers
-from miner.extract.template import Message, TemplateBuilder, format_template, percent_template
+from miner.extract.template import (
+    Message,
+    TemplateBuilder,
+    enter_group,
+    format_template,
+    percent_template,
+)
 from miner.extract.text import excerpt_for
-from miner.model import Guard, GuardKind, MessageStyle, Parser, Site, SiteKind
+from miner.model import DynamicReason, Guard, GuardKind, MessageStyle, Parser, Site, SiteKind
 
 #: Keywords of exception constructors that carry the message when there is no
 #: positional argument (web frameworks' HTTP exceptions use ``detail=``).
 MESSAGE_KEYWORDS = ("detail", "message", "msg")
 
 ExprKind = Literal[
-    "strings", "binop", "call", "name", "attribute", "tuple", "dict", "starred", "other"
+    "strings",
+    "binop",
+    "call",
+    "name",
+    "attribute",
+    "tuple",
+    "list",
+    "dict",
+    "subscript",
+    "starred",
+    "other",
 ]
 PieceKind = Literal["str", "bytes", "f", "t"]
 
@@ -83,7 +100,8 @@ class Expr:
       ``left``, ``right``.
     * ``call``: ``func`` and ``args`` (:class:`Arg`, in source order).
     * ``name``: ``name``. ``attribute``: ``value`` and ``name`` (the attribute).
-    * ``tuple``: ``elements``. ``dict``: ``items`` (key is None for ``**d``).
+    * ``tuple``, ``list``: ``elements``. ``dict``: ``items`` (key is None for ``**d``).
+    * ``subscript``: ``value`` (what is indexed).
     * ``starred``, ``other``: only the source.
 
     ``source`` is the expression's single-line source text (outer parentheses
@@ -155,7 +173,7 @@ class Arg:
     star: str = ""
 
 
-BindingKind = Literal["value", "class", "other"]
+BindingKind = Literal["value", "class", "parameter", "other"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +183,8 @@ class Binding:
     ``value``: a plain assignment to the bare name (``x = ...``, ``x: T = ...``;
     ``value`` is None for ``x: T`` alone). ``class``: a
     ``class`` statement or an import, which leave the name's meaning to its
-    spelling. ``other``: anything else (parameters, loop and ``with`` targets,
+    spelling. ``parameter``: a parameter of the function. ``other``: anything
+    else (loop and ``with`` targets,
     ``except ... as``, ``+=``, walrus, tuple targets, ``global``, ``del``, match
     captures, nested ``def``).
     """
@@ -178,6 +197,8 @@ class Binding:
 Bindings = Mapping[str, Sequence[Binding]]
 #: The binding of every statement that is neither a plain assignment nor a class.
 OTHER = Binding("other")
+#: The binding of a parameter of the function.
+PARAMETER = Binding("parameter")
 
 
 # -- messages ----------------------------------------------------------------
@@ -226,8 +247,33 @@ def literal_text(expr: Expr | None) -> str | None:
     return "".join(out)
 
 
-def _percent(expr: Expr) -> TemplateBuilder | None:
-    fmt = literal_text(expr.left)
+class Scope:
+    """What the message rules may ask about local names where a message is
+    built (:class:`Locals` answers it; ``None`` in their place: nothing)."""
+
+    def string(self, name: str) -> tuple[TemplateBuilder, MessageStyle] | DynamicReason:
+        """The template of the string ``name`` holds, or why there is none."""
+        return "global"
+
+    def items(self, name: str) -> list[tuple[Expr, object]] | None:
+        """The items of the list ``name`` holds, each with the key of the
+        ``if`` branch that adds it (None: always there); None when unknown."""
+        return None
+
+
+def _literal_of(expr: Expr | None, scope: Scope | None) -> str | None:
+    """The runtime text of a string literal, or of a local name that holds one."""
+    text = literal_text(expr)
+    if text is not None or expr is None or expr.kind != "name" or scope is None:
+        return text
+    found = scope.string(expr.name)
+    if isinstance(found, str) or found[0].has_fields or found[0].groups:
+        return None
+    return "".join(p.text or "" for p in found[0].parts)
+
+
+def _percent(expr: Expr, scope: Scope | None) -> TemplateBuilder | None:
+    fmt = _literal_of(expr.left, scope)
     right = expr.right
     if fmt is None or right is None:
         return None
@@ -244,9 +290,9 @@ def _percent(expr: Expr) -> TemplateBuilder | None:
     return percent_template(fmt, positional, mapping, right.source)
 
 
-def _format(call: Expr) -> TemplateBuilder | None:
+def _format(call: Expr, scope: Scope | None) -> TemplateBuilder | None:
     assert call.func is not None
-    fmt = literal_text(call.func.value)
+    fmt = _literal_of(call.func.value, scope)
     if fmt is None:
         return None
     positional: list[str] = []
@@ -275,79 +321,155 @@ def _flatten_add(expr: Expr) -> list[Expr]:
     return out
 
 
-def _concat(expr: Expr) -> TemplateBuilder | None:
+def _string_piece(expr: Expr, scope: Scope | None) -> TemplateBuilder | None:
+    """The template of a string-building expression or of a local name that
+    holds one; None for anything else."""
+    rendered = template_of(expr, scope)
+    if rendered is not None:
+        return rendered[0]
+    if expr.kind == "name" and scope is not None:
+        found = scope.string(expr.name)
+        if not isinstance(found, str):
+            return found[0]
+    return None
+
+
+def _concat(expr: Expr, scope: Scope | None) -> TemplateBuilder | None:
     builder = TemplateBuilder()
     has_string = False
     for operand in _flatten_add(expr):
-        rendered = template_of(operand)
+        rendered = _string_piece(operand, scope)
         if rendered is not None:
             has_string = True
-            builder.extend(rendered[0])
+            builder.extend(rendered)
         else:
             builder.field(operand.source)
     return builder if has_string else None
 
 
-def template_of(expr: Expr) -> tuple[TemplateBuilder, MessageStyle] | None:
+def _is_join(expr: Expr) -> bool:
+    """``sep.join(items)`` with a string literal ``sep`` and one positional argument."""
+    func = expr.func
+    return (
+        expr.kind == "call"
+        and func is not None
+        and func.kind == "attribute"
+        and func.name == "join"
+        and literal_text(func.value) is not None
+        and len(expr.args) == 1
+        and expr.args[0].keyword is None
+        and not expr.args[0].star
+    )
+
+
+def _join(call: Expr, scope: Scope | None) -> TemplateBuilder | None:
+    """``sep.join([...])`` of a list or tuple the source spells out, or of a
+    local list built by appends (an append under an ``if`` is optional)."""
+    assert call.func is not None
+    sep = literal_text(call.func.value) or ""
+    arg = call.args[0].value
+    items: list[tuple[Expr, object]] | None = None
+    inner = scope  # names among the items are resolved where the join is
+    if arg.kind in ("list", "tuple"):
+        items = [(e, None) for e in arg.elements]
+    elif arg.kind == "name" and scope is not None:
+        items, inner = scope.items(arg.name), None
+    if not items or any(e.kind == "starred" for e, _ in items):
+        return None
+    first = next((i for i, (_, key) in enumerate(items) if key is None), None)
+    if first is None:
+        return None  # every item optional: where the separators go is unknown
+    builder = TemplateBuilder()
+    groups: dict[object, int] = {}
+    for index, (item, key) in enumerate(items):
+        enter_group(builder, groups, key)
+        piece = _string_piece(item, inner)
+        if index > first:
+            builder.text(sep)
+        if piece is None:
+            builder.field(item.source)
+        else:
+            builder.extend(piece)
+        if index < first:
+            builder.text(sep)
+    builder.group = None
+    return builder
+
+
+def template_of(
+    expr: Expr, scope: Scope | None = None
+) -> tuple[TemplateBuilder, MessageStyle] | None:
     """The template of a string-building expression: a literal or f-string
     (implicit concatenations joined), ``fmt % args``, ``a + b`` with at least one
-    string operand, ``fmt.format(...)``; None for anything else."""
+    string operand, ``fmt.format(...)``, ``sep.join([...])``; None for
+    anything else. With a ``scope``, a local name used as the format, an
+    operand or the joined list is resolved through it."""
     if expr.kind == "strings":
         return _strings(expr)
     built: TemplateBuilder | None = None
     style: MessageStyle = "percent"
     if expr.kind == "binop" and expr.op == "%":
-        built = _percent(expr)
+        built = _percent(expr, scope)
     elif expr.kind == "binop" and expr.op == "+":
-        built, style = _concat(expr), "concat"
+        built, style = _concat(expr, scope), "concat"
     elif (
         expr.kind == "call"
         and expr.func is not None
         and expr.func.kind == "attribute"
         and expr.func.name == "format"
     ):
-        built, style = _format(expr), "format"
+        built, style = _format(expr, scope), "format"
+    elif _is_join(expr):
+        built, style = _join(expr, scope), "join"
     return None if built is None else (built, style)
 
 
-def render(expr: Expr, resolve: Callable[[str], Expr | None] | None = None) -> Message:
+def dynamic_reason(expr: Expr, scope: Scope | None) -> DynamicReason:
+    """Why an expression that :func:`template_of` cannot render is dynamic
+    (see :data:`~miner.model.DynamicReason`)."""
+    if expr.kind == "name":
+        if scope is None:
+            return "global"
+        found = scope.string(expr.name)
+        return found if isinstance(found, str) else "variable"
+    if expr.kind in ("attribute", "subscript"):
+        return "attribute"
+    if expr.kind == "call":
+        return "non-literal-join" if _is_join(expr) else "call"
+    if expr.kind == "starred":
+        return "star-args"
+    return "other"
+
+
+def render(expr: Expr, scope: Scope | None = None) -> Message:
     """The message an expression evaluates to, as far as the source tells.
 
-    ``resolve(name)`` gives the value of a local variable assigned exactly once
-    (see :func:`single_assignment`); a name resolved that way keeps its own
-    source as ``message_source``.
+    ``scope`` gives the values of local names (see :class:`Locals`); a name
+    resolved that way keeps its own source as ``message_source``.
     """
-    rendered = template_of(expr)
+    rendered = template_of(expr, scope)
     if rendered is not None:
         return Message.of(rendered[0], rendered[1], expr.source)
-    if resolve is not None and expr.kind == "name":
-        value = resolve(expr.name)
-        if value is not None:
-            resolved = render(value)
-            if resolved.kind in ("literal", "template"):
-                return Message(
-                    kind=resolved.kind,
-                    style=resolved.style,
-                    template=resolved.template,
-                    parts=resolved.parts,
-                    source=expr.source,
-                )
-    return Message.dynamic(expr.source)
+    if expr.kind == "name" and scope is not None:
+        found = scope.string(expr.name)
+        if not isinstance(found, str):
+            return Message.of(found[0], found[1], expr.source)
+    return Message.dynamic(expr.source, dynamic_reason(expr, scope))
 
 
-def call_message(call: Expr, resolve: Callable[[str], Expr | None] | None) -> Message:
+def call_message(call: Expr, scope: Scope | None) -> Message:
     """The message of ``Exc(...)``: the first positional argument, else a
     ``detail=`` / ``message=`` / ``msg=`` keyword; a ``*args`` / ``**kwargs``
     reached first makes it dynamic."""
     for arg in call.args:
         if arg.keyword is None:
             if arg.star:
-                return Message.dynamic(arg.value.source)
-            return render(arg.value, resolve)
+                return Message.dynamic(arg.value.source, "star-args")
+            return render(arg.value, scope)
     for wanted in MESSAGE_KEYWORDS:
         for arg in call.args:
             if arg.keyword == wanted:
-                return render(arg.value, resolve)
+                return render(arg.value, scope)
     return Message.none()
 
 
@@ -447,18 +569,43 @@ class StmtParts:
 _NO_PARTS = StmtParts(0)
 
 
+EffectKind = Literal["assign", "augadd", "append", "extend"]
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """What a simple statement does to one local name, for messages built in
+    steps: ``name = value`` (``assign``, also annotated), ``name += value``
+    (``augadd``), ``name.append(value)`` / ``name.extend(value)`` as a
+    statement, with one positional argument."""
+
+    kind: EffectKind
+    name: str
+    value: Expr
+
+
 class Stmt:
-    """A parser-neutral view of one statement, only what the exit analysis reads.
+    """A parser-neutral view of one statement, only what the exit analysis
+    (and the messages built in steps) read.
 
     A line of simple statements is seen as its statements, one by one, as
     ``ast`` has them. ``kind`` is the statement (``trivial``: ``pass``, ``...``
     or a string constant such as a docstring; ``scope``: ``def`` / ``class``;
     ``other``: anything else that cannot leave). ``start`` orders statements
-    against a site's position (the walker's own positions). ``parts`` and
-    ``stores`` are computed on first use.
+    against a site's position (the walker's own positions). ``parts``,
+    ``stores``, ``effect`` and ``text`` are computed on first use.
     """
 
-    __slots__ = ("kind", "start", "_expand", "_parts", "_stores_of", "_stores")
+    __slots__ = (
+        "kind",
+        "start",
+        "_expand",
+        "_parts",
+        "_stores_of",
+        "_stores",
+        "_effect_of",
+        "_text_of",
+    )
 
     def __init__(
         self,
@@ -466,6 +613,9 @@ class Stmt:
         start: Position,
         expand: Callable[[], StmtParts] | None = None,
         stores: Callable[[], frozenset[str]] | None = None,
+        *,
+        effect: Callable[[], Effect | None] | None = None,
+        text: Callable[[], str] | None = None,
     ) -> None:
         self.kind = kind
         self.start = start
@@ -473,6 +623,8 @@ class Stmt:
         self._parts: StmtParts | None = None
         self._stores_of = stores
         self._stores: frozenset[str] | None = None
+        self._effect_of = effect
+        self._text_of = text
 
     @property
     def parts(self) -> StmtParts:
@@ -487,6 +639,19 @@ class Stmt:
         if self._stores is None:
             self._stores = self._stores_of() if self._stores_of is not None else frozenset()
         return self._stores
+
+    @property
+    def effect(self) -> Effect | None:
+        """For a simple statement: its :class:`Effect`, or None."""
+        return self._effect_of() if self._effect_of is not None else None
+
+    def mentions(self, name: str) -> bool:
+        """Whether ``name`` occurs as a word (not after a dot) in the source
+        lines of the statement (strings and comments too); True when the
+        walker gave no text."""
+        if self._text_of is None:
+            return True
+        return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", self._text_of()) is not None
 
     def __repr__(self) -> str:
         return f"Stmt({self.kind}, {self.start})"
@@ -843,6 +1008,237 @@ class Block:
         return all(s.kind == "trivial" for i, s in enumerate(self.stmts) if i != index)
 
 
+# -- messages built in steps ---------------------------------------------------
+#: How many locals deep a message is followed (``msg = head + tail`` ...).
+MAX_HOPS = 4
+#: One change to a local on the way to a site: the value appended, the key of
+#: the ``if`` branch it is under (None: always), and the statement's place.
+_Step = tuple[Expr, object, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Reached:
+    """What reaches a site for one local: the assignment that set it (None:
+    the function's start, for a parameter) and the appends since, in order."""
+
+    value: Expr | None
+    at: tuple[int, int]
+    """(depth, index) of the assignment among the frame's blocks."""
+    steps: tuple[_Step, ...]
+
+
+class Locals(Scope):
+    """The values of a function's locals just before a statement: the
+    reaching definitions along the straight-line code of its frame's blocks.
+
+    A local is followed back from the position through the statements before
+    it, block by block outwards, to the plain assignment that sets it; on the
+    way only ``+=`` / ``.append`` / ``.extend`` of it may change it, each
+    also inside an ``if`` (one optional part per branch). Anything else that
+    rebinds it (or, for a list, mentions it), a loop or ``try`` around the
+    position that may change it, or a branch that reassigns it gives up: then
+    a local assigned once in the whole function is taken at that value, as
+    before steps were followed.
+
+    Args:
+        sink: the traversal state; its current frame is the function.
+        counts: for each block of the frame, how many statements come before
+            the one on the path (:meth:`Block.before`).
+        depth, count: the position: before statement ``count`` of block ``depth``.
+        hops: how many locals were followed to get here.
+    """
+
+    def __init__(
+        self, sink: SiteSink, counts: Sequence[int], depth: int, count: int, hops: int = 0
+    ) -> None:
+        self.sink = sink
+        self.frame = sink.frame
+        self.counts = counts
+        self.depth = depth
+        self.count = count
+        self.hops = hops
+
+    def _bindings(self) -> Bindings | None:
+        return self.frame.bound() if self.frame.kind == "function" else None
+
+    def _at(self, depth: int, count: int) -> Locals:
+        return Locals(self.sink, self.counts, depth, count, self.hops + 1)
+
+    def string(self, name: str) -> tuple[TemplateBuilder, MessageStyle] | DynamicReason:
+        bindings = self._bindings()
+        if self.sink.caught_name(name):
+            return "caught-exception"
+        if bindings is None or name not in bindings:
+            return "global"
+        reached = self._walk(name, False) if self.hops < MAX_HOPS else None
+        if reached is not None:
+            found = self._built(name, reached, bindings)
+            if found is not None:
+                return found
+        value = single_assignment(bindings, name)
+        if value is not None:
+            rendered = template_of(value)
+            if rendered is not None:
+                return rendered
+            return "variable-from-call" if value.kind == "call" else "variable"
+        if all(b.kind == "parameter" for b in bindings[name]):
+            return "parameter"
+        if reached is not None and reached.value is not None:
+            return "variable-from-call" if reached.value.kind == "call" else "variable"
+        return "variable-branches"
+
+    def _built(
+        self, name: str, reached: _Reached, bindings: Bindings
+    ) -> tuple[TemplateBuilder, MessageStyle] | None:
+        """The template of a string local from what reaches the position;
+        None when it holds no literal text."""
+        builder = TemplateBuilder()
+        style: MessageStyle = "steps"
+        if reached.value is None:
+            if not any(b.kind == "parameter" for b in bindings[name]):
+                return None
+            builder.field(name)
+        else:
+            piece = _string_piece(reached.value, self._at(*reached.at))
+            if piece is None:
+                builder.field(reached.value.source)
+            else:
+                builder.extend(piece)
+                rendered = template_of(reached.value)
+                if not reached.steps and rendered is not None:
+                    style = rendered[1]
+        groups: dict[object, int] = {}
+        for value, key, depth, index in reached.steps:
+            enter_group(builder, groups, key)
+            piece = _string_piece(value, self._at(depth, index) if key is None else None)
+            if piece is None:
+                builder.field(value.source)
+            else:
+                builder.extend(piece)
+        builder.group = None
+        if not any(p.expr is None for p in builder.parts):
+            return None
+        return builder, style
+
+    def items(self, name: str) -> list[tuple[Expr, object]] | None:
+        bindings = self._bindings()
+        if bindings is None or name not in bindings or self.hops >= MAX_HOPS:
+            return None
+        reached = self._walk(name, True)
+        if reached is None or reached.value is None:
+            return None
+        if reached.value.kind not in ("list", "tuple"):
+            return None
+        out: list[tuple[Expr, object]] = [(e, None) for e in reached.value.elements]
+        out.extend((value, key) for value, key, _, _ in reached.steps)
+        return out
+
+    def _walk(self, name: str, is_list: bool) -> _Reached | None:
+        """What reaches the position for ``name`` (see the class doc); None
+        when it is not decided by straight-line code."""
+        blocks = self.frame.blocks
+        steps: list[list[_Step]] = []  # per statement, latest first
+        for depth in range(self.depth, -1, -1):
+            stmts = blocks[depth].stmts
+            end = self.count if depth == self.depth else self.counts[depth]
+            for index in range(end - 1, -1, -1):
+                stmt = stmts[index]
+                touched = name in stmt.stores or "*" in stmt.stores
+                if is_list and not touched:
+                    touched = stmt.mentions(name)
+                if not touched:
+                    continue
+                found = _changes(stmt, name, is_list, depth, index)
+                if found is None:
+                    return None
+                value, changes = found
+                if value is not None:
+                    ordered = tuple(step for group in reversed([changes, *steps]) for step in group)
+                    return _Reached(value, (depth, index), ordered)
+                steps.append(changes)
+            if depth:
+                holder = blocks[depth - 1].stmts[self.counts[depth - 1]]
+                if not _passes(holder, name, is_list):
+                    return None
+        return _Reached(None, (0, 0), tuple(s for group in reversed(steps) for s in group))
+
+
+def _passes(holder: Stmt, name: str, is_list: bool) -> bool:
+    """Whether leaving the compound statement that holds the position, up
+    to the statements before it, keeps ``name`` decided: an ``if`` whose test
+    does not change it (no walrus; for a list, no mention), any other
+    statement that stores nothing to it (a loop's other rounds, a ``try``
+    body run in part, a ``with`` or ``case`` target)."""
+    if holder.kind == "if":
+        test = holder.parts.test
+        text = test() if test is not None else ""
+        if ":=" in text:
+            return False
+        return not (is_list and re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", text))
+    if name in holder.stores or "*" in holder.stores:
+        return False
+    return not (is_list and holder.mentions(name))
+
+
+def _changes(
+    stmt: Stmt, name: str, is_list: bool, depth: int, index: int
+) -> tuple[Expr | None, list[_Step]] | None:
+    """What a statement that touches ``name`` does to it: the value it
+    assigns (or None) and the values it appends; None when not modelled."""
+    if stmt.kind == "if":
+        return _branch_changes(stmt, name, is_list, depth, index)
+    if stmt.kind != "other":
+        return None
+    effect = stmt.effect
+    if effect is None or effect.name != name:
+        return None
+    if effect.kind == "assign":
+        return effect.value, []
+    appended = _appended(effect, is_list)
+    if appended is None:
+        return None
+    return None, [(value, None, depth, index) for value in appended]
+
+
+def _appended(effect: Effect, is_list: bool) -> list[Expr] | None:
+    """The values an append-like effect adds (a string's ``+=``; a list's
+    ``.append``, ``.extend`` or ``+=`` of a list or tuple spelled out)."""
+    if not is_list:
+        return [effect.value] if effect.kind == "augadd" else None
+    if effect.kind == "append":
+        return [effect.value]
+    if effect.kind in ("extend", "augadd") and effect.value.kind in ("list", "tuple"):
+        return list(effect.value.elements)
+    return None
+
+
+def _branch_changes(
+    stmt: Stmt, name: str, is_list: bool, depth: int, index: int
+) -> tuple[Expr | None, list[_Step]] | None:
+    """The appends of an ``if`` chain's branches, one optional group per
+    branch (a branch that always leaves is not on the way); None when a
+    branch does anything else to ``name`` or its test may change it."""
+    steps: list[_Step] = []
+    for number, (test, _, body) in enumerate(if_chain(stmt)):
+        if test is not None and ":=" in test():
+            return None
+        if body is None or block_leaves(body):
+            continue
+        for inner in body:
+            touched = name in inner.stores or "*" in inner.stores
+            if is_list and not touched:
+                touched = inner.mentions(name)
+            if not touched:
+                continue
+            if inner.kind != "other" or inner.effect is None or inner.effect.name != name:
+                return None
+            appended = _appended(inner.effect, is_list)
+            if appended is None:
+                return None
+            steps.extend((value, (depth, index, number), depth, index) for value in appended)
+    return None, steps
+
+
 # -- abstract methods ----------------------------------------------------------
 _ABSTRACT_DECORATORS = frozenset(
     {"abstractmethod", "abstractproperty", "abstractclassmethod", "abstractstaticmethod"}
@@ -1109,11 +1505,17 @@ class SiteSink:
         self.frame.handlers.pop()
 
     # names
-    def resolve(self, name: str) -> Expr | None:
-        """The single assigned value of a local variable (see :func:`single_assignment`)."""
-        if self.frame.kind != "function":
-            return None
-        return single_assignment(self.frame.bound(), name)
+    def locals(self, at: Position) -> Locals:
+        """The values of the locals just before the statement at position
+        ``at`` (see :class:`Locals`)."""
+        blocks = self.frame.blocks
+        last = len(blocks) - 1
+        counts = [block.before(at, holder=depth < last) for depth, block in enumerate(blocks)]
+        return Locals(self, counts, last, counts[-1] if counts else 0)
+
+    def caught_name(self, name: str) -> bool:
+        """Whether ``name`` is bound by an enclosing ``except ... as name``."""
+        return any(bound == name for _, bound in self.frame.handlers)
 
     def caught(self, expr: Expr) -> tuple[str, ...] | None:
         """The handler types when ``expr`` (or ``expr.attr``) names a caught exception."""
@@ -1164,7 +1566,7 @@ class SiteSink:
                 exception = func.value.source
                 reraise, reraised, message = True, caught, Message.none()
             else:
-                message = call_message(exc, self.resolve)
+                message = self.formatted(exc, at) or call_message(exc, self.locals(at))
         elif exc.kind in ("name", "attribute") and not self.is_variable(exc):
             exception, message = exc.source, Message.none()
         else:
@@ -1174,14 +1576,14 @@ class SiteSink:
             if caught is not None:
                 reraise, reraised, message = True, caught, Message.none()
             else:
-                message = Message.dynamic(exception)
+                message = Message.dynamic(exception, "exception-instance")
         self._add("raise", line, end_line, exception, message, cause, reraise, reraised, (), at)
 
     def assert_site(
         self, line: int, end_line: int, test: str, msg: Expr | None, *, at: Position
     ) -> None:
         """An ``assert`` statement at position ``at``; its failing test is its last guard."""
-        message = Message.none() if msg is None else render(msg, self.resolve)
+        message = Message.none() if msg is None else render(msg, self.locals(at))
         guard = Guard("assert", test, True, line)
         self._add(
             "assert", line, end_line, "AssertionError", message, None, False, (), (guard,), at
@@ -1189,7 +1591,31 @@ class SiteSink:
 
     def is_helper_call(self, name: str) -> bool:
         """Whether a call of ``name`` may be a call of a raising helper."""
-        return self.helpers is not None and name in self.helpers
+        return self.helpers is not None and any(not h.formats for h in self.helpers.get(name, ()))
+
+    def formatted(self, call: Expr, at: Position) -> Message | None:
+        """The message of ``Exc(...)`` when ``Exc`` names an exception class
+        of the table that formats its text from its arguments (see
+        :mod:`miner.extract.formats`) and the call binds them; else None."""
+        func = call.func
+        if not self.helpers or func is None or func.kind not in ("name", "attribute"):
+            return None
+        form: CallForm = "name" if func.kind == "name" else "attribute"
+        shapes = [(arg.keyword, arg.star) for arg in call.args]
+        scope = self.locals(at)
+        for helper, bound in bound_helpers(self.helpers, func.name, form, shapes, formats=True):
+
+            def argument(param: str, bound: dict[str, int] = bound) -> tuple[Message, str] | None:
+                index = bound.get(param)
+                if index is None:
+                    return None
+                value = call.args[index].value
+                return render(value, scope), value.source
+
+            message = helper.message(argument)
+            if message.kind != "dynamic":
+                return message
+        return None
 
     def call_site(self, line: int, end_line: int, call: Expr, *, at: Position) -> None:
         """A call statement at position ``at``: a ``call`` site for each
@@ -1199,6 +1625,7 @@ class SiteSink:
             return
         form: CallForm = "name" if func.kind == "name" else "attribute"
         shapes = [(arg.keyword, arg.star) for arg in call.args]
+        scope = self.locals(at)
         for helper, bound in bound_helpers(self.helpers, func.name, form, shapes):
 
             def argument(param: str, bound: dict[str, int] = bound) -> tuple[Message, str] | None:
@@ -1206,7 +1633,7 @@ class SiteSink:
                 if index is None:
                     return None
                 value = call.args[index].value
-                return render(value, self.resolve), value.source
+                return render(value, scope), value.source
 
             def source(param: str, bound: dict[str, int] = bound) -> str | None:
                 index = bound.get(param)
@@ -1257,6 +1684,7 @@ class SiteSink:
                 message_kind=message.kind,
                 message_style=message.style,
                 message_source=message.source,
+                message_reason=message.reason if message.kind == "dynamic" else None,
                 cause=cause,
                 reraise=reraise,
                 reraised=reraised,

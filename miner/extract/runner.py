@@ -504,15 +504,15 @@ def _sites_of(node: ast.AST, helpers: HelperTable | None) -> int:
 def _needs_bindings(node: ast.AST) -> bool:
     """Whether the collector may look up the enclosing function's bindings for
     this site: a raised bare name (``raise err``: an instance or a class?), or a
-    message argument that is a bare name (resolved to its single assignment).
-    Errs on the side of True."""
+    message argument that may name a local (resolved through the statements
+    before the site: :class:`~miner.extract.rules.Locals`). Errs on the side of True."""
     if isinstance(node, ast.Expr):
         return isinstance(node.value, ast.Call) and any(
             isinstance(arg, ast.Name)
             for arg in (*node.value.args, *(kw.value for kw in node.value.keywords))
         )
     if isinstance(node, ast.Assert):
-        return isinstance(node.msg, ast.Name)
+        return node.msg is not None and _names_local(node.msg)
     if not isinstance(node, ast.Raise):
         return False
     exc = node.exc
@@ -520,9 +520,32 @@ def _needs_bindings(node: ast.AST) -> bool:
         return False
     if not isinstance(exc, ast.Call):
         return isinstance(exc, ast.Name)
-    return any(isinstance(arg, ast.Name) for arg in exc.args) or any(
-        kw.arg in MESSAGE_KEYWORDS and isinstance(kw.value, ast.Name) for kw in exc.keywords
+    return any(isinstance(arg, ast.Name) or _names_local(arg) for arg in exc.args) or any(
+        kw.arg in MESSAGE_KEYWORDS and _names_local(kw.value) for kw in exc.keywords
     )
+
+
+def _names_local(node: ast.expr) -> bool:
+    """Whether a message expression has a name where the message rules may
+    resolve a local: the whole message, an operand of ``+``, the format of
+    ``%`` or ``.format``, the list of ``sep.join``."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ast.Name):
+            return True
+        if isinstance(item, ast.BinOp) and isinstance(item.op, ast.Add):
+            stack.extend((item.left, item.right))
+        elif isinstance(item, ast.BinOp) and isinstance(item.op, ast.Mod):
+            stack.append(item.left)
+        elif isinstance(item, (ast.List, ast.Tuple)):
+            stack.extend(item.elts)
+        elif isinstance(item, ast.Call) and isinstance(item.func, ast.Attribute):
+            if item.func.attr == "format":
+                stack.append(item.func.value)
+            elif item.func.attr == "join" and item.args:
+                stack.append(item.args[0])
+    return False
 
 
 def _clusters(body: list[ast.stmt]) -> dict[int, tuple[int, int]]:

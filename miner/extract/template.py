@@ -14,7 +14,7 @@ import re
 import string
 from dataclasses import dataclass, field
 
-from miner.model import MessageKind, MessagePart, MessageStyle
+from miner.model import DynamicReason, MessageKind, MessagePart, MessageStyle
 
 
 def escape_braces(text: str) -> str:
@@ -47,20 +47,28 @@ def unescape_text(raw: str, *, is_raw: bool, is_bytes: bool = False) -> str:
 
 @dataclass
 class TemplateBuilder:
-    """Accumulates a template's parts; merges adjacent literal text."""
+    """Accumulates a template's parts; merges adjacent literal text of the
+    same group (see :attr:`~miner.model.MessagePart.optional`)."""
 
     parts: list[MessagePart] = field(default_factory=list)
     template: list[str] = field(default_factory=list)
+    groups: int = 0
+    """How many optional groups the parts hold (numbered 1 .. ``groups``)."""
+    group: int | None = None
+    """The optional group the parts added now belong to (None: always there)."""
 
     def text(self, runtime_text: str) -> None:
         if not runtime_text:
             return
         self.template.append(escape_braces(runtime_text))
-        if self.parts and self.parts[-1].expr is None:
-            last = self.parts[-1].text or ""
-            self.parts[-1] = MessagePart(text=last + runtime_text)
+        self._merge_text(runtime_text, self.group)
+
+    def _merge_text(self, runtime_text: str, group: int | None) -> None:
+        last = self.parts[-1] if self.parts else None
+        if last is not None and last.expr is None and last.optional == group:
+            self.parts[-1] = MessagePart(text=(last.text or "") + runtime_text, optional=group)
         else:
-            self.parts.append(MessagePart(text=runtime_text))
+            self.parts.append(MessagePart(text=runtime_text, optional=group))
 
     def field(
         self,
@@ -88,20 +96,50 @@ class TemplateBuilder:
             if conversion is None and spec is None:
                 conversion = "r"
         self.template.append("{" + shown + conv_text + spec_text + "}")
-        self.parts.append(MessagePart(expr=expr, conversion=conversion, spec=spec))
+        self.parts.append(
+            MessagePart(expr=expr, conversion=conversion, spec=spec, optional=self.group)
+        )
 
     def extend(self, other: TemplateBuilder) -> None:
-        """Append another builder's parts and template text."""
+        """Append another builder's parts and template text (its optional
+        groups numbered after this one's; its required parts join the group
+        being built, if any)."""
+        shift = self.groups
         for part in other.parts:
-            if part.expr is None and self.parts and self.parts[-1].expr is None:
-                self._merge(part.text or "")
+            group = self.group if part.optional is None else part.optional + shift
+            if part.expr is None:
+                self._merge_text(part.text or "", group)
             else:
-                self.parts.append(part)
+                self.parts.append(
+                    MessagePart(
+                        expr=part.expr, conversion=part.conversion, spec=part.spec, optional=group
+                    )
+                )
+        self.groups += other.groups
         self.template.extend(other.template)
 
-    def _merge(self, text: str) -> None:
-        last = self.parts[-1].text or ""
-        self.parts[-1] = MessagePart(text=last + text)
+    def extend_optional(self, other: TemplateBuilder) -> None:
+        """Append ``other`` as one new optional group (present or not at run
+        time). ``other`` must hold no optional group itself."""
+        assert other.groups == 0
+        self.groups += 1
+        saved, self.group = self.group, self.groups
+        self.extend(other)
+        self.group = saved
+
+    @classmethod
+    def of_parts(cls, parts: tuple[MessagePart, ...] | list[MessagePart]) -> TemplateBuilder:
+        """A builder holding ``parts`` (their optional groups kept)."""
+        builder = cls()
+        for part in parts:
+            builder.group = part.optional
+            builder.groups = max(builder.groups, part.optional or 0)
+            if part.expr is None:
+                builder.text(part.text or "")
+            else:
+                builder.field(part.expr, part.conversion, part.spec)
+        builder.group = None
+        return builder
 
     @property
     def has_fields(self) -> bool:
@@ -109,6 +147,18 @@ class TemplateBuilder:
 
     def message(self) -> str:
         return "".join(self.template)
+
+
+def enter_group(builder: TemplateBuilder, groups: dict[object, int], key: object) -> None:
+    """Make the parts added next belong to the optional group of ``key`` (a
+    new group for a key not seen yet), or to no group for None."""
+    if key is None:
+        builder.group = None
+        return
+    if key not in groups:
+        builder.groups += 1
+        groups[key] = builder.groups
+    builder.group = groups[key]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,19 +170,23 @@ class Message:
     template: str | None = None
     parts: tuple[MessagePart, ...] = ()
     source: str | None = None
+    reason: DynamicReason | None = None
+    """For a ``dynamic`` message: why (see :data:`~miner.model.DynamicReason`)."""
 
     @staticmethod
     def none() -> Message:
         return Message(kind="none", style="none")
 
     @staticmethod
-    def dynamic(source: str | None) -> Message:
-        return Message(kind="dynamic", style="expression", source=source)
+    def dynamic(source: str | None, reason: DynamicReason = "other") -> Message:
+        return Message(kind="dynamic", style="expression", source=source, reason=reason)
 
     @staticmethod
     def of(builder: TemplateBuilder, style: MessageStyle, source: str | None) -> Message:
+        """A literal, or a template when the builder holds a placeholder or
+        an optional part (the text is then not always the same)."""
         return Message(
-            kind="template" if builder.has_fields else "literal",
+            kind="template" if builder.has_fields or builder.groups else "literal",
             style=style,
             template=builder.message(),
             parts=tuple(builder.parts),

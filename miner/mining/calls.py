@@ -24,7 +24,11 @@ over the per-file results of a commit (:func:`link_calls`):
    they were;
 4. a ``call`` site may make its own function a helper in turn (a function
    that passes a message built from its parameters on to a helper): steps 1
-   to 3 run again, up to :data:`MAX_DEPTH` helpers deep.
+   to 3 run again, up to :data:`MAX_DEPTH` helpers deep;
+5. last, the ``raise`` sites of exception classes that format their text
+   from their arguments (:mod:`miner.extract.formats`; a class defined once
+   in the repository) take their message from the class
+   (:func:`link_formats`).
 
 Everything is keyed and ordered by path, name and line: the same commit
 gives the same records. The files mined again are few (those that call a
@@ -35,6 +39,7 @@ linked results (:mod:`miner.mining.store`).
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import functools
 import logging
@@ -44,6 +49,7 @@ from typing import Protocol
 
 import git
 
+from miner.extract.formats import exception_format
 from miner.extract.helpers import CallForm, Helper, functions, helper_of, maybe_helper
 from miner.extract.imports import import_statements
 from miner.extract.runner import extract_file
@@ -401,6 +407,108 @@ def link_calls(
         out.append(result)
     if calls:
         log.info("%d call sites of %d raising helpers", sum(map(len, calls.values())), len(known))
+    return link_formats(repo, sha, out, sources, partial)
+
+
+#: Exception names no repository class can stand for.
+_BUILTIN = frozenset(name for name in dir(builtins) if name[:1].isupper())
+#: What raises a class of the formats name: ``Name`` or ``a.b.Name``.
+_DOTTED = re.compile(r"(?:\w+\.)*(\w+)")
+
+
+def _raised_names(files: Sequence[FileResult]) -> dict[str, set[str]]:
+    """Exception class names (last component) raised by a call, not builtin,
+    with the paths that raise them."""
+    out: dict[str, set[str]] = {}
+    for result in files:
+        for site in result.sites:
+            match = _DOTTED.fullmatch(site.exception or "") if site.kind == "raise" else None
+            if match is None or site.reraise or site.message_kind == "none":
+                continue
+            name = match.group(1)
+            if name[:1].isupper() and name not in _BUILTIN:
+                out.setdefault(name, set()).add(result.path)
+    return out
+
+
+def _class_defs(repo: git.Repo, sha: str, names: Sequence[str]) -> dict[str, list[tuple[str, int]]]:
+    """For each of ``names``, the ``(path, line)`` of every ``class name`` of the commit."""
+    if not names:
+        return {}
+    pattern = r"^[[:space:]]*class[[:space:]]+(" + "|".join(names) + r")[[:space:]]*[(:]"
+    try:
+        output = repo.git.grep("-n", "-E", pattern, sha, "--", "*.py")
+    except git.GitCommandError:  # exit status 1: no match
+        return {}
+    found: dict[str, list[tuple[str, int]]] = {}
+    prefix = f"{sha}:"
+    for row in output.splitlines():
+        if not row.startswith(prefix):
+            continue
+        path, line, text = row[len(prefix) :].split(":", 2)
+        match = re.match(r"\s*class\s+(\w+)", text)
+        if match is not None:
+            found.setdefault(match.group(1), []).append((path, int(line)))
+    return found
+
+
+def _formats(
+    repo: git.Repo, sha: str, raised: dict[str, set[str]], sources: _Sources
+) -> dict[str, Helper]:
+    """The exception classes raised in the commit that format their text
+    (:func:`~miner.extract.formats.exception_format`), by name: only a name
+    defined once in the repository."""
+    out: dict[str, Helper] = {}
+    for name, defs in sorted(_class_defs(repo, sha, sorted(raised)).items()):
+        if len(defs) != 1 or defs[0][0] not in sources.by_path:
+            continue
+        path, line = defs[0]
+        tree, text = sources.tree(path), sources.text(path)
+        if tree is None or text is None:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == name and node.lineno == line:
+                found = exception_format(node, path, text.split("\n"))
+                if found is not None:
+                    out[name] = found
+    return out
+
+
+def link_formats(
+    repo: git.Repo, sha: str, files: Sequence[FileResult], sources: _Sources, partial: bool
+) -> list[FileResult]:
+    """``files`` with the message of each ``raise`` of a call of an exception
+    class that formats its text from its arguments taken from the class (see
+    :mod:`miner.extract.formats`): the files that raise one are mined again
+    with the formats the file names (``Name(...)`` in the defining file or
+    where ``from ... import Name`` binds it, ``mod.Name(...)`` anywhere), and
+    their ``raise`` sites replaced by line."""
+    raised = _raised_names(files)
+    formats = _formats(repo, sha, raised, sources)
+    by_path: dict[str, dict[str, tuple[Helper, ...]]] = {}
+    for name, helper in formats.items():
+        for path in sorted(raised[name]):
+            forms: tuple[CallForm, ...] = ("attribute",)
+            if path == helper.path or name in _imported(sources.data(path)):
+                forms = ("name", "attribute")
+            by_path.setdefault(path, {})[name] = (dataclasses.replace(helper, forms=forms),)
+    out = []
+    changed = 0
+    for result in files:
+        table = by_path.get(result.path)
+        data = sources.data(result.path) if table else None
+        if table and data is not None and result.status == "mined":
+            mined = extract_file(result.path, result.blob, data, partial=partial, helpers=table)
+            again = {s.line: s for s in mined.sites if s.kind == "raise"}
+            sites = tuple(
+                again.get(s.line, s) if s.kind == "raise" and s != again.get(s.line, s) else s
+                for s in result.sites
+            )
+            changed += sum(1 for a, b in zip(sites, result.sites, strict=True) if a is not b)
+            result = dataclasses.replace(result, sites=sites)
+        out.append(result)
+    if changed:
+        log.info("%d raises of %d exception classes that format their text", changed, len(formats))
     return out
 
 

@@ -41,6 +41,7 @@ from miner.model import (
     Analysis,
     AudienceName,
     CommitInfo,
+    DynamicReason,
     Error,
     History,
     MineResult,
@@ -267,6 +268,10 @@ def manifest_json(
     audiences = Counter(a.audience for a in (analyses or {}).values())
     kinds = Counter(s.kind for s in result.sites)
     parsers = Counter(s.parser for s in result.sites)
+    # Sites whose message is computed at run time, by why it could not be rendered.
+    reasons = Counter(
+        s.message_reason or "other" for s in result.sites if s.message_kind == "dynamic"
+    )
     notes = [
         {"path": f.path, "blob": f.blob, "status": f.status, "reason": f.reason}
         for f in result.files
@@ -288,6 +293,8 @@ def manifest_json(
             "call_sites": kinds["call"],
             "reraise_sites": sum(1 for s in result.sites if s.reraise),
             "sites_by_parser": dict(sorted(parsers.items())),
+            "dynamic_messages": sum(reasons.values()),
+            "dynamic_messages_by_reason": {name: reasons[name] for name in get_args(DynamicReason)},
             "errors": len(result.errors),
             "errors_by_audience": {name: audiences[name] for name in get_args(AudienceName)},
         },

@@ -52,6 +52,7 @@ from miner.model import (
     AudienceName,
     CommitInfo,
     Condition,
+    DynamicReason,
     Error,
     ExampleFix,
     Excerpt,
@@ -193,9 +194,12 @@ DEFS: dict[str, tuple[type, Shape]] = {
     "MessagePart": (
         MessagePart,
         Shape(
-            omit_none=("conversion", "spec"),
-            refine={"conversion": {"enum": ["r", "s", "a"]}},
-            variants=(("text",), ("expr", "conversion", "spec")),
+            omit_none=("conversion", "spec", "optional"),
+            refine={
+                "conversion": {"enum": ["r", "s", "a"]},
+                "optional": {"minimum": 1},
+            },
+            variants=(("text", "optional"), ("expr", "conversion", "spec", "optional")),
         ),
     ),
     "Guard": (Guard, Shape(omit_none=("name", "subject"))),
@@ -329,6 +333,9 @@ def _counts() -> Schema:
     )
     properties: dict[str, Schema] = {n: count for n in names}
     properties["sites_by_parser"] = obj(parsers, required=())
+    properties["dynamic_messages"] = count
+    reasons = {name: count for name in get_args(DynamicReason)}
+    properties["dynamic_messages_by_reason"] = obj(reasons)
     properties["errors"] = count
     audiences = {name: count for name in get_args(AudienceName)}
     properties["errors_by_audience"] = obj(audiences, required=())
