@@ -19,6 +19,8 @@ DIFF_OUT ?= $(OUT)/diffs
 SITE     ?= site
 TAGS     ?= v0.5.*
 SINCE    ?= v0.5.16
+# screenshots of the browser tests (git-ignored; never inside OUT, which make demo owns)
+ARTIFACTS ?= .test-artifacts
 
 .PHONY: check-cards venv mine corpus demo test test-fast lint bench bench-hard bench-analysis clean site browser diff history release
 
@@ -81,11 +83,11 @@ lint: $(STAMP)
 ## everything CI runs: lint, types, unit and integration tests (real SGLang releases);
 ## browser tests skip with a reason when Chromium is absent (make browser installs it)
 test: $(STAMP) corpus lint
-	RAISE_MINER_CORPUS='$(CORPUS)' RAISE_MINER_ARTIFACTS='$(OUT)/test-artifacts' $(BIN)/pytest -q
+	RAISE_MINER_CORPUS='$(CORPUS)' RAISE_MINER_ARTIFACTS='$(ARTIFACTS)' $(BIN)/pytest -q
 
-## the quick loop: no integration tests on the real releases
+## the quick loop: no integration tests on the real releases, no slow tests
 test-fast: $(STAMP) lint
-	RAISE_MINER_ARTIFACTS='$(OUT)/test-artifacts' $(BIN)/pytest -q -m 'not integration'
+	RAISE_MINER_ARTIFACTS='$(ARTIFACTS)' $(BIN)/pytest -q -m 'not integration and not slow'
 
 ## time and peak memory of mining the hard inputs of tests/hard_input_fixtures.py (issue 4)
 bench-hard: $(STAMP)

@@ -25,7 +25,7 @@ ARGS = [
 
 def artifacts(fallback: Path) -> Path:
     """Where screenshots go: ``$RAISE_MINER_ARTIFACTS`` (``make test`` sets
-    ``output/test-artifacts``), else ``fallback``."""
+    ``.test-artifacts``), else ``fallback``."""
     folder = Path(os.environ.get("RAISE_MINER_ARTIFACTS") or fallback)
     folder.mkdir(parents=True, exist_ok=True)
     return folder

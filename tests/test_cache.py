@@ -243,6 +243,7 @@ def test_no_cache_neither_reads_nor_writes(make_repo, tmp_path: Path, capsys) ->
         assert (tmp_path / "o1" / name).read_bytes() == (tmp_path / "o3" / name).read_bytes()
 
 
+@pytest.mark.slow
 def test_two_processes_sharing_one_cache_do_not_corrupt_it(make_repo, tmp_path: Path) -> None:
     files = {
         f"pkg/m{n:03d}.py": f"def f{n}(x):\n    if x:\n        raise ValueError('v{n}')\n"

@@ -79,6 +79,7 @@ def check_all_paths(root: Path, rev: str, tmp_path: Path, jobs: int = 2) -> dict
     return counts
 
 
+@pytest.mark.slow
 def test_project_source_all_paths_match_the_full_parse(make_repo, tmp_path: Path) -> None:
     files = {
         str(p.relative_to(PROJECT)): p.read_bytes()
@@ -94,6 +95,7 @@ def test_project_source_all_paths_match_the_full_parse(make_repo, tmp_path: Path
     assert counts["sites"] > 150
 
 
+@pytest.mark.slow
 def test_hard_cases_all_paths_match_the_full_parse(make_repo, tmp_path: Path) -> None:
     files = {name: data for name, data in flat_cases().items() if name not in CRASHERS}
     root = make_repo(files)
