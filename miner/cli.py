@@ -51,6 +51,7 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
     from miner import pipeline
     from miner.mining.extraction import MineOptions
     from miner.mining.pool import Limits
+    from miner.progress import Reporter
     from miner.publish.records import manifest_json
 
     options = MineOptions(
@@ -58,7 +59,6 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
         cache=not args.no_cache,
         cache_dir=args.cache_dir,
         limits=Limits(file_timeout=args.file_timeout, memory_mb=args.memory_limit or None),
-        progress_bar=not args.quiet and sys.stderr.isatty(),
     )
     run = pipeline.mine_into(
         args.repo,
@@ -71,6 +71,7 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
         partial=not args.full_parse,
         options=options,
         llm=llm,
+        reporter=Reporter(sys.stderr, quiet=args.quiet),
     )
     result, counts = run.result, run.counts
     output = counts["output"]
@@ -247,6 +248,7 @@ def _print_release(tag: str, result: MineResult) -> None:
 def _document(args: argparse.Namespace, tags: list[str]) -> int:
     """Run :func:`miner.pipeline.document_releases` over ``tags`` and print what it did."""
     from miner import pipeline
+    from miner.progress import Reporter
 
     run = pipeline.document_releases(
         args.repo,
@@ -256,6 +258,7 @@ def _document(args: argparse.Namespace, tags: list[str]) -> int:
         cache_dir=args.cache_dir,
         on_release=_print_release,
         jobs=args.jobs,
+        reporter=Reporter(sys.stderr, quiet=args.quiet),
     )
     out = args.out
     print(
@@ -307,6 +310,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     """``diff``, ``history`` and ``release``."""
     repo_help = "git URL or local path (default: %(default)s)"
     cache_help = "cache folder (default: $RAISE_MINER_CACHE or $XDG_CACHE_HOME/raise-miner)"
+    quiet_help = "no progress on stderr (the per-release lines stay)"
 
     d = sub.add_parser("diff", help="added, removed, changed and moved errors between two commits")
     d.add_argument("old", metavar="FROM", help="the old commit, tag or branch")
@@ -344,6 +348,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     h.add_argument("--slug", help="owner/name for headers and links")
     h.add_argument("--cache-dir", type=Path, help=cache_help)
     h.add_argument("-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)")
+    h.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
     h.set_defaults(func=cmd_history)
 
     r = sub.add_parser(
@@ -360,6 +365,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--slug", help="owner/name for headers and links")
     r.add_argument("--cache-dir", type=Path, help=cache_help)
     r.add_argument("-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)")
+    r.add_argument("-q", "--quiet", action="store_true", help=quiet_help)
     r.set_defaults(func=cmd_release)
 
 
@@ -471,7 +477,11 @@ def _add_mine_limits(mine: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="neither read nor write the blob cache"
     )
     mine.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress bar (none when not a terminal)"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (default: a live line per stage on a terminal, "
+        "else one line per stage as it ends)",
     )
     mine.add_argument(
         "--file-timeout",
