@@ -601,10 +601,6 @@ def mine_into(
     )
     inputs = publish_inputs(mining.inputs, out, site=site)
     if unchanged_output(out, inputs, site=site):
-        mining.reporter.line(
-            f"facts, analysis, rendering, writing: skipped ({out} was published from "
-            "the same inputs)"
-        )
         return _unchanged_run(mining, out, site)
     kept = None
     if mining.cache_dir is not None and inputs:
@@ -612,29 +608,19 @@ def mine_into(
         start = time.perf_counter()
         files = kept.get(inputs)
         if isinstance(files, dict) and "" in files:
-            loaded = time.perf_counter() - start
-            mining.reporter.line(
-                "facts, analysis, rendering: skipped (the files of a run from the same "
-                "inputs are kept)"
-            )
-            again = replay(mining.result, out, files, reporter=mining.reporter)
-            seconds = {**mining.seconds, "facts": 0.0, "analysis": 0.0, "rendering": loaded}
-            seconds["writing"] = again["seconds"]["writing"]
-            return MineRun(mining.result, again, seconds, False, False, replayed=True)
+            return _replayed_run(mining, out, files, time.perf_counter() - start)
     mined = analyze_mining(mining)
     record: dict[str, list[tuple[str, str]]] | None = {} if kept is not None else None
+    reporter = mining.reporter
     counts = publish(
-        mined,
-        out,
-        site=site,
-        jobs=jobs,
-        inputs=inputs,
-        record=record,
-        reporter=mining.reporter,
+        mined, out, site=site, jobs=jobs, inputs=inputs, record=record, reporter=reporter
     )
     if kept is not None and record is not None:
         start = time.perf_counter()
-        kept.put(inputs, record)
+        with reporter.stage("keeping") as stage:
+            kept.put(inputs, record)
+            files = sum(len(folder) for folder in record.values())
+            stage.summary = f"{files:,} files cached for a run from the same inputs"
         counts["seconds"]["writing"] += time.perf_counter() - start
     seconds = {**mined.seconds, **counts["seconds"]}
     return MineRun(mined.result, counts, seconds, skipped=False, reused=mined.reused)
@@ -643,6 +629,9 @@ def mine_into(
 def _unchanged_run(mining: Mining, out: Path, site: bool) -> MineRun:
     """What :func:`mine_into` did when ``out`` holds the output already: no
     time but the extraction's, every listed file unchanged."""
+    mining.reporter.line(
+        f"facts, analysis, rendering, writing: skipped ({out} was published from the same inputs)"
+    )
     seconds = {**mining.seconds, "facts": 0.0, "analysis": 0.0}
     seconds.update(rendering=0.0, writing=0.0)
     listed = len((output.read_manifest(out) or {}).get("written", []))
@@ -656,6 +645,20 @@ def _unchanged_run(mining: Mining, out: Path, site: bool) -> MineRun:
         "seconds": {"rendering": 0.0, "writing": 0.0},
     }
     return MineRun(mining.result, same, seconds, skipped=True, reused=False)
+
+
+def _replayed_run(
+    mining: Mining, out: Path, files: dict[str, list[tuple[str, str]]], loaded: float
+) -> MineRun:
+    """:func:`mine_into` with the ``files`` of a run from the same inputs,
+    read from the cache in ``loaded`` seconds: written again (:func:`replay`)."""
+    mining.reporter.line(
+        "facts, analysis, rendering: skipped (the files of a run from the same inputs are kept)"
+    )
+    again = replay(mining.result, out, files, reporter=mining.reporter)
+    seconds = {**mining.seconds, "facts": 0.0, "analysis": 0.0, "rendering": loaded}
+    seconds["writing"] = again["seconds"]["writing"]
+    return MineRun(mining.result, again, seconds, False, False, replayed=True)
 
 
 def _failed_example(result: MineResult) -> str:
@@ -957,6 +960,22 @@ def _document(
         pending.result()
     assert newest is not None
     book = builder.finish()
+    return _publish_releases(out, book, newest, index, commits, diffs, jobs, reporter)
+
+
+def _publish_releases(
+    out: Path,
+    book: HistoryBook,
+    newest: Mining,
+    index: ReleaseIndexBuilder,
+    commits: list[CommitInfo],
+    diffs: dict[str, release_pages.ReleaseDiff],
+    jobs: int | None,
+    reporter: Reporter,
+) -> ReleaseRun:
+    """The end of :func:`_document` once every release is mined: the newest
+    release analysed, the retired errors analysed, and the release site
+    written into ``out`` (its Markdown and JSON, and the HTML site)."""
     # analysed after the history is built: the older releases' records that
     # no card needs are freed by then, and the workers fork from less memory
     analysed = analyze_mining(newest)

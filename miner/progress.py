@@ -223,7 +223,7 @@ class Stage:
     def ended(self) -> str:
         """The end line: ``name: items (free, worked at rate, counts, notes) done in T``."""
         m = self.meter
-        what = self.summary or (self._items(m.done) if m.done or m.total else "")
+        what = self.summary or (self._items(m.done) if m.done or m.total is not None else "")
         details = [self._freed()] if self.freed else []
         rate = m.rate()
         if rate is not None and m.worked != m.done:
@@ -271,8 +271,10 @@ class Reporter:
     @contextlib.contextmanager
     def stage(self, name: str, *, total: int | None = None, unit: str = "file") -> Iterator[Stage]:
         """Run a stage: its live line while the block runs (on a terminal),
-        then its end line (:meth:`Stage.ended`); ``name: stopped after T``
-        when the block raises. Log records are printed above the live line."""
+        then its end line (:meth:`Stage.ended`). When the block raises, the
+        live line is cleared and no end line is written: the error's own line
+        (the command line's) is the one to read. Log records are printed
+        above the live line."""
         stage = Stage(self, name, total, unit)
         with self._lock:
             if not self._active:
@@ -282,7 +284,7 @@ class Reporter:
         try:
             yield stage
         except BaseException:
-            self._end(stage, f"{stage.name}: stopped after {duration(stage.meter.elapsed())}")
+            self._end(stage, None)
             raise
         self._end(stage, stage.ended())
 
@@ -317,11 +319,15 @@ class Reporter:
             with self._lock:
                 self._redraw(force=False)
 
-    def _end(self, stage: Stage, text: str) -> None:
+    def _end(self, stage: Stage, text: str | None) -> None:
         with self._lock:
             if stage in self._active:
                 self._active.remove(stage)
-            self.line(text)
+            if text is not None:
+                self.line(text)
+            elif not self.quiet:
+                self._clear()
+                self._redraw(force=True)
             if not self._active:
                 self._logs_above(False)
 

@@ -279,19 +279,6 @@ def test_two_processes_sharing_one_cache_do_not_corrupt_it(make_repo, tmp_path: 
     assert warm.files == reference["v2"].files
 
 
-def test_progress_bar_counts_files_sites_and_failures(make_repo, capsys) -> None:
-    root = make_repo({**FILES, "pkg/bad.py": "def f(:\n    raise X\n"})
-    mine(root, "v1", None, progress_bar=True)
-    err = capsys.readouterr().err
-    assert "4/4" in err
-    assert "sites=2, skipped=0, failed=1" in err
-
-
-def test_no_progress_bar_unless_asked(make_repo, capsys) -> None:
-    mine(make_repo(FILES), "v1", None)
-    assert "sites=" not in capsys.readouterr().err
-
-
 MOVED = {
     "pkg/a.py": (
         "import os\n\n\nclass Loader:\n"
