@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 import git
 
 from miner.analysis import analyze
-from miner.analysis.facts import RepoFacts, collect
+from miner.analysis.facts import COLLECT_PARTS, RepoFacts, collect
 from miner.errors import OutputError, ReleaseError
 from miner.extract.limits import MAX_FILE_BYTES
 from miner.files import Staging, locked
@@ -209,16 +209,25 @@ def gather_facts(
     """The facts the analysis needs beyond the sites (the configuration model,
     callers, exception classes), read from the blobs of ``entries`` that
     :func:`facts_files` keeps (``jobs`` > 1: in two processes); ``stage``
-    counts the files read (:mod:`miner.progress`)."""
+    shows the reading of the files and each part of
+    :func:`~miner.analysis.facts.collect` as a step."""
     keep, _ = facts_files(entries, result)
-    if stage is not None:
-        stage.total = len(keep)
-    sources = {}
-    for entry in keep:
-        sources[entry.path] = source.read_blob(repo, entry.blob)
-        if stage is not None:
-            stage.advance()
-    return collect(sources, result.sites, jobs=jobs)
+    if stage is None:
+        sources = {e.path: source.read_blob(repo, e.blob) for e in keep}
+        return collect(sources, result.sites, jobs=jobs)
+    stage.doing = f"reading {len(keep):,} files"
+    stage.total = 1 + COLLECT_PARTS
+    sources = {e.path: source.read_blob(repo, e.blob) for e in keep}
+
+    def part(words: str) -> None:
+        stage.doing = words
+        stage.advance()
+
+    facts = collect(sources, result.sites, jobs=jobs, progress=part)
+    stage.doing = ""
+    stage.advance()
+    stage.summary = f"{len(keep):,} files read"
+    return facts
 
 
 @dataclass(frozen=True)
@@ -487,8 +496,8 @@ def analyze_mining(mining: Mining) -> Mined:
             return Mined(result, facts, analyses, mining.inputs, seconds, reused=True)
     start = time.perf_counter()
     with reporter.stage(f"{label}facts") as stage:
+        stage.unit, stage.measured = "step", False
         facts = gather_facts(mining.repo, mining.entries, result, jobs=mining.jobs, stage=stage)
-        stage.summary = f"{stage.meter.done:,} files read"
     seconds["facts"] = time.perf_counter() - start
     start = time.perf_counter()
     with reporter.stage(f"{label}analysis", total=len(result.errors), unit="error") as stage:

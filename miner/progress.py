@@ -165,6 +165,10 @@ class Stage:
         self.worked_label = "done"
         self.notes: list[str] = []
         """Words added to the end line's details (``rendering 9.1 s``)."""
+        self.doing = ""
+        """What the stage does now, shown at the end of the live line."""
+        self.measured = True
+        """Show a rate and an ETA (False: items of uneven size, such as steps)."""
 
     @property
     def total(self) -> int | None:
@@ -212,12 +216,14 @@ class Stage:
             parts.append(self._items(m.done))
         if self.freed:
             parts.append(f"({self._freed()})")
-        rate = m.smoothed_rate()
+        rate = m.smoothed_rate() if self.measured else None
         if rate is not None:
             parts.append(f"{rate:,.1f} {self.unit}/s")
-        eta = m.eta()
+        eta = m.eta() if self.measured else None
         parts.append(f"ETA {duration(eta)}" if eta is not None else duration(m.elapsed()))
         parts += self._extras()
+        if self.doing:
+            parts.append(printable(self.doing))
         return " ".join(parts)
 
     def ended(self) -> str:
@@ -225,7 +231,7 @@ class Stage:
         m = self.meter
         what = self.summary or (self._items(m.done) if m.done or m.total is not None else "")
         details = [self._freed()] if self.freed else []
-        rate = m.rate()
+        rate = m.rate() if self.measured else None
         if rate is not None and m.worked != m.done:
             details.append(f"{m.worked:,} {self.worked_label} at {rate:,.1f} {self.unit}/s")
         elif rate is not None:

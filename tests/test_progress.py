@@ -231,6 +231,26 @@ def test_extraction_counts_cache_hits_parsed_files_sites_and_failures(make_repo,
     ), line
 
 
+def test_facts_show_each_part_of_the_collection_as_a_step(make_repo, monkeypatch) -> None:
+    mining = pipeline.start_mining(str(make_repo(FILES)), "v1", options=MineOptions(jobs=0))
+    clock, stream = Clock(), FakeTty()
+    reporter = Reporter(stream, clock=clock, columns=200)
+    seen: list[str] = []  # every live line asked for (the redraws are throttled on this clock)
+    monkeypatch.setattr(reporter, "changed", lambda stage: seen.append(stage.live()))
+    with reporter.stage("facts", unit="step") as stage:
+        stage.measured = False
+        pipeline.gather_facts(mining.repo, mining.entries, mining.result, stage=stage)
+    assert seen == [
+        "facts: [....................] 0/5 steps 0.0 s reading 3 files",
+        "facts: [####................] 1/5 steps 0.0 s the sites' exits, names and values",
+        "facts: [########............] 2/5 steps 0.0 s the callers and the configuration model",
+        "facts: [############........] 3/5 steps 0.0 s the code around the settings",
+        "facts: [################....] 4/5 steps 0.0 s the arguments of the calls",
+        "facts: [####################] 5/5 steps 0.0 s",
+    ]
+    assert stream.getvalue().endswith("\r\x1b[Kfacts: 3 files read done in 0.0 s\n")
+
+
 def test_analysis_calls_back_once_per_error(make_repo) -> None:
     result = pipeline.mine(str(make_repo(FILES)), "v1", options=MineOptions(jobs=0, cache=False))
     calls: list[None] = []
@@ -253,7 +273,7 @@ def test_mine_not_on_a_terminal_prints_each_stage_once_in_order(make_repo, tmp_p
         "analysis",
         "writing",
     ]
-    assert lines[2].startswith("facts: 3 files read (")
+    assert re.fullmatch(r"facts: 3 files read done in \d+\.\d s", lines[2])
     assert lines[3].startswith("analysis: 2 errors (")
     assert re.match(r"writing: \d+ files \(.*, (\d+) written, 0 unchanged, 0 removed, ", lines[4])
 
