@@ -83,6 +83,10 @@ class Meter:
         self.work_started: float | None = None
         """When the worked items began: the stage's start, or the last free
         items delivered before the first worked one."""
+        self.first: float | None = None
+        """When the first worked item was done: the smoothed rate and the
+        ETA are measured from there, so the start-up (a pool of workers
+        starting) costs the ETA nothing it would not cost again."""
         self._smoothed: float | None = None
         self._window: tuple[float, int] | None = None
 
@@ -103,7 +107,9 @@ class Meter:
             self.work_started = self.started
         self.worked += count
         if self._window is None:
-            self._window = (self.work_started, 0)
+            self.first = now
+            self._window = (now, self.worked)
+            return
         since, before = self._window
         if now - since >= WINDOW:
             recent = (self.worked - before) / (now - since)
@@ -124,16 +130,24 @@ class Meter:
         return self.worked / seconds if self.worked and seconds > 0 else None
 
     def smoothed_rate(self) -> float | None:
-        """The exponential average of the windowed rates (the overall rate
-        until a window has closed)."""
-        return self._smoothed if self._smoothed is not None else self.rate()
+        """The exponential average of the rates over windows of at least
+        :data:`WINDOW` seconds from the first worked item on (until one has
+        closed: the rate since that item, else the overall rate)."""
+        if self._smoothed is not None:
+            return self._smoothed
+        if self.first is not None and self._window is not None:
+            seconds = self.clock() - self.first
+            if seconds > 0 and self.worked > self._window[1]:
+                return (self.worked - self._window[1]) / seconds
+        return self.rate()
 
     def eta(self) -> float | None:
         """Seconds left at the smoothed rate; None with no total, or before
-        :data:`ETA_AFTER` seconds and :data:`ETA_MIN_ITEMS` worked items."""
-        if self.total is None or self.worked < ETA_MIN_ITEMS:
+        :data:`ETA_AFTER` seconds since the first worked item and
+        :data:`ETA_MIN_ITEMS` worked items."""
+        if self.total is None or self.worked < ETA_MIN_ITEMS or self.first is None:
             return None
-        if self.work_seconds() < ETA_AFTER:
+        if self.clock() - self.first < ETA_AFTER:
             return None
         rate = self.smoothed_rate()
         if not rate:

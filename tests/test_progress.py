@@ -80,16 +80,21 @@ def test_no_eta_until_measured_over_a_while_and_a_few_items() -> None:
     assert Meter(clock).eta() is None  # no total, no ETA
 
 
-def test_pool_start_counts_in_the_rate_from_the_last_cache_hit() -> None:
+def test_pool_start_slows_the_rate_but_not_the_eta() -> None:
     clock = Clock()
     meter = Meter(clock, total=200)
     clock.tick(1.0)
     meter.add_free(100)  # t=1: hits delivered
-    clock.tick(4.0)  # t=5: the first parsed file, after the workers start
+    clock.tick(4.0)  # t=5: the first parsed files, once the workers have started
     meter.add_worked(20)
-    assert meter.work_seconds() == pytest.approx(4.0)
-    assert meter.rate() == pytest.approx(5.0)
-    assert meter.eta() == pytest.approx(80 / 5.0)
+    assert meter.eta() is None  # nothing measured since the first yet
+    for _ in range(2):  # then 10 file/s
+        clock.tick(1.0)
+        meter.add_worked(10)
+    assert meter.work_seconds() == pytest.approx(6.0)
+    assert meter.rate() == pytest.approx(40 / 6)  # the end line's rate: start-up included
+    assert meter.smoothed_rate() == pytest.approx(10.0)
+    assert meter.eta() == pytest.approx(60 / 10.0)  # the 60 left at the pace now
 
 
 def test_smoothed_rate_follows_a_change_of_speed_by_steps() -> None:
