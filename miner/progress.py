@@ -161,10 +161,11 @@ class Meter:
 class Stage:
     """One running stage: what its code reports while it runs.
 
-    Attributes that the stage's code may set: ``total`` (items, None when
-    unknown), ``unit`` (singular noun of an item), ``counts`` (name ->
-    number, shown as ``name N`` in the live line and end line), ``summary``
-    (the end line's words in place of the counted items).
+    Its code calls :meth:`advance` (items done by work), :meth:`free` (items
+    done at once) and :meth:`count` (``N sites``), and may set ``total``
+    (items, None when unknown), ``unit`` (the singular noun of an item),
+    ``worked_label`` (``parsed``), ``summary`` (the end line's words in place
+    of the items), ``notes``, ``doing`` and ``measured`` (below).
     """
 
     def __init__(self, reporter: Reporter, name: str, total: int | None, unit: str) -> None:
