@@ -55,6 +55,7 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
     from miner import pipeline
     from miner.mining.extraction import MineOptions
     from miner.mining.pool import Limits
+    from miner.progress import Reporter
     from miner.publish.records import manifest_json
 
     options = MineOptions(
@@ -62,7 +63,6 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
         cache=not args.no_cache,
         cache_dir=args.cache_dir,
         limits=Limits(file_timeout=args.file_timeout, memory_mb=args.memory_limit or None),
-        progress_bar=not args.quiet and sys.stderr.isatty(),
     )
     run = pipeline.mine_into(
         args.repo,
@@ -75,6 +75,7 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
         partial=not args.full_parse,
         options=options,
         llm=llm,
+        reporter=Reporter(sys.stderr, quiet=args.quiet),
     )
     result, counts = run.result, run.counts
     output = counts["output"]
@@ -282,6 +283,7 @@ def _print_release(tag: str, result: MineResult) -> None:
 def _document(args: argparse.Namespace, tags: list[str]) -> int:
     """Run :func:`miner.pipeline.document_releases` over ``tags`` and print what it did."""
     from miner import pipeline
+    from miner.progress import Reporter
 
     run = pipeline.document_releases(
         args.repo,
@@ -291,6 +293,7 @@ def _document(args: argparse.Namespace, tags: list[str]) -> int:
         cache_dir=args.cache_dir,
         on_release=_print_release,
         jobs=args.jobs,
+        reporter=Reporter(sys.stderr, quiet=args.quiet),
     )
     out = args.out
     print(
@@ -340,6 +343,7 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 REPO_HELP = "git URL or local path (default: %(default)s)"
 CACHE_HELP = "cache folder (default: $RAISE_MINER_CACHE or $XDG_CACHE_HOME/raise-miner)"
+QUIET_HELP = "no progress on stderr (the per-release lines stay)"
 
 
 def _add_diff_command(sub: argparse._SubParsersAction) -> None:
@@ -414,6 +418,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     h.add_argument("--slug", help="owner/name for headers and links")
     h.add_argument("--cache-dir", type=Path, help=CACHE_HELP)
     h.add_argument("-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)")
+    h.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     h.set_defaults(func=cmd_history)
 
     r = _command(
@@ -441,6 +446,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--slug", help="owner/name for headers and links")
     r.add_argument("--cache-dir", type=Path, help=CACHE_HELP)
     r.add_argument("-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)")
+    r.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     r.set_defaults(func=cmd_release)
 
 
@@ -692,7 +698,11 @@ def _add_mine_limits(mine: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="neither read nor write the blob cache"
     )
     mine.add_argument(
-        "-q", "--quiet", action="store_true", help="no progress bar (none when not a terminal)"
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (default: a live line per stage on a terminal, "
+        "else one line per stage as it ends)",
     )
     mine.add_argument(
         "--file-timeout",

@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 import git
 
 from miner.analysis import analyze
-from miner.analysis.facts import RepoFacts, collect
+from miner.analysis.facts import COLLECT_PARTS, RepoFacts, collect
 from miner.errors import OutputError, ReleaseError
 from miner.extract.limits import MAX_FILE_BYTES
 from miner.files import Staging, locked
-from miner.lifecycle import fork_map
+from miner.lifecycle import fork_imap
 from miner.mining import digest, source, store
 from miner.mining.extraction import Extraction, MineOptions, extract_blobs, link_helper_calls
 from miner.mining.ids import assign_ids
@@ -46,6 +46,7 @@ from miner.model import (
     group_errors,
     shorten,
 )
+from miner.progress import Reporter, Stage, duration, silent
 from miner.publish import cards, html, output, records
 from miner.publish import releases as release_pages
 from miner.publish.release_index import ReleaseIndexBuilder
@@ -130,13 +131,20 @@ def extract(
     partial: bool = True,
     progress: Callable[[FileResult], None] | None = None,
     options: MineOptions | None = None,
+    stage: Stage | None = None,
 ) -> Extraction:
     """Mine each entry (one result per entry, in entry order) with the run's
     statistics: blobs come from the blob cache or the worker pool
     (``options``; see :mod:`miner.mining.extraction`); ``progress`` sees each
-    result as it is known."""
+    result as it is known, and ``stage`` counts them (:mod:`miner.progress`)."""
     return extract_blobs(
-        repo, list(entries), skip=skip_reason, partial=partial, options=options, progress=progress
+        repo,
+        list(entries),
+        skip=skip_reason,
+        partial=partial,
+        options=options,
+        progress=progress,
+        stage=stage,
     )
 
 
@@ -192,14 +200,34 @@ def facts_files(
 
 
 def gather_facts(
-    repo: git.Repo, entries: Iterable[source.BlobRef], result: MineResult, jobs: int = 1
+    repo: git.Repo,
+    entries: Iterable[source.BlobRef],
+    result: MineResult,
+    jobs: int = 1,
+    stage: Stage | None = None,
 ) -> RepoFacts:
     """The facts the analysis needs beyond the sites (the configuration model,
     callers, exception classes), read from the blobs of ``entries`` that
-    :func:`facts_files` keeps (``jobs`` > 1: in two processes)."""
+    :func:`facts_files` keeps (``jobs`` > 1: in two processes); ``stage``
+    shows the reading of the files and each part of
+    :func:`~miner.analysis.facts.collect` as a step."""
     keep, _ = facts_files(entries, result)
+    if stage is None:
+        sources = {e.path: source.read_blob(repo, e.blob) for e in keep}
+        return collect(sources, result.sites, jobs=jobs)
+    stage.doing = f"reading {len(keep):,} files"
+    stage.total = 1 + COLLECT_PARTS
     sources = {e.path: source.read_blob(repo, e.blob) for e in keep}
-    return collect(sources, result.sites, jobs=jobs)
+
+    def part(words: str) -> None:
+        stage.doing = words
+        stage.advance()
+
+    facts = collect(sources, result.sites, jobs=jobs, progress=part)
+    stage.doing = ""
+    stage.advance()
+    stage.summary = f"{len(keep):,} files read"
+    return facts
 
 
 @dataclass(frozen=True)
@@ -217,6 +245,10 @@ class _Extracted:
     extraction: Extraction | None
     """None when ``stored`` holds the commit's results."""
     stored: MineResult | None = None
+    reporter: Reporter = field(default_factory=silent, repr=False)
+    """Where the later stages of this commit report their progress."""
+    label: str = ""
+    """The prefix of this commit's stage names (``v0.5.19 ``; "" for one commit)."""
 
 
 def _extract_commit(
@@ -230,21 +262,34 @@ def _extract_commit(
     progress: Callable[[FileResult], None] | None,
     options: MineOptions | None,
     reuse: bool,
+    reporter: Reporter | None = None,
+    label: str = "",
 ) -> _Extracted:
     """Pin ``rev``, list its blobs and extract them (the commit's results
-    from the commit store instead with ``reuse``, when it has them)."""
-    cache_dir = cache_dir or (options.cache_dir if options else None)
-    repo, commit, info = pin(repo_arg, rev, slug=slug, link_ref=link_ref, cache_dir=cache_dir)
-    entries = source.python_blobs(repo, commit)
-    store_dir = cache_dir or source.default_cache_dir()
-    options = options or MineOptions(cache_dir=cache_dir)
-    stored = store.load_result(store_dir, commit.hexsha, info, partial=partial) if reuse else None
-    if stored is not None:
-        log.info("%s: reusing mined results of %s", rev, commit.hexsha[:10])
-        return _Extracted(repo, entries, info, store_dir, partial, options, reuse, None, stored)
-    source.prefetch_blobs(repo, commit, entries)
-    extraction = extract(repo, entries, partial=partial, progress=progress, options=options)
-    return _Extracted(repo, entries, info, store_dir, partial, options, reuse, extraction)
+    from the commit store instead with ``reuse``, when it has them), as the
+    stage ``{label}extraction`` of ``reporter``."""
+    reporter = reporter or silent()
+    with reporter.stage(f"{label}extraction") as stage:
+        cache_dir = cache_dir or (options.cache_dir if options else None)
+        repo, commit, info = pin(repo_arg, rev, slug=slug, link_ref=link_ref, cache_dir=cache_dir)
+        entries = source.python_blobs(repo, commit)
+        store_dir = cache_dir or source.default_cache_dir()
+        options = options or MineOptions(cache_dir=cache_dir)
+        stored = (
+            store.load_result(store_dir, commit.hexsha, info, partial=partial) if reuse else None
+        )
+        extraction = None
+        if stored is not None:
+            log.info("%s: reusing mined results of %s", rev, commit.hexsha[:10])
+            stage.summary = f"{len(stored.files):,} files from the commit store"
+        else:
+            source.prefetch_blobs(repo, commit, entries)
+            extraction = extract(
+                repo, entries, partial=partial, progress=progress, options=options, stage=stage
+            )
+    return _Extracted(
+        repo, entries, info, store_dir, partial, options, reuse, extraction, stored, reporter, label
+    )
 
 
 def _link_commit(extracted: _Extracted) -> MineResult:
@@ -257,15 +302,17 @@ def _link_commit(extracted: _Extracted) -> MineResult:
     if x.stored is not None:
         return x.stored
     assert x.extraction is not None
-    files = link_helper_calls(
-        x.repo, x.info.sha, x.extraction.files, partial=x.partial, options=x.options
-    )
-    result = assemble(x.info, files, x.extraction.stats)
-    if x.reuse:
-        try:
-            store.save_result(x.store_dir, result, partial=x.partial)
-        except OSError as exc:
-            log.warning("%s: cannot store mined results (%s)", x.store_dir, exc)
+    with x.reporter.stage(f"{x.label}calls") as stage:
+        files = link_helper_calls(
+            x.repo, x.info.sha, x.extraction.files, partial=x.partial, options=x.options
+        )
+        result = assemble(x.info, files, x.extraction.stats)
+        stage.summary = f"{len(result.sites):,} sites in {len(result.errors):,} errors"
+        if x.reuse:
+            try:
+                store.save_result(x.store_dir, result, partial=x.partial)
+            except OSError as exc:
+                log.warning("%s: cannot store mined results (%s)", x.store_dir, exc)
     return result
 
 
@@ -280,6 +327,7 @@ def mine(
     progress: Callable[[FileResult], None] | None = None,
     options: MineOptions | None = None,
     reuse: bool = False,
+    reporter: Reporter | None = None,
 ) -> MineResult:
     """The sites and errors of every ``.py`` file of ``repo_arg`` at ``rev``
     (no facts, no analysis: what a diff compares).
@@ -288,7 +336,8 @@ def mine(
     (default :class:`~miner.mining.extraction.MineOptions`: all cores, the
     cache in ``cache_dir``). With ``reuse``, the per-file results of a commit
     mined before are taken from the commit store (:mod:`miner.mining.store`)
-    and a new commit's are kept there.
+    and a new commit's are kept there. ``reporter`` shows the stages
+    (:mod:`miner.progress`; default: nothing).
 
     Raises:
         SourceError: the repository or revision cannot be used.
@@ -304,6 +353,7 @@ def mine(
         progress=progress,
         options=options,
         reuse=reuse,
+        reporter=reporter,
     )
     return _link_commit(extracted)
 
@@ -320,6 +370,7 @@ def mine_and_analyze(
     options: MineOptions | None = None,
     reuse: bool = False,
     llm: LLMSettings | None = None,
+    reporter: Reporter | None = None,
 ) -> Mined:
     """:func:`mine`, then the commit's facts and every error's analysis
     (``llm`` rewrites the prose sections: :mod:`miner.analysis.llm`).
@@ -345,6 +396,7 @@ def mine_and_analyze(
             options=options,
             reuse=reuse,
             llm=llm,
+            reporter=reporter,
         )
     )
 
@@ -366,6 +418,10 @@ class Mining:
     seconds: dict[str, float]
     jobs: int = 1
     """Processes for the analysis (:func:`miner.analysis.analyze`)."""
+    reporter: Reporter = field(default_factory=silent, repr=False)
+    """Where the facts and analysis stages report their progress."""
+    label: str = ""
+    """The prefix of the stage names (``v0.5.19 ``)."""
 
 
 def start_mining(
@@ -380,6 +436,7 @@ def start_mining(
     options: MineOptions | None = None,
     reuse: bool = False,
     llm: LLMSettings | None = None,
+    reporter: Reporter | None = None,
 ) -> Mining:
     """The first half of :func:`mine_and_analyze`: mine ``rev`` and compute
     the digest of the run's inputs (nothing analysed yet)."""
@@ -394,6 +451,7 @@ def start_mining(
         progress=progress,
         options=options,
         reuse=reuse,
+        reporter=reporter,
     )
     return _mining_of(extracted, llm, start)
 
@@ -414,13 +472,17 @@ def _mining_of(extracted: _Extracted, llm: LLMSettings | None, started: float) -
     seconds = {"extraction": time.perf_counter() - started}
     kept = Path(x.store_dir) if x.options.cache and inputs else None
     jobs = x.options.jobs if x.options.jobs is not None else default_jobs()
-    return Mining(x.repo, x.entries, result, inputs, kept, llm, seconds, max(1, jobs))
+    return Mining(
+        x.repo, x.entries, result, inputs, kept, llm, seconds, max(1, jobs), x.reporter, x.label
+    )
 
 
 def analyze_mining(mining: Mining) -> Mined:
     """The second half of :func:`mine_and_analyze`: the facts and analyses of
-    ``mining``, from the analysis cache when it has them."""
+    ``mining``, from the analysis cache when it has them (the stages
+    ``facts`` and ``analysis`` of ``mining.reporter``)."""
     result, seconds = mining.result, dict(mining.seconds)
+    reporter, label = mining.reporter, mining.label
     cache = None if mining.cache_dir is None else digest.analysis_cache(mining.cache_dir)
     if cache is not None:
         start = time.perf_counter()
@@ -429,14 +491,19 @@ def analyze_mining(mining: Mining) -> Mined:
             facts, analyses = kept
             seconds["facts"] = 0.0
             seconds["analysis"] = time.perf_counter() - start
+            what = f"{len(analyses):,} errors from the analysis cache"
+            reporter.finished(f"{label}facts and analysis", what, seconds["analysis"])
             return Mined(result, facts, analyses, mining.inputs, seconds, reused=True)
     start = time.perf_counter()
-    facts = gather_facts(mining.repo, mining.entries, result, jobs=mining.jobs)
+    with reporter.stage(f"{label}facts") as stage:
+        stage.unit, stage.measured = "step", False
+        facts = gather_facts(mining.repo, mining.entries, result, jobs=mining.jobs, stage=stage)
     seconds["facts"] = time.perf_counter() - start
     start = time.perf_counter()
-    analyses = analyze(result, facts, llm=mining.llm, jobs=mining.jobs)
-    if cache is not None:
-        cache.put(mining.inputs, (facts, analyses))
+    with reporter.stage(f"{label}analysis", total=len(result.errors), unit="error") as stage:
+        analyses = analyze(result, facts, llm=mining.llm, jobs=mining.jobs, progress=stage.advance)
+        if cache is not None:
+            cache.put(mining.inputs, (facts, analyses))
     seconds["analysis"] = time.perf_counter() - start
     return Mined(result, facts, analyses, mining.inputs, seconds)
 
@@ -510,8 +577,10 @@ def mine_into(
     options: MineOptions | None = None,
     llm: LLMSettings | None = None,
     jobs: int | None = None,
+    reporter: Reporter | None = None,
 ) -> MineRun:
-    """Mine, analyse and publish ``rev`` into ``out`` (``miner mine``).
+    """Mine, analyse and publish ``rev`` into ``out`` (``miner mine``);
+    ``reporter`` shows each stage (:mod:`miner.progress`; default: nothing).
 
     With the cache on (``options.cache``), the per-file records of a commit
     mined before come from the commit store (:mod:`miner.mining.store`: no
@@ -537,42 +606,68 @@ def mine_into(
         options=options,
         reuse=options.cache if options is not None else True,
         llm=llm,
+        reporter=reporter,
     )
     inputs = publish_inputs(mining.inputs, out, site=site)
     if unchanged_output(out, inputs, site=site):
-        seconds = {**mining.seconds, "facts": 0.0, "analysis": 0.0}
-        seconds.update(rendering=0.0, writing=0.0)
-        listed = len((output.read_manifest(out) or {}).get("written", []))
-        site_counts = None
-        if site:
-            pages = len((output.read_manifest(out / "site") or {}).get("written", []))
-            site_counts = {"written": 0, "unchanged": pages, "removed": 0}
-        same: dict[str, Any] = {
-            "output": {"written": 0, "unchanged": listed, "removed": 0},
-            "site": site_counts,
-            "seconds": {"rendering": 0.0, "writing": 0.0},
-        }
-        return MineRun(mining.result, same, seconds, skipped=True, reused=False)
+        return _unchanged_run(mining, out, site)
     kept = None
     if mining.cache_dir is not None and inputs:
         kept = digest.rendered_cache(mining.cache_dir)
         start = time.perf_counter()
         files = kept.get(inputs)
         if isinstance(files, dict) and "" in files:
-            loaded = time.perf_counter() - start
-            again = replay(mining.result, out, files)
-            seconds = {**mining.seconds, "facts": 0.0, "analysis": 0.0, "rendering": loaded}
-            seconds["writing"] = again["seconds"]["writing"]
-            return MineRun(mining.result, again, seconds, False, False, replayed=True)
+            return _replayed_run(mining, out, files, time.perf_counter() - start)
     mined = analyze_mining(mining)
     record: dict[str, list[tuple[str, str]]] | None = {} if kept is not None else None
-    counts = publish(mined, out, site=site, jobs=jobs, inputs=inputs, record=record)
+    reporter = mining.reporter
+    counts = publish(
+        mined, out, site=site, jobs=jobs, inputs=inputs, record=record, reporter=reporter
+    )
     if kept is not None and record is not None:
         start = time.perf_counter()
-        kept.put(inputs, record)
+        with reporter.stage("keeping") as stage:
+            kept.put(inputs, record)
+            files = sum(len(folder) for folder in record.values())
+            stage.summary = f"{files:,} files cached for a run from the same inputs"
         counts["seconds"]["writing"] += time.perf_counter() - start
     seconds = {**mined.seconds, **counts["seconds"]}
     return MineRun(mined.result, counts, seconds, skipped=False, reused=mined.reused)
+
+
+def _unchanged_run(mining: Mining, out: Path, site: bool) -> MineRun:
+    """What :func:`mine_into` did when ``out`` holds the output already: no
+    time but the extraction's, every listed file unchanged."""
+    mining.reporter.line(
+        f"facts, analysis, rendering, writing: skipped ({out} was published from the same inputs)"
+    )
+    seconds = {**mining.seconds, "facts": 0.0, "analysis": 0.0}
+    seconds.update(rendering=0.0, writing=0.0)
+    listed = len((output.read_manifest(out) or {}).get("written", []))
+    site_counts = None
+    if site:
+        pages = len((output.read_manifest(out / "site") or {}).get("written", []))
+        site_counts = {"written": 0, "unchanged": pages, "removed": 0}
+    same: dict[str, Any] = {
+        "output": {"written": 0, "unchanged": listed, "removed": 0},
+        "site": site_counts,
+        "seconds": {"rendering": 0.0, "writing": 0.0},
+    }
+    return MineRun(mining.result, same, seconds, skipped=True, reused=False)
+
+
+def _replayed_run(
+    mining: Mining, out: Path, files: dict[str, list[tuple[str, str]]], loaded: float
+) -> MineRun:
+    """:func:`mine_into` with the ``files`` of a run from the same inputs,
+    read from the cache in ``loaded`` seconds: written again (:func:`replay`)."""
+    mining.reporter.line(
+        "facts, analysis, rendering: skipped (the files of a run from the same inputs are kept)"
+    )
+    again = replay(mining.result, out, files, reporter=mining.reporter)
+    seconds = {**mining.seconds, "facts": 0.0, "analysis": 0.0, "rendering": loaded}
+    seconds["writing"] = again["seconds"]["writing"]
+    return MineRun(mining.result, again, seconds, False, False, replayed=True)
 
 
 def _failed_example(result: MineResult) -> str:
@@ -582,23 +677,38 @@ def _failed_example(result: MineResult) -> str:
     return f" (e.g. {failed[0].path!r}: {reason})" if failed else ""
 
 
-def replay(result: MineResult, out: Path, files: dict[str, list[tuple[str, str]]]) -> dict:
+def replay(
+    result: MineResult,
+    out: Path,
+    files: dict[str, list[tuple[str, str]]],
+    *,
+    reporter: Reporter | None = None,
+) -> dict:
     """Publish into ``out`` the files a run from the same inputs wrote
     (``files``: folder ("" or "site") -> its recorded ``(path, text)``;
-    :func:`miner.publish.output.replay`), with the checks of :func:`publish`.
+    :func:`miner.publish.output.replay`), with the checks of :func:`publish`,
+    as the stage ``writing`` of ``reporter``.
     Returns :func:`publish`'s counts (all the time is ``writing``).
 
     Raises:
         OutputError, WorseOutputError: see :func:`publish`.
     """
     start = time.perf_counter()
-    with output.publication(out) as pub:
-        manifest = next(text for rel, text in files[""] if rel == records.MANIFEST)
-        counts = json.loads(manifest)["counts"]
-        output.check_not_worse(pub.previous, counts, out, _failed_example(result))
-        done = output.replay(pub.folder, files[""])
-        written = {k: done[k] for k in ("written", "unchanged", "removed")}
-        pages = output.replay(pub.subfolder("site"), files["site"]) if "site" in files else None
+    total = sum(len(kept) for kept in files.values())
+    with (reporter or silent()).stage("writing", total=total) as stage:
+        with output.publication(out) as pub:
+            manifest = next(text for rel, text in files[""] if rel == records.MANIFEST)
+            counts = json.loads(manifest)["counts"]
+            output.check_not_worse(pub.previous, counts, out, _failed_example(result))
+            pub.folder.on_write = _advance(stage)
+            done = output.replay(pub.folder, files[""])
+            written = {k: done[k] for k in ("written", "unchanged", "removed")}
+            pages = None
+            if "site" in files:
+                folder = pub.subfolder("site")
+                folder.on_write = _advance(stage)
+                pages = output.replay(folder, files["site"])
+        _count_files(stage, written, pages)
     seconds = {"rendering": 0.0, "writing": time.perf_counter() - start}
     return {"output": written, "site": pages, "seconds": seconds}
 
@@ -611,13 +721,15 @@ def publish(
     jobs: int | None = None,
     inputs: str = "",
     record: dict[str, list[tuple[str, str]]] | None = None,
+    reporter: Reporter | None = None,
 ) -> dict:
     """Write the records and cards of ``mined`` under ``out`` and, with
     ``site``, the HTML site under ``out / "site"``: published as a whole (the
     old output or the new one, never a mix: :mod:`miner.publish.output`).
     ``inputs`` (:func:`publish_inputs`) goes into the manifest; a ``record``
     dict receives, per folder ("" and "site"), every ``(path, text)`` written
-    (what :func:`replay` writes again).
+    (what :func:`replay` writes again). The files are rendered as they are
+    written: ``reporter`` shows both as its stage ``writing``.
 
     Returns the writers' counts: ``{"output": {...}, "site": {...} | None,
     "seconds": {"rendering": s, "writing": s}}`` (writing: the staging, the
@@ -631,13 +743,14 @@ def publish(
     """
     start = time.perf_counter()
     writing = 0.0
-    with output.publication(out) as pub:
+    with (reporter or silent()).stage("writing") as stage, output.publication(out) as pub:
         opened = time.perf_counter()
         result = mined.result
         counts = records.manifest_json(result, mined.analyses)["counts"]
         output.check_not_worse(pub.previous, counts, out, _failed_example(result))
         if record is not None:
             pub.folder.record = record.setdefault("", [])
+        pub.folder.on_write = _advance(stage)
         written = cards.write_records(
             pub.folder,
             result,
@@ -651,6 +764,7 @@ def publish(
             folder = pub.subfolder("site")
             if record is not None:
                 folder.record = record.setdefault("site", [])
+            folder.on_write = _advance(stage)
             pages = html.write_site_into(
                 folder,
                 result,
@@ -662,10 +776,25 @@ def publish(
             writing += folder.seconds
         writing += pub.folder.seconds + (opened - start)
         closing = time.perf_counter()
+        _count_files(stage, written, pages)
+        stage.notes.append(f"rendering {duration(stage.meter.elapsed() - writing)} of it")
     writing += time.perf_counter() - closing
     total = time.perf_counter() - start
     seconds = {"rendering": max(0.0, total - writing), "writing": writing}
     return {"output": written, "site": pages, "seconds": seconds}
+
+
+def _advance(stage: Stage) -> Callable[[str], None]:
+    """A :attr:`miner.publish.output.Folder.on_write` that counts each file
+    written as a worked item of ``stage``."""
+    return lambda _rel: stage.advance()
+
+
+def _count_files(stage: Stage, written: dict[str, int], site: dict[str, int] | None) -> None:
+    """``stage``'s end line: the files written, unchanged and removed (the
+    records and cards and, when given, the site)."""
+    for key in ("written", "unchanged", "removed"):
+        stage.count(key, written.get(key, 0) + (site or {}).get(key, 0))
 
 
 def republish_site(out: Path, dest: Path, *, jobs: int | None = None) -> tuple[int, dict]:
@@ -746,13 +875,17 @@ def document_releases(
     partial: bool = True,
     on_release: Callable[[str, MineResult], None] | None = None,
     jobs: int | None = None,
+    reporter: Reporter | None = None,
 ) -> ReleaseRun:
     """Mine ``tags`` in the order given and write the release site under ``out``:
     the newest release's records and cards, a card for every error an older
     release raised, each error's history, and the diff of each consecutive
     pair, in Markdown and JSON, and the same as an HTML site in ``out/site``
     (every error of every release with a page, :class:`miner.publish.html.ReleaseView`;
-    ``jobs`` processes render its cards, default one per CPU).
+    ``jobs`` processes render its cards, default one per CPU). ``reporter``
+    shows the stages of each release (``v0.5.19 extraction``, ``v0.5.19
+    calls``), then the newest's facts and analysis, the retired errors'
+    analysis and the writing (:mod:`miner.progress`; default: nothing).
 
     Raises:
         SourceError: the repository or a tag cannot be used.
@@ -763,7 +896,9 @@ def document_releases(
         raise ReleaseError("no releases to document; check --tags")
     with locked(out):
         output.check_output(out)
-        return _document(repo_arg, tags, out, slug, cache_dir, partial, on_release, jobs)
+        return _document(
+            repo_arg, tags, out, slug, cache_dir, partial, on_release, jobs, reporter or silent()
+        )
 
 
 def _document(
@@ -774,7 +909,8 @@ def _document(
     cache_dir: Path | None,
     partial: bool,
     on_release: Callable[[str, MineResult], None] | None,
-    jobs: int | None = None,
+    jobs: int | None,
+    reporter: Reporter,
 ) -> ReleaseRun:
     """:func:`document_releases` with the lock of ``out`` held."""
     builder = HistoryBuilder()
@@ -793,7 +929,8 @@ def _document(
         else:
             mined_result = _link_commit(extracted)
         if on_release is not None:
-            on_release(tag, mined_result)
+            with reporter.paused():
+                on_release(tag, mined_result)
         changes = builder.add(tag, mined_result)
         index.add(tag, mined_result)
         if changes is not None:
@@ -820,6 +957,8 @@ def _document(
                 progress=None,
                 options=None,
                 reuse=True,
+                reporter=reporter,
+                label=f"{tag} ",
             )
             if pending is not None:
                 pending.result()  # the previous release's failure, raised here
@@ -830,12 +969,30 @@ def _document(
         pending.result()
     assert newest is not None
     book = builder.finish()
+    return _publish_releases(out, book, newest, index, commits, diffs, jobs, reporter)
+
+
+def _publish_releases(
+    out: Path,
+    book: HistoryBook,
+    newest: Mining,
+    index: ReleaseIndexBuilder,
+    commits: list[CommitInfo],
+    diffs: dict[str, release_pages.ReleaseDiff],
+    jobs: int | None,
+    reporter: Reporter,
+) -> ReleaseRun:
+    """The end of :func:`_document` once every release is mined: the newest
+    release analysed, the retired errors analysed, and the release site
+    written into ``out`` (its Markdown and JSON, and the HTML site)."""
     # analysed after the history is built: the older releases' records that
     # no card needs are freed by then, and the workers fork from less memory
     analysed = analyze_mining(newest)
     workers = max(1, default_jobs() if jobs is None else jobs)
-    retired = retired_analyses(book, jobs=workers)
-    with output.publication(out) as pub:
+    with reporter.stage("retired analysis", total=len(book.retired), unit="error") as stage:
+        retired = retired_analyses(book, jobs=workers, progress=stage.advance)
+    with reporter.stage("writing") as stage, output.publication(out) as pub:
+        pub.folder.on_write = _advance(stage)
         counts = release_pages.write_release_site(
             pub.folder,
             book,
@@ -848,8 +1005,10 @@ def _document(
             release_index=index.to_json(),
             jobs=workers,
         )
+        site_folder = pub.subfolder("site")
+        site_folder.on_write = _advance(stage)
         site_counts = html.write_site_into(
-            pub.subfolder("site"),
+            site_folder,
             analysed.result,
             analysed.analyses,
             records.manifest_json(analysed.result, analysed.analyses)["counts"],
@@ -861,6 +1020,7 @@ def _document(
                 releases=release_pages.release_rows(commits, list(diffs)),
             ),
         )
+        _count_files(stage, counts, site_counts)
     return ReleaseRun(
         releases=book.releases,
         diffs=tuple(diffs),
@@ -871,12 +1031,15 @@ def _document(
     )
 
 
-def retired_analyses(book: HistoryBook, jobs: int = 1) -> list[tuple[Error, CommitInfo, Analysis]]:
+def retired_analyses(
+    book: HistoryBook, jobs: int = 1, progress: Callable[[int], None] | None = None
+) -> list[tuple[Error, CommitInfo, Analysis]]:
     """Every retired error with the last commit that raised it and its analysis,
     written from its sites alone (the old commit's configuration model is not
     kept, so the card names no setting it cannot prove existed there); ``jobs``
     forked processes analyse the commits, one commit's errors at a time (the
-    same analyses as one process)."""
+    same analyses as one process). ``progress`` is told the number of errors
+    of each commit analysed."""
     by_commit: dict[str, list[Error]] = {}
     commits: dict[str, CommitInfo] = {}
     for entry in book.retired:
@@ -892,8 +1055,10 @@ def retired_analyses(book: HistoryBook, jobs: int = 1) -> list[tuple[Error, Comm
         return [analyses[e.error_id] for e in errors]
 
     out: list[tuple[Error, CommitInfo, Analysis]] = []
-    for (sha, errors), analyses in zip(groups, fork_map(jobs, analysed, groups), strict=True):
+    for (sha, errors), analyses in zip(groups, fork_imap(jobs, analysed, groups), strict=True):
         out.extend((e, commits[sha], a) for e, a in zip(errors, analyses, strict=True))
+        if progress is not None:
+            progress(len(errors))
     return out
 
 

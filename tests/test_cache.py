@@ -259,6 +259,7 @@ def test_two_processes_sharing_one_cache_do_not_corrupt_it(make_repo, tmp_path: 
     for n, rev in enumerate(("v1", "v2", "v1", "v2")):
         cmd = [sys.executable, "-m", "miner", "mine", "--repo", str(root), "--commit", rev]
         cmd += ["--out", str(tmp_path / f"out{n}"), "--cache-dir", str(cache_dir), "--jobs", "1"]
+        cmd.append("-q")  # stderr: the cache's warnings alone, without the progress lines
         runs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
     outputs = [run.communicate(timeout=300) for run in runs]
     assert [run.returncode for run in runs] == [0, 0, 0, 0], outputs
@@ -278,19 +279,6 @@ def test_two_processes_sharing_one_cache_do_not_corrupt_it(make_repo, tmp_path: 
     warm = mine(root, "v2", cache_dir)
     assert warm.stats is not None and warm.stats.parsed == 0
     assert warm.files == reference["v2"].files
-
-
-def test_progress_bar_counts_files_sites_and_failures(make_repo, capsys) -> None:
-    root = make_repo({**FILES, "pkg/bad.py": "def f(:\n    raise X\n"})
-    mine(root, "v1", None, progress_bar=True)
-    err = capsys.readouterr().err
-    assert "4/4" in err
-    assert "sites=2, skipped=0, failed=1" in err
-
-
-def test_no_progress_bar_unless_asked(make_repo, capsys) -> None:
-    mine(make_repo(FILES), "v1", None)
-    assert "sites=" not in capsys.readouterr().err
 
 
 MOVED = {

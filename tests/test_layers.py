@@ -4,7 +4,8 @@ down (or sideways within a layer), never up.
 Layers, lowest first::
 
     0  miner (the package: __version__), miner.errors, miner.model, miner.files,
-       miner.lifecycle (signals, workers that die with their parent)
+       miner.lifecycle (signals, workers that die with their parent),
+       miner.progress (what a run shows on stderr)
     1  miner.extract      the parsers
     2  miner.mining       source, pool, cache, store, ids, extraction
     3  miner.analysis
@@ -39,6 +40,7 @@ LAYERS: dict[str, int] = {
     "miner.model": 0,
     "miner.files": 0,
     "miner.lifecycle": 0,
+    "miner.progress": 0,
     "miner.extract": 1,
     "miner.mining": 2,
     "miner.analysis": 3,

@@ -793,9 +793,9 @@ def test_facts_skip_what_the_extractor_skipped_or_failed(make_repo, monkeypatch)
     read: list[str] = []
     real_collect = pipeline.collect
 
-    def spy(sources, sites, jobs=1):  # type: ignore[no-untyped-def]
+    def spy(sources, sites, jobs=1, progress=None):  # type: ignore[no-untyped-def]
         read.extend(sources)
-        return real_collect(sources, sites, jobs=jobs)
+        return real_collect(sources, sites, jobs=jobs, progress=progress)
 
     monkeypatch.setattr(pipeline, "collect", spy)
     real_assemble = pipeline.assemble

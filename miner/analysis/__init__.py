@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -30,7 +30,7 @@ from miner.analysis.links import Linker, settings_of
 from miner.analysis.paths import evidence_lines
 from miner.analysis.related import RelatedIndex
 from miner.analysis.sections import Reading, Writer
-from miner.lifecycle import fork_map
+from miner.lifecycle import fork_imap
 from miner.model import Analysis, Error, MineResult
 
 if TYPE_CHECKING:
@@ -101,22 +101,34 @@ class _Job:
         )
 
 
-def _analyses(job: _Job, jobs: int) -> list[Analysis]:
+def _analyses(job: _Job, jobs: int, progress: Callable[[], None] | None) -> list[Analysis]:
     """Every error's analysis, in order: in ``jobs`` forked processes when
     there are :data:`PARALLEL_MIN` errors or more, else in this one. Each
-    error's analysis reads only ``job``, so the result is the same."""
+    error's analysis reads only ``job``, so the result is the same;
+    ``progress`` is called once per analysis, as it arrives."""
     if len(job.errors) < PARALLEL_MIN:
         jobs = 1
-    return fork_map(jobs, job.one, job.errors, CHUNK)
+    out = []
+    for analysis in fork_imap(jobs, job.one, job.errors, CHUNK):
+        out.append(analysis)
+        if progress is not None:
+            progress()
+    return out
 
 
 def analyze(
-    result: MineResult, facts: RepoFacts, llm: LLMSettings | None = None, jobs: int = 1
+    result: MineResult,
+    facts: RepoFacts,
+    llm: LLMSettings | None = None,
+    jobs: int = 1,
+    progress: Callable[[], None] | None = None,
 ) -> dict[str, Analysis]:
     """One :class:`Analysis` per error id of ``result``, in error order.
 
     ``jobs`` > 1: that many forked processes analyse the errors (when there
     are :data:`PARALLEL_MIN` or more; the same analyses as one process).
+    ``progress`` is called once per error analysed by the rules (before any
+    rewrite by ``llm``), in this process.
 
     ``facts`` are the commit's facts (:func:`miner.analysis.facts.collect`);
     with empty ones (``RepoFacts()``) the sections are written from the sites
@@ -129,7 +141,7 @@ def analyze(
     related = RelatedIndex(result.errors, {k: settings_of(v) for k, v in links.items()})
     settings = Settings.from_config(facts.config, facts.predicates)
     job = _Job(result.errors, writer, settings, related, rule_author(result.commit.short_sha))
-    out = {a.error_id: a for a in _analyses(job, jobs)}
+    out = {a.error_id: a for a in _analyses(job, jobs, progress)}
     if llm is not None:
         from miner.analysis.llm import rewrite
 

@@ -1376,26 +1376,41 @@ def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
     return callers, busy, reaches, refs, uses
 
 
-def collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int = 1) -> RepoFacts:
+#: How many times :func:`collect` calls its ``progress``, once as each of
+#: its parts begins.
+COLLECT_PARTS = 4
+
+
+def collect(
+    files: Mapping[str, bytes],
+    sites: Iterable[Site],
+    jobs: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> RepoFacts:
     """Gather the facts of a commit from its ``.py`` files (path -> bytes) and
     mined sites. With ``jobs`` > 1, the facts of the calls, the locals'
     values, the configuration model and what needs no exit of a site
     (:class:`_Beside`) are gathered in a forked process while this one adds
     the nested exits and reads what depends on them, and the code around the
-    settings is read in ``jobs`` processes (the same facts).
+    settings is read in ``jobs`` processes (the same facts). ``progress`` is
+    called with the words of each of its :data:`COLLECT_PARTS` parts as it
+    begins (for a progress line; nothing is printed here).
 
     The per-file memos (:func:`file_scopes`, :func:`file_imports`) are
     emptied when it returns or raises, so no file's bytes outlive the call."""
     try:
-        return _collect(files, sites, jobs)
+        return _collect(files, sites, jobs, progress or (lambda part: None))
     finally:
         file_scopes.cache_clear()
         file_imports.cache_clear()
 
 
-def _collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int) -> RepoFacts:
+def _collect(
+    files: Mapping[str, bytes], sites: Iterable[Site], jobs: int, progress: Callable[[str], None]
+) -> RepoFacts:
     """:func:`collect` without emptying the per-file memos."""
     sites = list(sites)
+    progress("the sites' exits, names and values")
     index = SourceIndex(files)
     index.definitions("")  # the word index, built once before both halves read it
     targets = {t for t in (target_name(s.scope) for s in sites if not s.reraise) if t}
@@ -1421,6 +1436,7 @@ def _collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int) -> Re
         selfs = same_class_calls(files, sites, definitions)
         module_docs = module_docstrings(files, (s.path for s in sites))
         booleans = boolean_names(files, tested_names(sites, _IDENTIFIER))
+        progress("the callers and the configuration model")
         got = beside_facts()
     # after the process beside has ended: no fork while its pool's thread runs
     callers, busy, reaches, refs, uses = got.calls
@@ -1431,6 +1447,7 @@ def _collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int) -> Re
         if found is not None:
             predicates[name] = found
     resolved = mine_resolutions(index, config)
+    progress("the code around the settings")
     notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
     call_docs = call_docstrings(index, called_names(sites) | defining)
     module_doc_lines = {
@@ -1438,6 +1455,7 @@ def _collect(files: Mapping[str, bytes], sites: Iterable[Site], jobs: int) -> Re
         for path in module_docs
         if (m := _MODULE_DOC.match(files[path][:20000])) is not None
     }
+    progress("the arguments of the calls")
     arguments = call_arguments(files, sites, callers, bare)
     return RepoFacts(
         booleans=booleans,

@@ -19,11 +19,9 @@ the next run tries again.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +33,7 @@ from miner.mining.cache import BlobCache, extractor_version, repath
 from miner.mining.calls import link_calls
 from miner.mining.pool import Limits, Task, default_jobs, extract_parallel
 from miner.model import FileResult, RunStats
+from miner.progress import Stage
 
 log = logging.getLogger("miner")
 
@@ -56,8 +55,6 @@ class MineOptions:
     cache_lock_timeout: float = 30.0
     """Seconds to wait for the cache's write lock before mining without it."""
     limits: Limits = field(default_factory=Limits)
-    progress_bar: bool = False
-    """Show a tqdm bar on stderr (the CLI turns it on for a terminal)."""
     send_bytes: bool = False
     """The parent reads every blob and sends its bytes to the workers, instead
     of each worker reading blobs from the repository itself."""
@@ -79,6 +76,7 @@ def extract_blobs(
     partial: bool = True,
     options: MineOptions | None = None,
     progress: Callable[[FileResult], None] | None = None,
+    stage: Stage | None = None,
 ) -> Extraction:
     """Mine ``entries`` (see the module doc).
 
@@ -89,49 +87,55 @@ def extract_blobs(
         partial: passed to :func:`~miner.extract.runner.extract_file`.
         options: jobs, cache and limits (default :class:`MineOptions`).
         progress: called with each entry's result as it is known (any order).
+        stage: the progress stage told of each entry (:mod:`miner.progress`):
+            a parsed blob is worked, a cache hit, a skipped entry and a second
+            path of a blob are free; it counts the sites and failures.
 
     Raises:
         miner.mining.pool.WorkerStartError: worker processes cannot start at all.
     """
     options = options or MineOptions()
     started = time.perf_counter()
-    with _progress_bar(len(entries), options.progress_bar) as bar:
-        sink = _Results(entries, bar, progress)
-        for index, entry in enumerate(entries):
-            reason = skip(entry)
-            if reason is not None:
-                sink.skipped += 1
-                sink.deliver(index, FileResult(entry.path, entry.blob, "skipped", reason=reason))
+    if stage is not None:
+        stage.total = len(entries)
+        stage.worked_label = "parsed"
+    sink = _Results(entries, stage, progress)
+    for index, entry in enumerate(entries):
+        reason = skip(entry)
+        if reason is not None:
+            sink.skipped += 1
+            sink.deliver(index, FileResult(entry.path, entry.blob, "skipped", reason=reason))
+            sink.free(1, "skipped")
+        else:
+            sink.by_blob.setdefault(entry.blob, []).append(index)
+    with _open_cache(options, partial) as cache:
+        hits = cache.get_many(sink.by_blob)
+        for blob, result in hits.items():
+            sink.settle(blob, result, worked=False)
+        misses = [blob for blob in sink.by_blob if blob not in hits]
+        fresh: list[FileResult] = []
+        units: list[tuple[str, bytes]] = []
+        failed = 0
+
+        def mined(blob: str, result: FileResult, cacheable: bool) -> None:
+            nonlocal failed
+            sink.settle(blob, result, worked=True)
+            if cacheable:
+                fresh.append(result)
+                if len(fresh) >= _FLUSH_EVERY:
+                    cache.put_many(fresh)
+                    fresh.clear()
+                    cache.put_units(units)
+                    units.clear()
             else:
-                sink.by_blob.setdefault(entry.blob, []).append(index)
-        with _open_cache(options, partial) as cache:
-            hits = cache.get_many(sink.by_blob)
-            for blob, result in hits.items():
-                sink.settle(blob, result)
-            misses = [blob for blob in sink.by_blob if blob not in hits]
-            fresh: list[FileResult] = []
-            units: list[tuple[str, bytes]] = []
-            failed = 0
+                failed += 1
 
-            def mined(blob: str, result: FileResult, cacheable: bool) -> None:
-                nonlocal failed
-                sink.settle(blob, result)
-                if cacheable:
-                    fresh.append(result)
-                    if len(fresh) >= _FLUSH_EVERY:
-                        cache.put_many(fresh)
-                        fresh.clear()
-                        cache.put_units(units)
-                        units.clear()
-                else:
-                    failed += 1
-
-            jobs, lost = _mine_misses(
-                repo, entries, sink.by_blob, misses, options, partial, mined, cache, units.extend
-            )
-            cache.put_many(fresh)
-            cache.put_units(units)
-            state = cache.state
+        jobs, lost = _mine_misses(
+            repo, entries, sink.by_blob, misses, options, partial, mined, cache, units.extend
+        )
+        cache.put_many(fresh)
+        cache.put_units(units)
+        state = cache.state
     done = [r for r in sink.results if r is not None]
     assert len(done) == len(entries), "every entry gets exactly one result"
     stats = RunStats(
@@ -155,11 +159,11 @@ class _Results:
     def __init__(
         self,
         entries: Sequence[source.BlobRef],
-        bar: Callable[[FileResult], None],
+        stage: Stage | None,
         progress: Callable[[FileResult], None] | None,
     ) -> None:
         self.entries = entries
-        self.bar = bar
+        self.stage = stage
         self.progress = progress
         self.results: list[FileResult | None] = [None] * len(entries)
         self.by_blob: dict[str, list[int]] = {}
@@ -170,14 +174,30 @@ class _Results:
         self.results[index] = result
         if result.status != "mined":
             log.warning("%s: %s", result.path, result.reason)
-        self.bar(result)
+        if self.stage is not None:
+            self.stage.count("sites", len(result.sites))
+            if result.status == "failed":
+                self.stage.count("failed")
         if self.progress is not None:
             self.progress(result)
 
-    def settle(self, blob: str, result: FileResult) -> None:
-        """The result of ``blob``, re-pathed for every entry that holds it."""
-        for index in self.by_blob[blob]:
+    def free(self, count: int, why: str) -> None:
+        if self.stage is not None:
+            self.stage.free(count, why)
+
+    def settle(self, blob: str, result: FileResult, *, worked: bool) -> None:
+        """The result of ``blob``, re-pathed for every entry that holds it;
+        ``worked``: parsed now (else from the cache)."""
+        indexes = self.by_blob[blob]
+        for index in indexes:
             self.deliver(index, repath(result, self.entries[index].path))
+        if self.stage is None:
+            return
+        if worked:
+            self.stage.advance(1)
+            self.free(len(indexes) - 1, "same content as another file")
+        else:
+            self.free(len(indexes), "from cache")
 
 
 def link_helper_calls(
@@ -257,36 +277,3 @@ def _mine_misses(
         on_units=parsed,
     )
     return jobs, lost
-
-
-@contextlib.contextmanager
-def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[FileResult], None]]:
-    """A callback that advances a tqdm bar (files done; sites, skipped, failed)
-    on stderr, with log lines printed above the bar; a no-op when disabled."""
-    if not enabled:
-        yield lambda result: None
-        return
-    from tqdm import tqdm
-    from tqdm.contrib.logging import logging_redirect_tqdm
-
-    counts = {"sites": 0, "skipped": 0, "failed": 0}
-    with (
-        tqdm(
-            total=total,
-            unit="file",
-            file=sys.stderr,
-            dynamic_ncols=True,
-            leave=False,
-            mininterval=0,
-        ) as bar,
-        logging_redirect_tqdm(),
-    ):
-
-        def advance(result: FileResult) -> None:
-            counts["sites"] += len(result.sites)
-            if result.status != "mined":
-                counts[result.status] += 1
-            bar.set_postfix(counts, refresh=False)
-            bar.update(1)
-
-        yield advance

@@ -263,6 +263,8 @@ class Folder:
     order (what :func:`replay` writes again)."""
     made: set[str] = field(default_factory=set)
     """Folder-relative folders known to exist and not to be symbolic links."""
+    on_write: Callable[[str], None] | None = None
+    """Called with each folder-relative path once it is written (progress)."""
 
     def _path(self, rel: str) -> Path:
         """``root / rel`` as :func:`miner.files.inside` checks it (its folders
@@ -315,6 +317,8 @@ class Folder:
         self.written.add(rel)
         self.counts["written" if changed else "unchanged"] += 1
         self.counts["bytes"] += size
+        if self.on_write is not None:
+            self.on_write(rel)
         return changed
 
     def listing(self) -> list[str]:
