@@ -88,3 +88,44 @@ def test_a_fix_that_passes_the_flag_quotes_its_requirement_and_one_that_drops_it
     assert dropped == (
         'Drop `--enable-fast`: it is off by default. Dropping it gives up: "Go fast."'
     )
+
+
+NEGATABLE = """
+import argparse
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--replicate-q", action=argparse.BooleanOptionalAction, default=None,
+        help="Replicate the Q projection. Use --no-replicate-q to disable the model default.",
+    )
+    parser.add_argument("--dcp-size", type=int, default=1, help="The DCP size.")
+    args = parser.parse_args()
+    check(args)
+
+
+def check(cfg):
+    if cfg.replicate_q:
+        if cfg.dcp_size <= 1:
+            raise ValueError("--replicate-q requires --dcp-size > 1.")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_boolean_optional_flag_is_turned_off_by_its_no_switch_and_never_given_a_value():
+    option = Option("x", ("--x",), "", "", 0, "argparse", action="argparse.BooleanOptionalAction")
+    assert option.is_bool and option.negation == "--no-x"
+    assert Option("x", ("--x",), "", "", 0, "argparse", action="store_true").negation is None
+    (card,) = analyses({"tool/__init__.py": "", "tool/cli.py": NEGATABLE}).values()
+    # ``cfg`` is linked by name (a parameter of ``check``): the fix says so
+    assert card.solutions[0] == (
+        "If `cfg.replicate_q` holds the command-line value: pass `--no-replicate-q` to turn "
+        '`--replicate-q` off. Its help says: "Replicate the Q projection."'
+    )
+    fix = card.example_fix
+    assert fix is not None and fix.after.endswith("--no-replicate-q")
+    assert "VALUE" not in fix.before + fix.after

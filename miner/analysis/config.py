@@ -133,7 +133,7 @@ class Option:
         default ``True`` such a flag is turned off by a value
         (``--vae-tiling false``): not a switch."""
         action = self.action or ""
-        if action.endswith("store_true") or self.type == "bool":
+        if action.endswith("store_true") or self.type == "bool" or self.negation:
             return True
         return (
             self.type is None
@@ -141,6 +141,16 @@ class Option:
             and self.default == "False"
             and not action.endswith(("store_false", "store_const", "count", "append"))
         )
+
+    @property
+    def negation(self) -> str | None:
+        """The off switch of an ``argparse.BooleanOptionalAction`` flag
+        (``--no-x`` for ``--x``: argparse adds it), else None. Such a flag
+        takes no value: ``--x`` turns it on, ``--no-x`` off."""
+        flag = self.flag
+        if not (self.action or "").endswith("BooleanOptionalAction") or flag is None:
+            return None
+        return "--no-" + flag[2:] if flag.startswith("--") else None
 
     def defined_near(self, path: str) -> bool:
         """Whether the file ``path`` is in the package part that defines this

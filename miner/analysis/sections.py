@@ -2608,6 +2608,12 @@ class Writer:
                 _close(text), ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {wanted[0]}")
             )
         if cond.op == "truthy":
+            if opt.negation:
+                # off only through its own switch: left out, a resolvable
+                # default may still turn it on
+                text = f"Pass {code(opt.negation)} to turn {code(flag)} off." + self._help_of(opt)
+                example = ExampleFix("shell", f"{cmd} ... {flag}", f"{cmd} ... {opt.negation}")
+                return Fix(_close(text), example)
             if opt.is_bool:
                 also = (
                     f", and the deprecated alias {values_list(aliases)} sets it too"
