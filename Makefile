@@ -83,7 +83,7 @@ lint: $(STAMP)
 ## everything CI runs: lint, types, unit and integration tests (real SGLang releases);
 ## browser tests skip with a reason when Chromium is absent (make browser installs it)
 test: $(STAMP) corpus lint
-	RAISE_MINER_CORPUS='$(CORPUS)' RAISE_MINER_ARTIFACTS='$(ARTIFACTS)' $(BIN)/pytest -q
+	RAISE_MINER_CORPUS='$(CORPUS)' RAISE_MINER_ARTIFACTS='$(ARTIFACTS)' $(BIN)/pytest -q --durations=15
 
 ## the quick loop: no integration tests on the real releases, no slow tests
 test-fast: $(STAMP) lint
