@@ -139,13 +139,13 @@ def describe_stages(
         note = ""
         if skipped and name != "extraction":
             note = " (skipped)"
-        elif replayed and name in ("facts", "analysis", "rendering"):
+        elif replayed and name in ("facts", "origins", "analysis", "rendering"):
             note = " (kept files)"
-        elif reused and name in ("facts", "analysis"):
+        elif reused and name in ("facts", "origins", "analysis"):
             note = " (cached)"
         return f"{name} {seconds.get(name, 0.0):.1f} s{note}"
 
-    names = ("extraction", "facts", "analysis", "rendering", "writing")
+    names = ("extraction", "facts", "origins", "analysis", "rendering", "writing")
     return "stages: " + ", ".join(part(name) for name in names)
 
 

@@ -29,6 +29,7 @@ import git
 
 from miner.analysis import analyze
 from miner.analysis.facts import RepoFacts, collect
+from miner.analysis.origins import trace_origins
 from miner.errors import OutputError, ReleaseError
 from miner.extract.limits import MAX_FILE_BYTES
 from miner.files import Staging, locked
@@ -197,9 +198,37 @@ def gather_facts(
     """The facts the analysis needs beyond the sites (the configuration model,
     callers, exception classes), read from the blobs of ``entries`` that
     :func:`facts_files` keeps (``jobs`` > 1: in two processes)."""
+    return collect(facts_sources(repo, entries, result), result.sites, jobs=jobs)
+
+
+def facts_sources(
+    repo: git.Repo, entries: Iterable[source.BlobRef], result: MineResult
+) -> dict[str, bytes]:
+    """Path -> bytes of the blobs the facts (and the origins) read: those
+    :func:`facts_files` keeps."""
     keep, _ = facts_files(entries, result)
-    sources = {e.path: source.read_blob(repo, e.blob) for e in keep}
-    return collect(sources, result.sites, jobs=jobs)
+    return {e.path: source.read_blob(repo, e.blob) for e in keep}
+
+
+def facts_and_origins(
+    repo: git.Repo,
+    entries: Iterable[source.BlobRef],
+    result: MineResult,
+    seconds: dict[str, float],
+    jobs: int = 1,
+) -> RepoFacts:
+    """:func:`gather_facts`, then every error's origins and ``logged`` fact
+    (:func:`miner.analysis.origins.trace_origins`) from the same files, kept
+    in the facts; the wall time of each stage into ``seconds`` (``facts``,
+    ``origins``)."""
+    start = time.perf_counter()
+    sources = facts_sources(repo, entries, result)
+    facts = collect(sources, result.sites, jobs=jobs)
+    seconds["facts"] = time.perf_counter() - start
+    start = time.perf_counter()
+    traced = trace_origins(sources, result.errors, facts)
+    seconds["origins"] = time.perf_counter() - start
+    return dataclasses.replace(facts, origins=traced.origins, logged=traced.logged)
 
 
 @dataclass(frozen=True)
@@ -427,12 +456,10 @@ def analyze_mining(mining: Mining) -> Mined:
         kept = cache.get(mining.inputs)
         if isinstance(kept, tuple) and len(kept) == 2:
             facts, analyses = kept
-            seconds["facts"] = 0.0
+            seconds["facts"] = seconds["origins"] = 0.0
             seconds["analysis"] = time.perf_counter() - start
             return Mined(result, facts, analyses, mining.inputs, seconds, reused=True)
-    start = time.perf_counter()
-    facts = gather_facts(mining.repo, mining.entries, result, jobs=mining.jobs)
-    seconds["facts"] = time.perf_counter() - start
+    facts = facts_and_origins(mining.repo, mining.entries, result, seconds, jobs=mining.jobs)
     start = time.perf_counter()
     analyses = analyze(result, facts, llm=mining.llm, jobs=mining.jobs)
     if cache is not None:

@@ -1,0 +1,165 @@
+"""Origins: every value a site's path condition and message read, traced to what decides it.
+
+The card layer reads facts -> **origins** -> findings -> words. For each
+error's primary site, :func:`trace_origins` takes every atom of its reach
+condition (:func:`miner.analysis.condition.site_reach`: guards and early
+exits) and every placeholder of its message, and resolves each name,
+attribute and call in them (:class:`~miner.analysis.origins.tracer.Tracer`)
+to :class:`~miner.model.Origin` records of a closed set of kinds: a flag
+of the right options class, an environment variable, a model config field,
+a request field, the hardware, a package, a constant, runtime state, or
+``unknown`` with why the trace stopped. It also finds the ``logged`` fact
+(:mod:`~miner.analysis.origins.caught`).
+
+A pure function of the commit's files (path -> bytes), its sites and its
+:class:`~miner.analysis.facts.RepoFacts`; no I/O.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from miner.analysis.condition import site_reach
+from miner.analysis.facts import RepoFacts
+from miner.analysis.links import Linker
+from miner.analysis.origins import kinds
+from miner.analysis.origins.bindings import package_origins
+from miner.analysis.origins.caught import logged
+from miner.analysis.origins.source import Module, Modules
+from miner.analysis.origins.tracer import MAX_DEPTH, Tracer
+from miner.analysis.origins.walk import Place, Walk
+from miner.model import ANY, Caught, Condition, Constraint, Error, Hop, Origin, OriginKind, Site
+
+__all__ = ["MAX_DEPTH", "MAX_ORIGINS", "Traced", "site_origins", "trace_origins"]
+
+#: Most origins kept per site (condition first, then message).
+MAX_ORIGINS = 40
+_RAISED = re.compile(r"\(except at line (\d+)\)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Traced:
+    """The origins stage's output, by error id."""
+
+    origins: Mapping[str, tuple[Origin, ...]] = field(default_factory=dict)
+    logged: Mapping[str, Caught] = field(default_factory=dict)
+
+
+def request_fields(modules: Modules) -> dict[str, str]:
+    """Field name -> its request class (``""`` when several have it): the
+    annotated fields and ``__init__`` parameters of the classes of the
+    request files (:data:`~miner.analysis.origins.kinds.REQUEST_FILES`)."""
+    owners: dict[str, set[str]] = {}
+    for path in sorted(p for p in modules.files if kinds.REQUEST_FILES.search(p)):
+        module = modules.get(path)
+        if module is None:
+            continue
+        for name, group in module.classes.items():
+            for cls in group:
+                for stmt in cls.body:
+                    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                        owners.setdefault(stmt.target.id, set()).add(name)
+                init = module.method(cls, "__init__")
+                for param in init.params[1:] if init else ():
+                    owners.setdefault(param, set()).add(name)
+    return {f: (next(iter(c)) if len(c) == 1 else "") for f, c in owners.items()}
+
+
+def _atom_place(module: Module, site: Site, line: int) -> Place:
+    return Place(module, module.function_at(site.line, site.scope), line)
+
+
+def _atom(tracer: Tracer, atom: Condition, line: int, site: Site, module: Module) -> list[Origin]:
+    """The origins of one atom of the site's condition."""
+    walk = Walk(atom.atom if atom.kind == "expr" else atom.shown, "condition")
+    demand = Constraint("false" if atom.negated else "true")
+    place = _atom_place(module, site, line)
+    chain = (Hop(site.path, line, atom.shown),)
+    if atom.kind == "raised":
+        _raised(tracer, atom, module, site, walk, chain)
+        return walk.found
+    text = atom.atom
+    if atom.kind == "loop":
+        text, demand = text[len("loop:") :].rsplit(" in ", 1)[-1], ANY
+    elif atom.kind == "match":
+        text, demand = text[len("match:") :].split("\x1f", 1)[0], ANY
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tracer.stop(walk, ast.Name(text), chain, "unparsed", place)
+        return walk.found
+    tracer.trace(node, place, demand, walk, chain)
+    return walk.found
+
+
+def _raised(
+    tracer: Tracer, atom: Condition, module: Module, site: Site, walk: Walk, chain: tuple[Hop, ...]
+) -> None:
+    """ "The ``try`` body raised X": the packages it imports for an import
+    error, else the runtime state of the body."""
+    m = _RAISED.search(atom.atom)
+    line = int(m.group(1)) if m else 0
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Try) and any(h.lineno == line for h in node.handlers):
+            demand = Constraint("installed" if atom.negated else "missing")
+            if package_origins(tracer, module, node, demand, walk, chain):
+                return
+            break
+    tracer.internal(walk, ast.Name(atom.shown), chain, ANY)
+
+
+def site_origins(tracer: Tracer, site: Site, error: Error | None = None) -> tuple[Origin, ...]:
+    """Every origin of ``site``'s condition and of its message's placeholders
+    (``error``'s template when given), at most :data:`MAX_ORIGINS`."""
+    module = tracer.modules.get(site.path)
+    if module is None:
+        return ()
+    reach = site_reach(site)
+    found: list[Origin] = []
+    for atom in reach.condition.atoms():
+        guard = reach.origin(atom)
+        found += _atom(tracer, atom, guard.line if guard else site.line, site, module)
+    parts = error.message_parts if error is not None else site.message_parts
+    place = _atom_place(module, site, site.line)
+    for part in parts:
+        if part.expr is None:
+            continue
+        walk = Walk(part.expr, "message")
+        try:
+            node = ast.parse(part.expr, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        tracer.trace(node, place, ANY, walk, (Hop(site.path, site.line, part.expr),))
+        found += walk.found
+    return tuple(dict.fromkeys(found))[:MAX_ORIGINS]
+
+
+def trace_origins(files: Mapping[str, bytes], errors: Iterable[Error], facts: RepoFacts) -> Traced:
+    """The origins and the ``logged`` fact of every error's primary site.
+
+    ``files`` are the commit's ``.py`` files the facts read (path -> bytes);
+    ``facts`` what :func:`miner.analysis.facts.collect` gathered from them."""
+    modules = Modules(files)
+    linker = Linker(facts.config, dict(facts.predicates))
+    tracer = Tracer(modules, linker, facts, request_fields(modules))
+    origins: dict[str, tuple[Origin, ...]] = {}
+    caught: dict[str, Caught] = {}
+    for error in errors:
+        site = error.primary
+        origins[error.error_id] = site_origins(tracer, site, error)
+        found = logged(site, modules, facts.exceptions, facts.callers)
+        if found is not None:
+            caught[error.error_id] = found
+    return Traced(origins, caught)
+
+
+def kind_counts(traced: Traced) -> dict[str, int]:
+    """Origins per kind over every error (every kind, zero included)."""
+    counts = dict.fromkeys((k.value for k in OriginKind), 0)
+    for found in traced.origins.values():
+        for origin in found:
+            counts[origin.kind.value] += 1
+    return counts
