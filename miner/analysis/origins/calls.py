@@ -22,6 +22,10 @@ MAX_CALLERS = 3
 MAX_RETURNS = 4
 #: Calls whose result keeps what the condition requires of their one argument.
 _SAME = frozenset({"bool", "str", "int", "float", "sorted", "list", "tuple", "set", "frozenset"})
+#: Builtins whose result is a function of their arguments' values.
+_OF_ARGUMENTS = frozenset(
+    {"len", "abs", "min", "max", "sum", "round", "any", "all", "divmod", "pow"}
+)
 
 
 def trace_call(
@@ -99,6 +103,10 @@ def _builtin(
             return True
     if name in _SAME and len(args) == 1 and isinstance(func, ast.Name):
         tracer.trace(args[0], place, demand if name == "bool" else ANY, walk, chain)
+        return True
+    if name in _OF_ARGUMENTS and isinstance(func, ast.Name) and name not in place.module.globals:
+        for arg in args:
+            tracer.trace(arg, place, ANY, walk, chain)
         return True
     return False
 

@@ -94,8 +94,8 @@ class Tracer:
             return
         handler = _DISPATCH.get(type(node))
         if handler is None:
-            for child in ast.iter_child_nodes(node):
-                if isinstance(child, ast.expr):
+            for child in ast.iter_child_nodes(node):  # an operand of arithmetic, a display
+                if isinstance(child, ast.expr) and not isinstance(child, ast.Constant):
                     self.trace(child, place, ANY, walk, chain)
             return
         handler(self, node, place, demand, walk, chain)  # type: ignore[operator]
