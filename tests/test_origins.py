@@ -287,7 +287,8 @@ def test_request_fields_and_runtime_state() -> None:
 
 def test_the_trace_stops_at_the_depth_limit_and_says_so() -> None:
     chain = "\n".join(f"    v{i} = v{i - 1} + 1" for i in range(1, 12))
-    source = f"def f(server_args):\n    v0 = server_args.x\n{chain}\n    if v11:\n        raise ValueError('deep')\n"
+    head = "def f(server_args):\n    v0 = server_args.x\n"
+    source = f"{head}{chain}\n    if v11:\n        raise ValueError('deep')\n"
     found = origins_at({"pkg/deep.py": source}, "pkg/deep.py", 15)
     assert [(o.kind, o.reason) for o in found] == [(OriginKind.UNKNOWN, "depth-limit")]
 

@@ -8,7 +8,6 @@ import ast
 from typing import TYPE_CHECKING
 
 from miner.analysis.code import call_name
-
 from miner.analysis.origins import kinds
 from miner.analysis.origins.calls import enter
 from miner.analysis.origins.source import Binding, Function, Module, scope_attribute_bindings
