@@ -791,7 +791,10 @@ class Constraint:
 
 ANY = Constraint("any")
 
-OriginRole = Literal["condition", "message"]
+#: What read the value: the site's own path ``condition``, a placeholder of
+#: its ``message``, or the condition around a call of the site's function
+#: (``caller``: the call is only made when it holds).
+OriginRole = Literal["condition", "message", "caller"]
 
 
 @compact_pickle
@@ -812,7 +815,8 @@ class Origin:
     """The expression of the site's condition or message the trace started
     from, as written (``self.use_marlin``)."""
     role: OriginRole = "condition"
-    """Read by the path ``condition`` or shown in the ``message``."""
+    """Read by the path ``condition``, shown in the ``message``, or read by
+    the condition of a call of the site's function (``caller``)."""
     owner: str = ""
     """Where ``name`` belongs, by kind: the options class of a flag
     (``ServerArgs``, ``SamplingParams``), the registry of a variable

@@ -265,6 +265,25 @@ def test_a_parameter_is_traced_to_the_argument_of_each_call() -> None:
     assert found[0].chain[-1] == Hop("pkg/v.py", 7, "tp_size=server_args.tp_size")
 
 
+def test_the_condition_around_the_call_of_the_function_is_a_caller_origin() -> None:
+    source = """
+    def check_paged(is_paged):
+        if not is_paged:
+            raise NotImplementedError("only paged")
+
+    def run(server_args):
+        if server_args.enable_thing:
+            check_paged(True)
+    """
+    files = {"pkg/server_args.py": ARGS, "pkg/r.py": source}
+    found = origins_at(files, "pkg/r.py", 4)
+    # every call passes True: no constant meets "is_paged is false"
+    assert [(o.role, *b) for o, b in zip(found, brief(found), strict=True)] == [
+        ("caller", "flag", "--enable-thing", "true", ()),
+    ]
+    assert [(h.path, h.line) for h in found[0].chain] == [("pkg/r.py", 4), ("pkg/r.py", 7)]
+
+
 def test_request_fields_and_runtime_state() -> None:
     protocol = """
     from pydantic import BaseModel

@@ -20,9 +20,10 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from miner.analysis.condition import site_reach
+from miner.analysis.callers import target_name
+from miner.analysis.condition import reach_of, site_reach
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker
 from miner.analysis.origins import kinds
@@ -37,6 +38,8 @@ __all__ = ["MAX_DEPTH", "MAX_ORIGINS", "Traced", "site_origins", "trace_origins"
 
 #: Most origins kept per site (condition first, then message).
 MAX_ORIGINS = 40
+#: Most calls of a site's function whose conditions are traced.
+MAX_CALLERS = 3
 _RAISED = re.compile(r"\(except at line (\d+)\)$")
 
 
@@ -72,14 +75,21 @@ def _atom_place(module: Module, site: Site, line: int) -> Place:
     return Place(module, module.function_at(site.line, site.scope), line)
 
 
-def _atom(tracer: Tracer, atom: Condition, line: int, site: Site, module: Module) -> list[Origin]:
-    """The origins of one atom of the site's condition."""
+def _atom(
+    tracer: Tracer,
+    atom: Condition,
+    line: int,
+    place: Place,
+    module: Module,
+    before: tuple[Hop, ...] = (),
+) -> list[Origin]:
+    """The origins of one atom of a condition read at ``place`` (the guard's
+    ``line``), after the hops ``before``."""
     walk = Walk(atom.atom if atom.kind == "expr" else atom.shown, "condition")
     demand = Constraint("false" if atom.negated else "true")
-    place = _atom_place(module, site, line)
-    chain = (Hop(site.path, line, atom.shown),)
+    chain = (*before, Hop(module.path, line, atom.shown))
     if atom.kind == "raised":
-        _raised(tracer, atom, module, site, walk, chain)
+        _raised(tracer, atom, module, walk, chain)
         return walk.found
     text = atom.atom
     if atom.kind == "loop":
@@ -96,9 +106,9 @@ def _atom(tracer: Tracer, atom: Condition, line: int, site: Site, module: Module
 
 
 def _raised(
-    tracer: Tracer, atom: Condition, module: Module, site: Site, walk: Walk, chain: tuple[Hop, ...]
+    tracer: Tracer, atom: Condition, module: Module, walk: Walk, chain: tuple[Hop, ...]
 ) -> None:
-    """ "The ``try`` body raised X": the packages it imports for an import
+    """A ``try`` body raising X: the packages it imports for an import
     error, else the runtime state of the body."""
     m = _RAISED.search(atom.atom)
     line = int(m.group(1)) if m else 0
@@ -111,6 +121,32 @@ def _raised(
     tracer.internal(walk, ast.Name(atom.shown), chain, ANY)
 
 
+def _caller_origins(tracer: Tracer, site: Site) -> list[Origin]:
+    """The origins of the conditions around the calls of the site's function
+    (:attr:`~miner.analysis.facts.RepoFacts.call_reach`, at most
+    :data:`MAX_CALLERS` calls), role ``caller``."""
+    target = target_name(site.scope) or ""
+    calls = [
+        c for c in tracer.facts.callers.get(target, ()) if c.target.rsplit(".", 1)[-1] == target
+    ]
+    found: list[Origin] = []
+    for call in calls[:MAX_CALLERS]:
+        reach = tracer.facts.call_reach.get((call.target, call.path, call.line))
+        module = tracer.modules.get(call.path)
+        if reach is None or module is None:
+            continue
+        built = reach_of(reach.guards, reach.exits)
+        for atom in built.condition.atoms():
+            guard = built.origin(atom)
+            line = guard.line if guard else call.line
+            at = Place(module, module.function_at(call.line, call.scope), line)
+            origins = _atom(
+                tracer, atom, line, at, module, (Hop(site.path, site.line, site.scope),)
+            )
+            found += [replace(o, role="caller") for o in origins]
+    return found
+
+
 def site_origins(tracer: Tracer, site: Site, error: Error | None = None) -> tuple[Origin, ...]:
     """Every origin of ``site``'s condition and of its message's placeholders
     (``error``'s template when given), at most :data:`MAX_ORIGINS`."""
@@ -121,7 +157,9 @@ def site_origins(tracer: Tracer, site: Site, error: Error | None = None) -> tupl
     found: list[Origin] = []
     for atom in reach.condition.atoms():
         guard = reach.origin(atom)
-        found += _atom(tracer, atom, guard.line if guard else site.line, site, module)
+        line = guard.line if guard else site.line
+        found += _atom(tracer, atom, line, _atom_place(module, site, line), module)
+    found += _caller_origins(tracer, site)
     parts = error.message_parts if error is not None else site.message_parts
     place = _atom_place(module, site, site.line)
     for part in parts:
