@@ -369,3 +369,22 @@ def test_origins_round_trip_and_are_counted_per_kind() -> None:
     assert Origin.from_json(origin.to_json()) == origin
     counts = kind_counts(Traced({"e1": (origin,), "e2": ()}))
     assert counts["env"] == 1 and counts["flag"] == 0 and len(counts) == len(OriginKind)
+
+
+def test_audience_from_origins_is_decided_by_what_the_condition_reads() -> None:
+    from miner.analysis.audience import classify_by_origins
+
+    source = """
+    def f(server_args, batch):
+        if server_args.enable_thing:
+            raise ValueError("thing is on")
+        if batch.size > 3:
+            raise ValueError("batch too big: stop")
+    """
+    errors, found = traced({"pkg/server_args.py": ARGS, "pkg/f.py": source})
+    by_line = {e.primary.line: e for e in errors if e.primary.path == "pkg/f.py"}
+    setting = classify_by_origins(by_line[4], found.origins[by_line[4].error_id])
+    assert (setting.audience.value, setting.rule) == ("user-setting", "origin-user-setting")
+    assert setting.reason == "flag --enable-thing (ServerArgs) via server_args.enable_thing"
+    state = classify_by_origins(by_line[6], found.origins[by_line[6].error_id])
+    assert (state.audience.value, state.rule) == ("internal", "origin-internal")
