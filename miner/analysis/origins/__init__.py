@@ -112,12 +112,11 @@ def _raised(
     error, else the runtime state of the body."""
     m = _RAISED.search(atom.atom)
     line = int(m.group(1)) if m else 0
-    for node in ast.walk(module.tree):
-        if isinstance(node, ast.Try) and any(h.lineno == line for h in node.handlers):
-            demand = Constraint("installed" if atom.negated else "missing")
-            if package_origins(tracer, module, node, demand, walk, chain):
-                return
-            break
+    node = module.try_of_handler(line)
+    if node is not None:
+        demand = Constraint("installed" if atom.negated else "missing")
+        if package_origins(tracer, module, node, demand, walk, chain):
+            return
     tracer.internal(walk, ast.Name(atom.shown), chain, ANY)
 
 

@@ -151,8 +151,7 @@ def try_packages(tracer: Tracer, module: Module, node: ast.Try) -> list[tuple[st
 def _hint_text(tracer: Tracer, module: Module, node: ast.Try) -> str:
     """The comments just above a ``try`` and the source of its handlers:
     where the code says what to install."""
-    data = tracer.modules.files.get(module.path, b"")
-    lines = data.decode("utf-8", "replace").split("\n")
+    lines = tracer.modules.lines(module.path)
     above = []
     number = node.lineno - 2
     while number >= 0 and lines[number].lstrip().startswith("#"):

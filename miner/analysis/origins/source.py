@@ -79,6 +79,7 @@ class Module:
     classes: dict[str, list[ast.ClassDef]] = field(default_factory=dict)
     globals: dict[str, list[Binding]] = field(default_factory=dict)
     _attrs: dict[int, dict[str, list[tuple[Binding, Function]]]] = field(default_factory=dict)
+    _handlers: dict[int, ast.Try] | None = None
 
     def function_at(self, line: int, qualname: str = "") -> Function | None:
         """The innermost ``def`` spanning ``line`` (the one named ``qualname``
@@ -107,6 +108,17 @@ class Module:
                     for b in attribute_bindings(f.node.body, f.params[0]):
                         table[b.name].append((b, f))
         return table.get(attr, [])
+
+    def try_of_handler(self, line: int) -> ast.Try | None:
+        """The ``try`` statement with an ``except`` clause on ``line``, or None."""
+        if self._handlers is None:
+            self._handlers = {
+                h.lineno: node
+                for node in ast.walk(self.tree)
+                if isinstance(node, ast.Try)
+                for h in node.handlers
+            }
+        return self._handlers.get(line)
 
     def method(self, cls: ast.ClassDef, name: str) -> Function | None:
         """The method ``name`` of ``cls`` (its own body), or None."""
@@ -158,6 +170,7 @@ class Modules:
         self._by_module: dict[str, str] | None = None
         self._attr_index: dict[str, list[str]] | None = None
         self._local: frozenset[str] | None = None
+        self._lines: dict[str, list[str]] = {}
 
     def get(self, path: str) -> Module | None:
         """The module at ``path``, or None (not in the commit, or unparsable)."""
@@ -179,6 +192,12 @@ class Modules:
                 for start in range(len(parts)):
                     self._by_module.setdefault(".".join(parts[start:]), path)
         return self._by_module.get(dotted)
+
+    def lines(self, path: str) -> list[str]:
+        """The lines of the file ``path`` (decoded once; empty when not in the commit)."""
+        if path not in self._lines:
+            self._lines[path] = self.files.get(path, b"").decode("utf-8", "replace").split("\n")
+        return self._lines[path]
 
     def local(self, top: str) -> bool:
         """Whether the top-level module ``top`` is the repository's own (a
