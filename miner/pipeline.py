@@ -226,7 +226,7 @@ def facts_and_origins(
     facts = collect(sources, result.sites, jobs=jobs)
     seconds["facts"] = time.perf_counter() - start
     start = time.perf_counter()
-    traced = trace_origins(sources, result.errors, facts)
+    traced = trace_origins(sources, result.errors, facts, jobs=jobs)
     seconds["origins"] = time.perf_counter() - start
     return dataclasses.replace(facts, origins=traced.origins, logged=traced.logged)
 

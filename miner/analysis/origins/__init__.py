@@ -32,12 +32,15 @@ from miner.analysis.origins.caught import logged
 from miner.analysis.origins.source import Module, Modules
 from miner.analysis.origins.tracer import MAX_DEPTH, Tracer
 from miner.analysis.origins.walk import Place, Walk
+from miner.lifecycle import fork_map
 from miner.model import ANY, Caught, Condition, Constraint, Error, Hop, Origin, OriginKind, Site
 
 __all__ = ["MAX_DEPTH", "MAX_ORIGINS", "Traced", "site_origins", "trace_origins"]
 
 #: Most origins kept per site (condition first, then message).
 MAX_ORIGINS = 40
+#: Fewer errors than this are traced in this process (a pool costs more).
+PARALLEL_MIN = 1000
 #: Most calls of a site's function whose conditions are traced.
 MAX_CALLERS = 3
 _RAISED = re.compile(r"\(except at line (\d+)\)$")
@@ -157,7 +160,10 @@ def site_origins(tracer: Tracer, site: Site, error: Error | None = None) -> tupl
     for atom in reach.condition.atoms():
         guard = reach.origin(atom)
         line = guard.line if guard else site.line
-        found += _atom(tracer, atom, line, _atom_place(module, site, line), module)
+        key = (site.path, site.scope, line, atom.atom, atom.negated, atom.kind)
+        if key not in tracer.memo:  # the sites after one exit share its atom
+            tracer.memo[key] = _atom(tracer, atom, line, _atom_place(module, site, line), module)
+        found += tracer.memo[key]
     found += _caller_origins(tracer, site)
     parts = error.message_parts if error is not None else site.message_parts
     place = _atom_place(module, site, site.line)
@@ -174,22 +180,42 @@ def site_origins(tracer: Tracer, site: Site, error: Error | None = None) -> tupl
     return tuple(dict.fromkeys(found))[:MAX_ORIGINS]
 
 
-def trace_origins(files: Mapping[str, bytes], errors: Iterable[Error], facts: RepoFacts) -> Traced:
+@dataclass(frozen=True)
+class _Job:
+    """What tracing each error reads (built once; forked workers share it)."""
+
+    tracer: Tracer
+    modules: Modules
+    facts: RepoFacts
+
+    def one(self, error: Error) -> tuple[str, tuple[Origin, ...], Caught | None]:
+        site = error.primary
+        found = logged(site, self.modules, self.facts.exceptions, self.facts.callers)
+        return error.error_id, site_origins(self.tracer, site, error), found
+
+
+#: Errors per task sent to a worker (:func:`trace_origins` with ``jobs`` > 1).
+CHUNK = 400
+
+
+def trace_origins(
+    files: Mapping[str, bytes], errors: Iterable[Error], facts: RepoFacts, jobs: int = 1
+) -> Traced:
     """The origins and the ``logged`` fact of every error's primary site.
 
     ``files`` are the commit's ``.py`` files the facts read (path -> bytes);
-    ``facts`` what :func:`miner.analysis.facts.collect` gathered from them."""
+    ``facts`` what :func:`miner.analysis.facts.collect` gathered from them.
+    ``jobs`` > 1: the errors are traced in that many forked processes (the
+    same result: each error's trace reads only the files and the facts)."""
     modules = Modules(files)
     linker = Linker(facts.config, dict(facts.predicates))
     tracer = Tracer(modules, linker, facts, request_fields(modules))
-    origins: dict[str, tuple[Origin, ...]] = {}
-    caught: dict[str, Caught] = {}
-    for error in errors:
-        site = error.primary
-        origins[error.error_id] = site_origins(tracer, site, error)
-        found = logged(site, modules, facts.exceptions, facts.callers)
-        if found is not None:
-            caught[error.error_id] = found
+    modules.attribute_writers("")  # the index, built once before any fork
+    errors = list(errors)
+    job = _Job(tracer, modules, facts)
+    rows = fork_map(jobs if len(errors) >= PARALLEL_MIN else 1, job.one, errors, CHUNK)
+    origins = {error_id: found for error_id, found, _ in rows}
+    caught = {error_id: hit for error_id, _, hit in rows if hit is not None}
     return Traced(origins, caught)
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from miner.analysis.code import call_name
 from miner.analysis.origins import kinds
 from miner.analysis.origins.calls import enter
-from miner.analysis.origins.source import Binding, Function, Module, scope_attribute_bindings
+from miner.analysis.origins.source import Binding, Function, Module
 from miner.analysis.origins.walk import Place, Walk, satisfiable, unparsed
 from miner.model import ANY, Constraint, Hop, OriginKind
 
@@ -384,7 +384,7 @@ def follow_writers(
     for path in paths:
         module = tracer.modules.get(path)
         if module is not None:
-            found += [(module, b, f) for b, f in _writes(module, node.attr)]
+            found += [(module, b, f) for b, f in module.attribute_writes(node.attr)]
     if not found:
         tracer.trace(node.value, place, ANY, walk, chain)
         return
@@ -393,12 +393,3 @@ def follow_writers(
         return
     for module, bind, function in found:
         _follow_attribute(tracer, node, [(bind, function)], module, place, demand, walk, chain)
-
-
-def _writes(module: Module, attr: str) -> list[tuple[Binding, Function | None]]:
-    """Every ``<obj>.attr = value`` of a module, with the function it is in."""
-    out: list[tuple[Binding, Function | None]] = []
-    for function in module.functions:
-        out += [(b, function) for b in scope_attribute_bindings(function.node.body, attr)]
-    out += [(b, None) for b in scope_attribute_bindings(module.tree.body, attr)]
-    return out

@@ -284,13 +284,7 @@ def _from_callers(
 
 def _calls_at(module: Module, line: int, target: str) -> list[ast.Call]:
     """The calls of ``target`` that start on ``line`` of the module."""
-    function = module.function_at(line)
-    scope: ast.AST = function.node if function else module.tree
-    return [
-        n
-        for n in ast.walk(scope)
-        if isinstance(n, ast.Call) and n.lineno == line and call_name(n) == target
-    ]
+    return [n for n in module.calls_at(line) if call_name(n) == target]
 
 
 def _default(function: Function, name: str) -> ast.expr | None:

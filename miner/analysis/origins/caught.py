@@ -108,18 +108,15 @@ def _tries_around(module: Module, line: int) -> Iterator[ast.Try]:
     """The ``try`` statements of the function around ``line`` (or of module
     level) whose body holds the line, innermost first."""
     function = module.function_at(line)
-    scope: ast.AST = function.node if function else module.tree
-    found: list[ast.Try] = []
-    stack: list[ast.AST] = list(ast.iter_child_nodes(scope))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+    first, last = (function.node.lineno, function.node.end_lineno or 0) if function else (0, 10**9)
+    found = []
+    for node in module.tries():
+        if not (first <= node.lineno and (node.end_lineno or 0) <= last):
             continue
-        if isinstance(node, ast.Try) and node.body:
-            if node.body[0].lineno <= line <= (node.body[-1].end_lineno or 0):
+        if node.body[0].lineno <= line <= (node.body[-1].end_lineno or 0):
+            if module.function_at(node.lineno) is function:
                 found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
-    yield from sorted(found, key=lambda t: t.lineno, reverse=True)
+    yield from reversed(found)
 
 
 def handled(

@@ -80,6 +80,9 @@ class Module:
     globals: dict[str, list[Binding]] = field(default_factory=dict)
     _attrs: dict[int, dict[str, list[tuple[Binding, Function]]]] = field(default_factory=dict)
     _handlers: dict[int, ast.Try] | None = None
+    _writes: dict[str, list[tuple[Binding, Function | None]]] | None = None
+    _calls: dict[int, list[ast.Call]] | None = None
+    _tries: list[ast.Try] | None = None
 
     def function_at(self, line: int, qualname: str = "") -> Function | None:
         """The innermost ``def`` spanning ``line`` (the one named ``qualname``
@@ -108,6 +111,35 @@ class Module:
                     for b in attribute_bindings(f.node.body, f.params[0]):
                         table[b.name].append((b, f))
         return table.get(attr, [])
+
+    def attribute_writes(self, attr: str) -> list[tuple[Binding, Function | None]]:
+        """Every ``<obj>.attr = value`` of the module, with the function it is
+        in (None at module level); the module is walked once for all names."""
+        if self._writes is None:
+            table: dict[str, list[tuple[Binding, Function | None]]] = defaultdict(list)
+            scopes: list[tuple[list[ast.stmt], Function | None]] = [(self.tree.body, None)]
+            scopes += [(f.node.body, f) for f in self.functions]
+            for body, function in scopes:
+                for b in scope_attribute_bindings(body):
+                    table[b.name].append((b, function))
+            self._writes = dict(table)
+        return self._writes.get(attr, [])
+
+    def calls_at(self, line: int) -> list[ast.Call]:
+        """The calls that start on ``line`` (the module is walked once)."""
+        if self._calls is None:
+            self._calls = defaultdict(list)
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Call):
+                    self._calls[node.lineno].append(node)
+        return self._calls.get(line, [])
+
+    def tries(self) -> list[ast.Try]:
+        """Every ``try`` statement of the module, in source order."""
+        if self._tries is None:
+            found = [n for n in ast.walk(self.tree) if isinstance(n, ast.Try) and n.body]
+            self._tries = sorted(found, key=lambda t: t.lineno)
+        return self._tries
 
     def try_of_handler(self, line: int) -> ast.Try | None:
         """The ``try`` statement with an ``except`` clause on ``line``, or None."""
@@ -310,12 +342,14 @@ def attribute_bindings(body: list[ast.stmt], owner: str) -> Iterator[Binding]:
                 yield Binding(target.attr, node.lineno, kind, value, node, in_try, handler)  # type: ignore[attr-defined]
 
 
-def scope_attribute_bindings(body: list[ast.stmt], attr: str) -> Iterator[Binding]:
-    """Every ``<obj>.attr = value`` in a scope's body, on any object."""
+def scope_attribute_bindings(body: list[ast.stmt]) -> Iterator[Binding]:
+    """Every ``<obj>.name = value`` in a scope's body, on any object (the
+    binding's name is the attribute's)."""
     for node, in_try, handler in _walk_scope(body):
         for target, value, kind in _statement_values(node):
-            if isinstance(target, ast.Attribute) and target.attr == attr:
-                yield Binding(attr, node.lineno, kind, value, node, in_try, handler)  # type: ignore[attr-defined]
+            if isinstance(target, ast.Attribute):
+                line = node.lineno  # type: ignore[attr-defined]
+                yield Binding(target.attr, line, kind, value, node, in_try, handler)
 
 
 def line_text(node: ast.AST) -> str:

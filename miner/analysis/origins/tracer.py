@@ -45,9 +45,9 @@ from miner.analysis.origins.walk import (
 from miner.model import ANY, Constraint, ConstraintOp, Hop, Origin, OriginKind, OriginReason
 
 #: Most hops from the site to an origin; the trace says ``depth-limit`` beyond.
-MAX_DEPTH = 8
+MAX_DEPTH = 7
 #: Most steps (expressions resolved) for one read: a bound on the work.
-MAX_STEPS = 400
+MAX_STEPS = 150
 
 _BUILTINS = frozenset(dir(builtins))
 _COMPARE: dict[type, ConstraintOp] = {
@@ -73,6 +73,9 @@ class Tracer:
         self.config = linker.config
         self.facts = facts
         self.requests = requests
+        self.memo: dict[tuple[str, str, int, str, bool, str], list[Origin]] = {}
+        """The origins of a condition atom at a guard, by (path, scope,
+        line, atom, negated, kind): every site after the guard reads it."""
         """Request field name -> its class (``""`` when several classes have it)."""
 
     # ------------------------------------------------------------ entry points
