@@ -79,7 +79,8 @@ def test_boundary_ratio_is_the_flag_of_the_diffusion_sampling_params(mined_relea
     found = [o for o in origins(data, "flag") if o["name"] == "--boundary-ratio"]
     assert found, data["analysis"]["origins"]
     assert {o["owner"] for o in found} == {"SamplingParams"}
-    assert {o["defined"] for o in found} == {f"{GEN}/configs/sample/sampling_params.py:202"}
+    # the flag's add_argument in SamplingParams.add_cli_args (not the diffusion ServerArgs)
+    assert {o["defined"] for o in found} == {f"{GEN}/configs/sample/sampling_params.py:1232"}
     assert found[0]["constraint"] == {"op": "is not None", "values": []}
 
 
