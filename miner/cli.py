@@ -63,6 +63,7 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
         cache=not args.no_cache,
         cache_dir=args.cache_dir,
         limits=Limits(file_timeout=args.file_timeout, memory_mb=args.memory_limit or None),
+        origins=args.origins,
     )
     run = pipeline.mine_into(
         args.repo,
@@ -144,14 +145,15 @@ def describe_stages(
         note = ""
         if skipped and name != "extraction":
             note = " (skipped)"
-        elif replayed and name in ("facts", "analysis", "rendering"):
+        elif replayed and name in ("facts", "origins", "analysis", "rendering"):
             note = " (kept files)"
-        elif reused and name in ("facts", "analysis"):
+        elif reused and name in ("facts", "origins", "analysis"):
             note = " (cached)"
         return f"{name} {seconds.get(name, 0.0):.1f} s{note}"
 
-    names = ("extraction", "facts", "analysis", "rendering", "writing")
-    return "stages: " + ", ".join(part(name) for name in names)
+    names = ("extraction", "facts", "origins", "analysis", "rendering", "writing")
+    shown = [n for n in names if n != "origins" or n in seconds]  # origins: --origins only
+    return "stages: " + ", ".join(part(name) for name in shown)
 
 
 def describe_stats(stats: RunStats) -> str:
@@ -722,6 +724,13 @@ def _add_mine_limits(mine: argparse.ArgumentParser) -> None:
         "--full-parse",
         action="store_true",
         help="parse whole modules with libcst instead of only the units holding sites",
+    )
+    mine.add_argument(
+        "--origins",
+        action="store_true",
+        help="trace every value each raise depends on to a flag, variable, model config, "
+        "request, hardware or package, and find errors a handler logs (into the records; "
+        "miner explain --origins shows them; minutes on a large repository)",
     )
 
 

@@ -19,6 +19,7 @@ import operator
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
+from enum import Enum
 from typing import Any, ClassVar, Literal, TypeVar
 
 #: Version of every record format written: ``sites.jsonl``, ``analyses.jsonl``,
@@ -718,6 +719,262 @@ Condition.TRUE = Condition("true")
 Condition.FALSE = Condition("false")
 
 
+class OriginKind(str, Enum):
+    """What a value a site depends on comes from (a closed set; see :class:`Origin`).
+
+    The first seven are under the user's control (:data:`USER_ORIGINS`).
+    """
+
+    FLAG = "flag"
+    """A setting of an options class: a command-line flag or a field of an
+    arguments dataclass (srt ``ServerArgs``, the diffusion ``ServerArgs``, the
+    diffusion ``SamplingParams``...)."""
+    ENV = "env"
+    """An environment variable."""
+    MODEL_CONFIG = "model-config"
+    """A field of the model's configuration: ``config.json`` (``hf_config``,
+    ``hf_text_config``...) or its quantization config."""
+    CHECKPOINT = "checkpoint"
+    """The weight files and their metadata (names, dtypes, shapes)."""
+    REQUEST = "request"
+    """A field of an API request or of its sampling parameters."""
+    HARDWARE = "hardware"
+    """The device: its kind (CUDA, ROCm, NPU...), capability, count or memory."""
+    PACKAGE = "package"
+    """An installed distribution: an import that can fail or a version check."""
+    PLUGIN = "plugin"
+    """An out-of-tree contract: a class or function registered from outside."""
+    CONSTANT = "constant"
+    """A value fixed in the source (a literal, a module constant, a class)."""
+    INTERNAL = "internal"
+    """Runtime state of the program (a tensor's shape, a counter, a queue)."""
+    UNKNOWN = "unknown"
+    """The trace stopped before reaching one of the others (``Origin.reason`` says why)."""
+
+
+#: The origin kinds a user controls (a flag, a variable, the model, the
+#: request, the machine, what is installed).
+USER_ORIGINS = frozenset(
+    {
+        OriginKind.FLAG,
+        OriginKind.ENV,
+        OriginKind.MODEL_CONFIG,
+        OriginKind.CHECKPOINT,
+        OriginKind.REQUEST,
+        OriginKind.HARDWARE,
+        OriginKind.PACKAGE,
+    }
+)
+
+#: What a condition requires of a value: a comparison with ``values``
+#: (``==`` ... ``not in``, ``instance``: an instance of one of the types named),
+#: a truth value (``true`` / ``false``), ``is None`` / ``is not None``, an
+#: environment variable ``set`` / ``unset``, a package ``missing`` /
+#: ``installed``, or ``any`` (the value matters in a way not narrowed: a
+#: message shows it, or it is an operand of arithmetic).
+ConstraintOp = Literal[
+    "==",
+    "!=",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "in",
+    "not in",
+    "instance",
+    "not instance",
+    "true",
+    "false",
+    "is None",
+    "is not None",
+    "set",
+    "unset",
+    "missing",
+    "installed",
+    "any",
+]
+
+#: Why a trace stopped (:attr:`Origin.reason` of an ``unknown`` origin):
+#: ``depth-limit`` (:data:`miner.analysis.origins.MAX_DEPTH` hops followed),
+#: ``no-binding`` (no assignment of the name or attribute found),
+#: ``many-bindings`` (assigned in too many places to follow),
+#: ``no-callers`` (a parameter of a function no call found reaches),
+#: ``many-callers`` (a parameter of a function called from too many places),
+#: ``default-only`` (the calls found leave the parameter to its default),
+#: ``unparsed`` (the file or the expression does not parse),
+#: ``dynamic`` (a value computed in a way not followed: a subscript by a
+#: variable, a call of a value, a comprehension).
+OriginReason = Literal[
+    "",
+    "depth-limit",
+    "no-binding",
+    "many-bindings",
+    "no-callers",
+    "many-callers",
+    "default-only",
+    "unparsed",
+    "dynamic",
+]
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One step of an origin's trace: the code at ``path:line`` that was followed."""
+
+    path: str
+    line: int
+    text: str
+    """The expression or statement followed, as written (single-line):
+    ``self.use_marlin = get_moe_runner_backend().is_marlin()``."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "text": self.text}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Hop:
+        return cls(path=data["path"], line=data["line"], text=data["text"])
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """What the site's condition requires of an origin's value: ``op`` over
+    ``values`` (``==`` ``marlin``; ``in`` the architectures listed; ``unset``)."""
+
+    op: ConstraintOp
+    values: tuple[str, ...] = ()
+    """The values compared with, as display text (strings without quotes,
+    other literals as written); empty for the ops that take none."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "values": list(self.values)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Constraint:
+        return cls(op=data["op"], values=tuple(data.get("values", ())))
+
+
+ANY = Constraint("any")
+
+#: What read the value: the site's own path ``condition``, a placeholder of
+#: its ``message``, or the condition around a call of the site's function
+#: (``caller``: the call is only made when it holds).
+OriginRole = Literal["condition", "message", "caller"]
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """One thing a site's path condition or message depends on, traced to
+    what it comes from (:func:`miner.analysis.origins.site_origins`)."""
+
+    kind: OriginKind
+    name: str
+    """What it is, by kind: the flag (``--moe-runner-backend``, or the field
+    name when it has no flag), the variable (``SGLANG_X``), the model config
+    field (``architectures``), the request field (``max_tokens``), the probe
+    called (``is_cuda``, ``torch.cuda.get_device_capability``), the module
+    imported (``deep_ep``), the constant or runtime expression as written,
+    and for ``unknown`` the expression where the trace stopped."""
+    read: str
+    """The expression of the site's condition or message the trace started
+    from, as written (``self.use_marlin``)."""
+    role: OriginRole = "condition"
+    """Read by the path ``condition``, shown in the ``message``, or read by
+    the condition of a call of the site's function (``caller``)."""
+    owner: str = ""
+    """Where ``name`` belongs, by kind: the options class of a flag
+    (``ServerArgs``, ``SamplingParams``), the registry of a variable
+    (``Envs``) or ``""``, ``config.json`` or ``quantization config`` for a
+    model config field, the request class of a request field
+    (``ChatCompletionRequest``, ``""`` when not known), the distribution to
+    install for a package (``sgl-kernel-npu`` for the module ``attentions``)."""
+    defined: str = ""
+    """``path:line`` of the definition of ``name`` (the option, the
+    variable's registry entry, the request field, the ``try`` of an
+    optional import); ``""`` when not known."""
+    default: str | None = None
+    """The default as written, for a flag or an environment variable."""
+    constraint: Constraint = ANY
+    """What the condition requires of the value for the site to be reached."""
+    chain: tuple[Hop, ...] = ()
+    """The code followed from the site to the origin, site first."""
+    reason: OriginReason = ""
+    """For ``unknown``: why the trace stopped; ``""`` otherwise."""
+
+    @property
+    def user(self) -> bool:
+        """Whether a user controls this origin (:data:`USER_ORIGINS`)."""
+        return self.kind in USER_ORIGINS
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "name": self.name,
+            "read": self.read,
+            "role": self.role,
+            "owner": self.owner,
+            "defined": self.defined,
+            "default": self.default,
+            "constraint": self.constraint.to_json(),
+            "chain": [h.to_json() for h in self.chain],
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Origin:
+        return cls(
+            kind=OriginKind(data["kind"]),
+            name=data["name"],
+            read=data["read"],
+            role=data.get("role", "condition"),
+            owner=data.get("owner", ""),
+            defined=data.get("defined", ""),
+            default=data.get("default"),
+            constraint=Constraint.from_json(data["constraint"]),
+            chain=tuple(Hop.from_json(h) for h in data.get("chain", ())),
+            reason=data.get("reason", ""),
+        )
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Caught:
+    """A handler that catches a site's exception without re-raising it: the
+    user sees at most a log line, not the error (the ``logged`` fact)."""
+
+    path: str
+    line: int
+    """The line of the ``except`` clause."""
+    types: str
+    """The caught types as written (``Exception``; ``""`` for a bare ``except:``)."""
+    frame: Literal["same", "caller"]
+    """``same``: a ``try`` around the site in its own function; ``caller``:
+    a ``try`` around a call of the site's function."""
+    logs: bool
+    """The handler calls a logger (``logger.error(...)``, ``warnings.warn``, ``print``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "types": self.types,
+            "frame": self.frame,
+            "logs": self.logs,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Caught:
+        return cls(
+            path=data["path"],
+            line=data["line"],
+            types=data["types"],
+            frame=data["frame"],
+            logs=data["logs"],
+        )
+
+
 @compact_pickle
 @dataclass(frozen=True, slots=True)
 class ExampleFix:
@@ -766,6 +1023,12 @@ class Analysis:
     every guard and early exit joined and simplified; None when not computed."""
     condition_text: str = ""
     """``condition`` as Python-like text (``enable_teacache and x is not None``)."""
+    origins: tuple[Origin, ...] = ()
+    """What the primary site's condition and message read, traced to what
+    each value comes from (:mod:`miner.analysis.origins`), condition first."""
+    logged: Caught | None = None
+    """A handler that catches the primary site's exception without
+    re-raising it (the user sees a log line, not the error); None when none is found."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -788,6 +1051,8 @@ class Analysis:
             "audience_reason": self.audience_reason,
             "condition": None if self.condition is None else self.condition.to_json(),
             "condition_text": self.condition_text,
+            "origins": [o.to_json() for o in self.origins],
+            "logged": None if self.logged is None else self.logged.to_json(),
         }
 
     @classmethod
@@ -811,6 +1076,8 @@ class Analysis:
             if data.get("condition") is None
             else Condition.from_json(data["condition"]),
             condition_text=data.get("condition_text", ""),
+            origins=tuple(Origin.from_json(o) for o in data.get("origins", ())),
+            logged=None if data.get("logged") is None else Caught.from_json(data["logged"]),
         )
 
 

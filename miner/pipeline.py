@@ -29,6 +29,7 @@ import git
 
 from miner.analysis import analyze
 from miner.analysis.facts import COLLECT_PARTS, RepoFacts, collect
+from miner.analysis.origins import trace_origins
 from miner.errors import OutputError, ReleaseError
 from miner.extract.limits import MAX_FILE_BYTES
 from miner.files import Staging, locked
@@ -211,10 +212,9 @@ def gather_facts(
     :func:`facts_files` keeps (``jobs`` > 1: in two processes); ``stage``
     shows the reading of the files and each part of
     :func:`~miner.analysis.facts.collect` as a step."""
-    keep, _ = facts_files(entries, result)
     if stage is None:
-        sources = {e.path: source.read_blob(repo, e.blob) for e in keep}
-        return collect(sources, result.sites, jobs=jobs)
+        return collect(facts_sources(repo, entries, result), result.sites, jobs=jobs)
+    keep, _ = facts_files(entries, result)
     stage.doing = f"reading {len(keep):,} files"
     stage.total = 1 + COLLECT_PARTS
     sources = {e.path: source.read_blob(repo, e.blob) for e in keep}
@@ -228,6 +228,29 @@ def gather_facts(
     stage.advance()
     stage.summary = f"{len(keep):,} files read"
     return facts
+
+
+def facts_sources(
+    repo: git.Repo, entries: Iterable[source.BlobRef], result: MineResult
+) -> dict[str, bytes]:
+    """Path -> bytes of the blobs the facts (and the origins) read: those
+    :func:`facts_files` keeps."""
+    keep, _ = facts_files(entries, result)
+    return {e.path: source.read_blob(repo, e.blob) for e in keep}
+
+
+def with_origins(mining: Mining, facts: RepoFacts) -> RepoFacts:
+    """``facts`` with every error's origins and ``logged`` fact
+    (:func:`miner.analysis.origins.trace_origins`), read from the same files
+    (the ``origins`` stage of ``mining.reporter``)."""
+    result = mining.result
+    with mining.reporter.stage(f"{mining.label}origins", total=1, unit="step") as stage:
+        stage.measured = False
+        sources = facts_sources(mining.repo, mining.entries, result)
+        traced = trace_origins(sources, result.errors, facts, jobs=mining.jobs)
+        stage.advance()
+        stage.summary = f"{len(traced.origins):,} errors traced"
+    return dataclasses.replace(facts, origins=traced.origins, logged=traced.logged)
 
 
 @dataclass(frozen=True)
@@ -422,6 +445,8 @@ class Mining:
     """Where the facts and analysis stages report their progress."""
     label: str = ""
     """The prefix of the stage names (``v0.5.19 ``)."""
+    origins: bool = False
+    """Whether the origins stage runs (:attr:`MineOptions.origins`)."""
 
 
 def start_mining(
@@ -467,14 +492,32 @@ def _mining_of(extracted: _Extracted, llm: LLMSettings | None, started: float) -
     inputs = (
         ""
         if llm is not None
-        else digest.run_inputs(result.commit, result.files, x.entries, partial=x.partial)
+        else digest.run_inputs(
+            result.commit, result.files, x.entries, partial=x.partial, **_origins_input(x.options)
+        )
     )
     seconds = {"extraction": time.perf_counter() - started}
     kept = Path(x.store_dir) if x.options.cache and inputs else None
     jobs = x.options.jobs if x.options.jobs is not None else default_jobs()
     return Mining(
-        x.repo, x.entries, result, inputs, kept, llm, seconds, max(1, jobs), x.reporter, x.label
+        x.repo,
+        x.entries,
+        result,
+        inputs,
+        kept,
+        llm,
+        seconds,
+        max(1, jobs),
+        x.reporter,
+        x.label,
+        origins=x.options.origins,
     )
+
+
+def _origins_input(options: MineOptions) -> dict[str, bool]:
+    """The origins stage as an input of the run's digest, only when asked
+    for (so the digest of a run without it is what it always was)."""
+    return {"origins": True} if options.origins else {}
 
 
 def analyze_mining(mining: Mining) -> Mined:
@@ -499,6 +542,10 @@ def analyze_mining(mining: Mining) -> Mined:
         stage.unit, stage.measured = "step", False
         facts = gather_facts(mining.repo, mining.entries, result, jobs=mining.jobs, stage=stage)
     seconds["facts"] = time.perf_counter() - start
+    if mining.origins:
+        start = time.perf_counter()
+        facts = with_origins(mining, facts)
+        seconds["origins"] = time.perf_counter() - start
     start = time.perf_counter()
     with reporter.stage(f"{label}analysis", total=len(result.errors), unit="error") as stage:
         analyses = analyze(result, facts, llm=mining.llm, jobs=mining.jobs, progress=stage.advance)

@@ -5,6 +5,7 @@ record written (mined folder and site) validates against them."""
 from __future__ import annotations
 
 import dataclasses
+import enum
 import json
 import types
 import typing
@@ -68,6 +69,8 @@ def sample(hint: Any, name: str) -> Any:
         )
     if dataclasses.is_dataclass(hint):
         return populated(hint)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return next(iter(hint))
     if hint is bool:
         return True
     if hint is int:
@@ -198,11 +201,11 @@ def test_drift_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Analysis, "to_json", lambda self: {**written(self), "confidence": 1})
     assert list(walk(full_records()["error"], schema, schema, set())) == [
         "/analysis: written ['audience', 'audience_reason', 'audience_rule', 'author', "
-        "'condition', 'condition_text', 'confidence', 'evidence', 'example_fix', 'related', "
-        "'situations', 'solutions', 'trigger', 'what_it_means'], schema ['audience', "
-        "'audience_reason', 'audience_rule', 'author', 'condition', 'condition_text', "
-        "'evidence', 'example_fix', 'related', 'situations', 'solutions', 'trigger', "
-        "'what_it_means']"
+        "'condition', 'condition_text', 'confidence', 'evidence', 'example_fix', 'logged', "
+        "'origins', 'related', 'situations', 'solutions', 'trigger', 'what_it_means'], "
+        "schema ['audience', 'audience_reason', 'audience_rule', 'author', 'condition', "
+        "'condition_text', 'evidence', 'example_fix', 'logged', 'origins', 'related', "
+        "'situations', 'solutions', 'trigger', 'what_it_means']"
     ]
     monkeypatch.setattr(
         Analysis, "to_json", lambda self: {k: v for k, v in written(self).items() if k != "author"}

@@ -7,6 +7,9 @@
   :mod:`~miner.analysis.config` model (flags, settings, derived settings,
   environment variables), the :mod:`~miner.analysis.callers` of raising
   functions and the repository's :mod:`~miner.analysis.exceptions`;
+* :mod:`~miner.analysis.origins` traces every value a primary site's
+  condition and message read to its origins (flags, variables, model
+  config, request, hardware, packages...) and finds the ``logged`` fact;
 * :mod:`~miner.analysis.condition` joins each primary site's guards and early
   exits into one condition, and :mod:`~miner.analysis.links` links each of its
   atoms to the settings it reads;
@@ -77,6 +80,7 @@ class _Job:
     settings: Settings
     related: RelatedIndex
     author: str
+    facts: RepoFacts
 
     def one(self, error: Error) -> Analysis:
         """The analysis of ``error`` (the rule sections; no language model)."""
@@ -98,6 +102,8 @@ class _Job:
             audience_reason=decision.reason,
             condition=reading.condition,
             condition_text=reading.condition.text(),
+            origins=self.facts.origins.get(error.error_id, ()),
+            logged=self.facts.logged.get(error.error_id),
         )
 
 
@@ -140,7 +146,8 @@ def analyze(
     links = {e.error_id: linker.link_site(e.primary) for e in result.errors}
     related = RelatedIndex(result.errors, {k: settings_of(v) for k, v in links.items()})
     settings = Settings.from_config(facts.config, facts.predicates)
-    job = _Job(result.errors, writer, settings, related, rule_author(result.commit.short_sha))
+    author = rule_author(result.commit.short_sha)
+    job = _Job(result.errors, writer, settings, related, author, facts)
     out = {a.error_id: a for a in _analyses(job, jobs, progress)}
     if llm is not None:
         from miner.analysis.llm import rewrite

@@ -97,7 +97,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from miner.model import Error, Guard, Site
+from miner.model import Error, Guard, Origin, OriginKind, Site
 
 if TYPE_CHECKING:
     from miner.analysis.config import ConfigModel, Derived
@@ -719,3 +719,97 @@ def classify_all(
 ) -> dict[str, AudienceDecision]:
     """Error id -> decision, for every error."""
     return {e.error_id: classify(e, settings) for e in errors}
+
+
+# --------------------------------------------------------------------------- from origins
+
+#: The audience each user-controlled origin kind makes an error for.
+ORIGIN_AUDIENCE: dict[OriginKind, Audience] = {
+    OriginKind.FLAG: Audience.USER_SETTING,
+    OriginKind.ENV: Audience.USER_SETTING,
+    OriginKind.REQUEST: Audience.USER_INPUT,
+    OriginKind.MODEL_CONFIG: Audience.USER_INPUT,
+    OriginKind.CHECKPOINT: Audience.USER_INPUT,
+    OriginKind.PACKAGE: Audience.DEPENDENCY,
+    OriginKind.HARDWARE: Audience.DEPENDENCY,
+}
+#: When origins of several kinds decide, and no word of the message breaks the tie.
+_ORIGIN_ORDER = (Audience.USER_SETTING, Audience.DEPENDENCY, Audience.USER_INPUT)
+
+
+def _deciding(origins: Iterable[Origin]) -> dict[Audience, Origin]:
+    """The first origin of each audience among the condition's (and the
+    callers' conditions') user-controlled origins."""
+    found: dict[Audience, Origin] = {}
+    for origin in origins:
+        audience = ORIGIN_AUDIENCE.get(origin.kind)
+        if origin.role != "message" and audience is not None:
+            found.setdefault(audience, origin)
+    return found
+
+
+def _decisive(site: Site, origins: tuple[Origin, ...]) -> tuple[Origin, ...]:
+    """The origins read by the innermost ``if`` / ``while`` / ``assert`` around
+    the site (what makes it raise; the exits before it are only the way
+    there), when that guard has any; else every origin."""
+    guards = [g for g in site.guards if g.kind in ("if", "while", "assert")]
+    if not guards:
+        return origins
+    line = guards[-1].line
+    mine = tuple(
+        o for o in origins if o.role == "condition" and o.chain and o.chain[0].line == line
+    )
+    return mine or origins
+
+
+def _named(origin: Origin) -> str:
+    where = f" ({origin.owner})" if origin.owner else ""
+    return f"{origin.kind.value} {origin.name}{where} via {origin.read}"
+
+
+def classify_by_origins(
+    error: Error, origins: Iterable[Origin], settings: Settings | None = None
+) -> AudienceDecision:
+    """The audience of ``error`` from what its condition reads (issue 33, item 2).
+
+    Path rules (test, script, vendored) and ``abstract`` stay first. Then
+    [origin-*] the user-controlled origins of the condition and of the
+    conditions around the calls of its function decide: a flag or a
+    variable ``user-setting``; a request, model config or checkpoint field
+    ``user-input``; a package or the hardware ``dependency``; any of them
+    with a ``NotImplementedError`` or a message saying "not supported"
+    ``unsupported``. Several kinds: the word rules (:func:`classify`) break
+    the tie when they name one of them, else flag before package before
+    request. [origin-internal] a condition whose origins are all internal
+    state, constants or unknown: ``internal``. Only the origins of the
+    innermost ``if`` / ``while`` / ``assert`` count when it has any (an
+    early exit on a flag is the way to the raise, not its cause). No origin at all (a raise its
+    function always reaches, no call condition known): :func:`classify`
+    decides. The reason names the origins."""
+    origins = tuple(origins)
+    words = message_text(error)
+    fixed = _by_path(error) or _abstract(error, words)
+    if fixed is not None:
+        return fixed
+    origins = _decisive(error.primary, origins)
+    deciding = _deciding(origins)
+    if not deciding:
+        if any(o.role != "message" for o in origins):
+            reads = ", ".join(dict.fromkeys(o.read for o in origins if o.role != "message"))
+            return AudienceDecision(
+                Audience.INTERNAL,
+                f"condition reads only program state ({reads})",
+                "origin-internal",
+            )
+        return classify(error, settings)
+    unsupported = _unsupported(error, words)
+    if unsupported is not None:
+        first = next(iter(deciding.values()))
+        return AudienceDecision(
+            Audience.UNSUPPORTED,
+            f"{unsupported.reason}; reached through {_named(first)}",
+            "origin-unsupported",
+        )
+    by_words = classify(error, settings).audience
+    audience = by_words if by_words in deciding else next(a for a in _ORIGIN_ORDER if a in deciding)
+    return AudienceDecision(audience, _named(deciding[audience]), f"origin-{audience.value}")

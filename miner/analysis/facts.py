@@ -51,7 +51,7 @@ from miner.analysis.nested import site_nested_exits
 from miner.analysis.paths import CallReach, call_reaches, first_uses, referenced
 from miner.analysis.resolvers import Choice, Note, callee, guard_names, local_calls, setting_code
 from miner.lifecycle import beside
-from miner.model import Guard, Site
+from miner.model import Caught, Guard, Origin, Site
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +158,14 @@ class RepoFacts:
     """(path, ``__qualname__``, parameter) of a raising function -> what each
     of its calls gives that parameter, which its guards test
     (:func:`miner.analysis.arguments.call_arguments`)."""
+
+    origins: Mapping[str, tuple[Origin, ...]] = field(default_factory=dict)
+    """Error id -> what its primary site's condition and message read,
+    traced to origins (:func:`miner.analysis.origins.trace_origins`; empty
+    until that stage ran)."""
+    logged: Mapping[str, Caught] = field(default_factory=dict)
+    """Error id -> the handler that catches its exception without
+    re-raising it (:mod:`miner.analysis.origins.caught`)."""
 
     def to_json(self) -> dict[str, Any]:
         return self.config.to_json()

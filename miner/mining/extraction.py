@@ -43,7 +43,8 @@ _FLUSH_EVERY = 256
 
 @dataclass(frozen=True, slots=True)
 class MineOptions:
-    """How to run extraction (none of it changes the records)."""
+    """How to run extraction (none of it changes the records) and whether the
+    optional origins stage runs."""
 
     jobs: int | None = None
     """Worker processes; None: the CPUs available (:func:`~miner.mining.pool.default_jobs`);
@@ -58,6 +59,10 @@ class MineOptions:
     send_bytes: bool = False
     """The parent reads every blob and sends its bytes to the workers, instead
     of each worker reading blobs from the repository itself."""
+    origins: bool = False
+    """Trace every error's origins and ``logged`` fact after the facts
+    (:func:`miner.analysis.origins.trace_origins`; minutes on SGLang, so
+    asked for with ``miner mine --origins``). Part of the run's inputs."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -45,6 +45,7 @@ from miner.model import (
     Error,
     History,
     MineResult,
+    OriginKind,
     Site,
     group_errors,
 )
@@ -257,7 +258,8 @@ def manifest_json(
     written: Sequence[str] = (),
     inputs: str = "",
 ) -> dict[str, Any]:
-    """Repository, commit, tool version, counts (errors per audience when the
+    """Repository, commit, tool version, counts (errors per audience,
+    origins per kind and errors whose exception is caught and logged, when the
     ``analyses`` are given), every file not mined (with why), every file
     the run wrote in the folder (``written``, folder-relative: what a later
     run may delete; :mod:`miner.publish.output`) and, when given, ``inputs``:
@@ -266,6 +268,7 @@ def manifest_json(
     inputs skip its work."""
     statuses = Counter(f.status for f in result.files)
     audiences = Counter(a.audience for a in (analyses or {}).values())
+    origins = Counter(o.kind for a in (analyses or {}).values() for o in a.origins)
     kinds = Counter(s.kind for s in result.sites)
     parsers = Counter(s.parser for s in result.sites)
     # Sites whose message is computed at run time, by why it could not be rendered.
@@ -297,6 +300,8 @@ def manifest_json(
             "dynamic_messages_by_reason": {name: reasons[name] for name in get_args(DynamicReason)},
             "errors": len(result.errors),
             "errors_by_audience": {name: audiences[name] for name in get_args(AudienceName)},
+            "origins_by_kind": {kind.value: origins[kind] for kind in OriginKind},
+            "errors_logged": sum(1 for a in (analyses or {}).values() if a.logged is not None),
         },
         "files": notes,
         "written": list(written),

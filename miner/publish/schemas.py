@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import enum
 import inspect
 import types
 import typing
@@ -50,8 +51,10 @@ from miner.model import (
     SCHEMA_VERSION,
     Analysis,
     AudienceName,
+    Caught,
     CommitInfo,
     Condition,
+    Constraint,
     DynamicReason,
     Error,
     ExampleFix,
@@ -60,7 +63,10 @@ from miner.model import (
     Guard,
     History,
     HistoryEvent,
+    Hop,
     MessagePart,
+    Origin,
+    OriginKind,
     Parser,
     Site,
 )
@@ -131,6 +137,8 @@ def type_schema(hint: Any) -> Schema:
             return {"type": "array", "items": type_schema(items[0])}
     elif dataclasses.is_dataclass(hint) and isinstance(hint, type):
         return ref(hint.__name__)
+    elif isinstance(hint, type) and issubclass(hint, enum.Enum):
+        return {"enum": [member.value for member in hint]}
     elif hint in _SCALARS:
         return dict(_SCALARS[hint])
     raise TypeError(f"no JSON Schema for the record type {hint!r}")
@@ -213,6 +221,10 @@ DEFS: dict[str, tuple[type, Shape]] = {
         ),
     ),
     "ExampleFix": (ExampleFix, Shape()),
+    "Hop": (Hop, Shape()),
+    "Constraint": (Constraint, Shape()),
+    "Origin": (Origin, Shape()),
+    "Caught": (Caught, Shape()),
     "Analysis": (
         Analysis,
         Shape(drop=("error_id",), refine={"related": _ID_LIST}),
@@ -339,6 +351,8 @@ def _counts() -> Schema:
     properties["errors"] = count
     audiences = {name: count for name in get_args(AudienceName)}
     properties["errors_by_audience"] = obj(audiences, required=())
+    properties["origins_by_kind"] = obj({k.value: count for k in OriginKind}, required=())
+    properties["errors_logged"] = count
     return obj(properties, description="What was mined: files, sites and errors.")
 
 

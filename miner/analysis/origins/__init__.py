@@ -1,0 +1,228 @@
+"""Origins: every value a site's path condition and message read, traced to what decides it.
+
+The card layer reads facts -> **origins** -> findings -> words. For each
+error's primary site, :func:`trace_origins` takes every atom of its reach
+condition (:func:`miner.analysis.condition.site_reach`: guards and early
+exits) and every placeholder of its message, and resolves each name,
+attribute and call in them (:class:`~miner.analysis.origins.tracer.Tracer`)
+to :class:`~miner.model.Origin` records of a closed set of kinds: a flag
+of the right options class, an environment variable, a model config field,
+a request field, the hardware, a package, a constant, runtime state, or
+``unknown`` with why the trace stopped. It also finds the ``logged`` fact
+(:mod:`~miner.analysis.origins.caught`).
+
+A pure function of the commit's files (path -> bytes), its sites and its
+:class:`~miner.analysis.facts.RepoFacts`; no I/O.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+from miner.analysis.callers import target_name
+from miner.analysis.condition import reach_of, site_reach
+from miner.analysis.facts import RepoFacts
+from miner.analysis.links import Linker
+from miner.analysis.origins import kinds
+from miner.analysis.origins.bindings import package_origins
+from miner.analysis.origins.caught import logged
+from miner.analysis.origins.source import Module, Modules
+from miner.analysis.origins.tracer import MAX_DEPTH, Tracer
+from miner.analysis.origins.walk import Place, Walk
+from miner.lifecycle import fork_map
+from miner.model import ANY, Caught, Condition, Constraint, Error, Hop, Origin, OriginKind, Site
+
+__all__ = ["MAX_DEPTH", "MAX_ORIGINS", "Traced", "site_origins", "trace_origins"]
+
+#: Most origins kept per site (condition first, then message).
+MAX_ORIGINS = 40
+#: Fewer errors than this are traced in this process (a pool costs more).
+PARALLEL_MIN = 1000
+#: Most calls of a site's function whose conditions are traced.
+MAX_CALLERS = 3
+_RAISED = re.compile(r"\(except at line (\d+)\)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Traced:
+    """The origins stage's output, by error id."""
+
+    origins: Mapping[str, tuple[Origin, ...]] = field(default_factory=dict)
+    logged: Mapping[str, Caught] = field(default_factory=dict)
+
+
+def request_fields(modules: Modules) -> dict[str, str]:
+    """Field name -> its request class (``""`` when several have it): the
+    annotated fields and ``__init__`` parameters of the classes of the
+    request files (:data:`~miner.analysis.origins.kinds.REQUEST_FILES`)."""
+    owners: dict[str, set[str]] = {}
+    for path in sorted(p for p in modules.files if kinds.REQUEST_FILES.search(p)):
+        module = modules.get(path)
+        if module is None:
+            continue
+        for name, group in module.classes.items():
+            for cls in group:
+                for stmt in cls.body:
+                    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                        owners.setdefault(stmt.target.id, set()).add(name)
+                init = module.method(cls, "__init__")
+                for param in init.params[1:] if init else ():
+                    owners.setdefault(param, set()).add(name)
+    return {f: (next(iter(c)) if len(c) == 1 else "") for f, c in owners.items()}
+
+
+def _atom_place(module: Module, site: Site, line: int) -> Place:
+    return Place(module, module.function_at(site.line, site.scope), line)
+
+
+def _atom(
+    tracer: Tracer,
+    atom: Condition,
+    line: int,
+    place: Place,
+    module: Module,
+    before: tuple[Hop, ...] = (),
+) -> list[Origin]:
+    """The origins of one atom of a condition read at ``place`` (the guard's
+    ``line``), after the hops ``before``."""
+    walk = Walk(atom.atom if atom.kind == "expr" else atom.shown, "condition")
+    demand = Constraint("false" if atom.negated else "true")
+    chain = (*before, Hop(module.path, line, atom.shown))
+    if atom.kind == "raised":
+        _raised(tracer, atom, module, walk, chain)
+        return walk.found
+    text = atom.atom
+    if atom.kind == "loop":
+        text, demand = text[len("loop:") :].rsplit(" in ", 1)[-1], ANY
+    elif atom.kind == "match":
+        text, demand = text[len("match:") :].split("\x1f", 1)[0], ANY
+    try:
+        node = ast.parse(text, mode="eval").body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tracer.stop(walk, ast.Name(text), chain, "unparsed", place)
+        return walk.found
+    tracer.trace(node, place, demand, walk, chain)
+    return walk.found
+
+
+def _raised(
+    tracer: Tracer, atom: Condition, module: Module, walk: Walk, chain: tuple[Hop, ...]
+) -> None:
+    """A ``try`` body raising X: the packages it imports for an import
+    error, else the runtime state of the body."""
+    m = _RAISED.search(atom.atom)
+    line = int(m.group(1)) if m else 0
+    node = module.try_of_handler(line)
+    if node is not None:
+        demand = Constraint("installed" if atom.negated else "missing")
+        if package_origins(tracer, module, node, demand, walk, chain):
+            return
+    tracer.internal(walk, ast.Name(atom.shown), chain, ANY)
+
+
+def _caller_origins(tracer: Tracer, site: Site) -> list[Origin]:
+    """The origins of the conditions around the calls of the site's function
+    (:attr:`~miner.analysis.facts.RepoFacts.call_reach`, at most
+    :data:`MAX_CALLERS` calls), role ``caller``."""
+    target = target_name(site.scope) or ""
+    calls = [
+        c for c in tracer.facts.callers.get(target, ()) if c.target.rsplit(".", 1)[-1] == target
+    ]
+    found: list[Origin] = []
+    for call in calls[:MAX_CALLERS]:
+        reach = tracer.facts.call_reach.get((call.target, call.path, call.line))
+        module = tracer.modules.get(call.path)
+        if reach is None or module is None:
+            continue
+        built = reach_of(reach.guards, reach.exits)
+        for atom in built.condition.atoms():
+            guard = built.origin(atom)
+            line = guard.line if guard else call.line
+            at = Place(module, module.function_at(call.line, call.scope), line)
+            origins = _atom(
+                tracer, atom, line, at, module, (Hop(site.path, site.line, site.scope),)
+            )
+            found += [replace(o, role="caller") for o in origins]
+    return found
+
+
+def site_origins(tracer: Tracer, site: Site, error: Error | None = None) -> tuple[Origin, ...]:
+    """Every origin of ``site``'s condition and of its message's placeholders
+    (``error``'s template when given), at most :data:`MAX_ORIGINS`."""
+    module = tracer.modules.get(site.path)
+    if module is None:
+        return ()
+    reach = site_reach(site)
+    found: list[Origin] = []
+    for atom in reach.condition.atoms():
+        guard = reach.origin(atom)
+        line = guard.line if guard else site.line
+        key = (site.path, site.scope, line, atom.atom, atom.negated, atom.kind)
+        if key not in tracer.memo:  # the sites after one exit share its atom
+            tracer.memo[key] = _atom(tracer, atom, line, _atom_place(module, site, line), module)
+        found += tracer.memo[key]
+    found += _caller_origins(tracer, site)
+    parts = error.message_parts if error is not None else site.message_parts
+    place = _atom_place(module, site, site.line)
+    for part in parts:
+        if part.expr is None:
+            continue
+        walk = Walk(part.expr, "message")
+        try:
+            node = ast.parse(part.expr, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        tracer.trace(node, place, ANY, walk, (Hop(site.path, site.line, part.expr),))
+        found += walk.found
+    return tuple(dict.fromkeys(found))[:MAX_ORIGINS]
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What tracing each error reads (built once; forked workers share it)."""
+
+    tracer: Tracer
+    modules: Modules
+    facts: RepoFacts
+
+    def one(self, error: Error) -> tuple[str, tuple[Origin, ...], Caught | None]:
+        site = error.primary
+        found = logged(site, self.modules, self.facts.exceptions, self.facts.callers)
+        return error.error_id, site_origins(self.tracer, site, error), found
+
+
+#: Errors per task sent to a worker (:func:`trace_origins` with ``jobs`` > 1).
+CHUNK = 400
+
+
+def trace_origins(
+    files: Mapping[str, bytes], errors: Iterable[Error], facts: RepoFacts, jobs: int = 1
+) -> Traced:
+    """The origins and the ``logged`` fact of every error's primary site.
+
+    ``files`` are the commit's ``.py`` files the facts read (path -> bytes);
+    ``facts`` what :func:`miner.analysis.facts.collect` gathered from them.
+    ``jobs`` > 1: the errors are traced in that many forked processes (the
+    same result: each error's trace reads only the files and the facts)."""
+    modules = Modules(files)
+    linker = Linker(facts.config, dict(facts.predicates))
+    tracer = Tracer(modules, linker, facts, request_fields(modules))
+    modules.attribute_writers("")  # the index, built once before any fork
+    errors = list(errors)
+    job = _Job(tracer, modules, facts)
+    rows = fork_map(jobs if len(errors) >= PARALLEL_MIN else 1, job.one, errors, CHUNK)
+    origins = {error_id: found for error_id, found, _ in rows}
+    caught = {error_id: hit for error_id, _, hit in rows if hit is not None}
+    return Traced(origins, caught)
+
+
+def kind_counts(traced: Traced) -> dict[str, int]:
+    """Origins per kind over every error (every kind, zero included)."""
+    counts = dict.fromkeys((k.value for k in OriginKind), 0)
+    for found in traced.origins.values():
+        for origin in found:
+            counts[origin.kind.value] += 1
+    return counts

@@ -1,0 +1,173 @@
+"""The ``logged`` fact: a handler that catches a site's exception and does not re-raise it.
+
+A ``try`` around the site in its own function, or around every call of its
+function the facts know (:attr:`~miner.analysis.facts.RepoFacts.callers`),
+whose first handler matching the raised type (by the builtin hierarchy and
+the repository's own classes, :attr:`~miner.analysis.facts.RepoFacts.exceptions`)
+has no ``raise`` in it: the user sees a log line (or nothing), not the error.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Iterator, Mapping
+
+from miner.analysis.callers import Caller, target_name
+from miner.analysis.exceptions import ExceptionInfo
+from miner.analysis.origins.source import Module, Modules
+from miner.model import Caught, Site
+
+#: Most calls of the site's function that are read for a handler around them.
+MAX_CALLERS = 3
+#: Exceptions an ``except Exception`` does not catch.
+_NOT_EXCEPTION = frozenset({"BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit"})
+_LOG_METHODS = frozenset(
+    {
+        "debug",
+        "info",
+        "warning",
+        "warn",
+        "error",
+        "exception",
+        "critical",
+        "warning_once",
+        "info_once",
+    }
+)
+
+
+def _builtin(name: str) -> type | None:
+    found = getattr(builtins, name, None)
+    return found if isinstance(found, type) and issubclass(found, BaseException) else None
+
+
+def ancestry(name: str, exceptions: Mapping[str, ExceptionInfo]) -> list[str]:
+    """``name`` and its base classes, nearest first: the repository's classes
+    by their written bases, then the builtin root's Python hierarchy."""
+    out: list[str] = []
+    todo = [name]
+    while todo:
+        current = todo.pop(0).rsplit(".", 1)[-1]
+        if current in out:
+            continue
+        out.append(current)
+        info = exceptions.get(current)
+        if info is not None:
+            todo += [b.split("[")[0] for b in info.bases]
+        found = _builtin(current)
+        if found is not None:
+            todo += [c.__name__ for c in found.__mro__[1:] if c is not object]
+    return out
+
+
+def catches(
+    handler: ast.ExceptHandler, raised: str, exceptions: Mapping[str, ExceptionInfo]
+) -> bool:
+    """Whether ``handler`` catches an exception of the class named ``raised``."""
+    if handler.type is None:
+        return True
+    names = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    line = ancestry(raised, exceptions)
+    rooted = any(_builtin(n) is not None for n in line)
+    for node in names:
+        caught = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", None)
+        if caught is None:
+            continue
+        if caught in line or (
+            caught == "Exception" and not rooted and line[0] not in _NOT_EXCEPTION
+        ):
+            return True
+    return False
+
+
+def _leaves(handler: ast.ExceptHandler) -> bool:
+    """Whether the handler raises (re-raises or raises another exception)."""
+    stack: list[ast.AST] = list(handler.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Raise):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _logs(handler: ast.ExceptHandler) -> bool:
+    for node in ast.walk(handler):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in _LOG_METHODS:
+                return True
+            if isinstance(func, ast.Name) and func.id in ("print", "warn"):
+                return True
+    return False
+
+
+def _tries_around(module: Module, line: int) -> Iterator[ast.Try]:
+    """The ``try`` statements of the function around ``line`` (or of module
+    level) whose body holds the line, innermost first."""
+    function = module.function_at(line)
+    first, last = (function.node.lineno, function.node.end_lineno or 0) if function else (0, 10**9)
+    found = []
+    for node in module.tries():
+        if not (first <= node.lineno and (node.end_lineno or 0) <= last):
+            continue
+        if node.body[0].lineno <= line <= (node.body[-1].end_lineno or 0):
+            if module.function_at(node.lineno) is function:
+                found.append(node)
+    yield from reversed(found)
+
+
+def handled(
+    module: Module, line: int, raised: str, exceptions: Mapping[str, ExceptionInfo]
+) -> tuple[ast.ExceptHandler | None, bool]:
+    """(the first handler catching ``raised`` raised at ``line``, whether
+    it re-raises); (None, True) when no handler of the function catches it."""
+    for node in _tries_around(module, line):
+        for handler in node.handlers:
+            if catches(handler, raised, exceptions):
+                return handler, _leaves(handler)
+    return None, True
+
+
+def _raised(site: Site) -> str | None:
+    if site.kind == "assert":
+        return "AssertionError"
+    text = (site.exception or "").split("(")[0].strip()
+    return text.rsplit(".", 1)[-1] or None
+
+
+def logged(
+    site: Site,
+    modules: Modules,
+    exceptions: Mapping[str, ExceptionInfo],
+    callers: Mapping[str, tuple[Caller, ...]],
+) -> Caught | None:
+    """The handler that keeps ``site``'s exception from the user, or None."""
+    raised = _raised(site)
+    module = modules.get(site.path)
+    if raised is None or module is None:
+        return None
+    handler, leaves = handled(module, site.line, raised, exceptions)
+    if handler is not None and not leaves:
+        return _caught(site.path, handler, "same")
+    if handler is not None:
+        return None
+    target = target_name(site.scope) or ""
+    calls = [c for c in callers.get(target, ()) if c.target.rsplit(".", 1)[-1] == target]
+    if not calls or len(calls) > MAX_CALLERS:
+        return None
+    found: list[Caught] = []
+    for call in calls:
+        other = modules.get(call.path)
+        hit, leaves = handled(other, call.line, raised, exceptions) if other else (None, True)
+        if hit is None or leaves:
+            return None
+        found.append(_caught(call.path, hit, "caller"))
+    return found[0]
+
+
+def _caught(path: str, handler: ast.ExceptHandler, frame: str) -> Caught:
+    types = ast.unparse(handler.type) if handler.type is not None else ""
+    return Caught(path, handler.lineno, types, frame, _logs(handler))  # type: ignore[arg-type]

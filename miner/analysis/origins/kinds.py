@@ -1,0 +1,228 @@
+"""What names say about where a value comes from: the probes of the hardware and of
+installed packages, the objects holding a model's configuration and a request.
+
+Each table is the knowledge of one kind of origin, in one place, with the
+reason for each entry. They decide nothing about a site alone:
+:mod:`miner.analysis.origins.tracer` asks them about the reads it meets.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from miner.analysis.code import call_name, dotted, literal_text
+
+#: Calls whose result is the machine: its device kind, capability, count or
+#: memory (SGLang's ``sglang.srt.utils`` probes and PyTorch's device API).
+HARDWARE_CALLS = frozenset(
+    {
+        "is_cuda",
+        "is_cuda_alike",
+        "is_hip",
+        "is_npu",
+        "is_xpu",
+        "is_cpu",
+        "is_mps",
+        "is_musa",
+        "is_hpu",
+        "is_host_cpu_x86",
+        "is_host_cpu_arm64",
+        "cpu_has_amx_support",
+        "get_device_capability",
+        "get_device_sm",
+        "get_device_name",
+        "get_device_core_count",
+        "get_device_memory_capacity",
+        "get_nvgpu_memory_capacity",
+        "get_amdgpu_memory_capacity",
+        "get_gpu_memory_capacity",
+        "device_count",
+        "mem_get_info",
+        "get_device_properties",
+        "is_bf16_supported",
+        "get_cuda_version",
+        "get_device",
+        "get_platform",
+        "current_platform",
+    }
+)
+#: Probe names by pattern: ``is_sm100_supported``, ``is_gfx95_supported``,
+#: ``_is_blackwell``, ``is_hopper_with_cuda_12_3``, ``get_sm_version``.
+_HARDWARE_NAME = re.compile(
+    r"^_?(?:is_(?:sm\d+\w*|gfx\d*\w*|blackwell\w*|hopper\w*|ampere\w*|h100\w*|h20\w*|"
+    r"b200\w*|cuda_\w+|hip_\w+|npu_\w+|rocm\w*|arm\w*|nvidia\w*|amd\w*)|\w*sm_version|"
+    r"\w*_capability\w*)$"
+)
+#: Dotted prefixes of calls and attributes that read the device.
+_HARDWARE_PREFIXES = ("torch.cuda.", "torch.version.cuda", "torch.version.hip", "torch.npu.")
+
+
+def hardware_probe(dotted: str) -> bool:
+    """Whether a call or attribute spelled ``dotted`` (``torch.cuda.device_count``,
+    ``is_sm100_supported``, ``get_platform().is_sm100_or_sm110`` as
+    ``is_sm100_or_sm110``) reads the machine."""
+    last = dotted.rsplit(".", 1)[-1]
+    return (
+        last in HARDWARE_CALLS
+        or _HARDWARE_NAME.match(last) is not None
+        or dotted.startswith(_HARDWARE_PREFIXES)
+    )
+
+
+#: ``is_flashinfer_available``, ``is_triton_kernels_available``,
+#: ``_has_deep_gemm``: a probe of whether a package can be imported.
+_PACKAGE_PROBE = re.compile(r"^_?(?:is_(\w+?)_(?:available|installed)|has_(\w+))$")
+
+
+def package_probe(name: str) -> str | None:
+    """The package a probe function named ``name`` tests, or None."""
+    m = _PACKAGE_PROBE.match(name)
+    if m is None:
+        return None
+    return m.group(1) or m.group(2)
+
+
+#: Calls that read a package's version or presence from its name (the first argument).
+VERSION_CALLS = frozenset(
+    {"find_spec", "version", "get_version", "pkg_version", "is_package_available"}
+)
+
+#: Top-level modules whose distribution has another name. Only names that
+#: SGLang imports and whose distribution is certain.
+DISTRIBUTIONS = {
+    "sgl_kernel": "sgl-kernel",
+    "flash_attn": "flash-attn",
+    "cv2": "opencv-python",
+    "PIL": "pillow",
+    "yaml": "pyyaml",
+    "sklearn": "scikit-learn",
+    "zmq": "pyzmq",
+    "flashinfer": "flashinfer-python",
+}
+
+#: Where the source says which distribution provides a module: a GitHub
+#: repository of the project's organisation, or a ``pip install`` line.
+_INSTALL_HINT = re.compile(
+    r"sgl-project/([A-Za-z0-9][\w.-]*[A-Za-z0-9])"
+    r"|pip3? install (?:-U |--upgrade )?([A-Za-z0-9][\w.\-]*)"
+)
+
+
+def distribution(module: str, hint_text: str = "") -> str:
+    """The distribution to install for the top-level ``module``: what the
+    code around the import says (``hint_text``: the comments above the
+    ``try`` and its handlers' text, e.g. ``Install it from
+    sgl-project/sgl-kernel-npu``), else :data:`DISTRIBUTIONS`, else the
+    module's own name."""
+    for m in _INSTALL_HINT.finditer(hint_text):
+        found = m.group(1) or m.group(2)
+        if found:
+            return found.rstrip(".")
+    return DISTRIBUTIONS.get(module, module)
+
+
+#: The names of objects holding a model's configuration (``config.json``)
+#: and of its quantization config, as SGLang's code names them.
+MODEL_CONFIG_HOLDERS = frozenset(
+    {
+        "hf_config",
+        "hf_text_config",
+        "text_config",
+        "vision_config",
+        "audio_config",
+        "model_config",
+        "config",
+        "hf_generation_config",
+        "arch_config",
+        "dit_config",
+        "vae_config",
+    }
+)
+QUANT_CONFIG_HOLDERS = frozenset(
+    {"quant_config", "quantization_config", "hf_quant_config", "quant_method_config"}
+)
+#: Attributes of a model config object that are not fields of ``config.json``.
+_CONFIG_METHODS = frozenset({"get", "to_dict", "keys", "items", "__dict__", "__class__"})
+
+
+def config_field(chain: list[str]) -> tuple[str, str] | None:
+    """(field, source) for an attribute chain read from a model's
+    configuration: ``["hf_config", "architectures"]`` -> (``architectures``,
+    ``config.json``); ``["self", "quant_config", "desc_act"]`` ->
+    (``desc_act``, ``quantization config``); None when no link of the chain
+    but the last holds a configuration."""
+    for i in range(len(chain) - 1, 0, -1):
+        field = chain[i]
+        holder = chain[i - 1]
+        if field in _CONFIG_METHODS or field in MODEL_CONFIG_HOLDERS | QUANT_CONFIG_HOLDERS:
+            continue
+        if holder in QUANT_CONFIG_HOLDERS:
+            return field, "quantization config"
+        if holder in MODEL_CONFIG_HOLDERS:
+            return field, "config.json"
+        return None
+    return None
+
+
+#: Names of objects holding an API request or its sampling parameters.
+REQUEST_HOLDERS = frozenset(
+    {
+        "request",
+        "req",
+        "raw_request",
+        "chat_request",
+        "completion_request",
+        "sampling_params",
+        "obj",
+        "body",
+        "params",
+        "req_obj",
+        "generate_request",
+        "adapted_request",
+    }
+)
+#: Files of SGLang whose classes are API request and sampling types.
+REQUEST_FILES = re.compile(
+    r"(?:^|/)(?:openai/protocol|managers/io_struct|sampling/sampling_params|"
+    r"entrypoints/\w+/protocol)\.py$"
+)
+#: Names of weight files and of their metadata as the loaders read them.
+CHECKPOINT_NAMES = frozenset(
+    {
+        "weight_name",
+        "weights",
+        "state_dict",
+        "loaded_weight",
+        "checkpoint",
+        "ckpt",
+        "safetensors",
+        "weight_files",
+        "hf_weights_files",
+    }
+)
+
+
+_ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_ENV_READERS = re.compile(r"^(?:getenv|get_\w*env\w*|\w+_env_var|\w*environ\.get)$")
+
+
+def env_read(node: ast.Call) -> str | None:
+    """The variable a call reads: ``envs.SGLANG_X.get()`` (a registry entry,
+    also ``.is_set()`` / ``.value()``), ``os.environ.get("X")``,
+    ``os.getenv("X")``, ``get_bool_env_var("X")``; None for another call."""
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and func.attr in ("get", "is_set", "value")
+        and not node.args
+    ):
+        holder = func.value
+        if isinstance(holder, ast.Attribute) and _ENV_NAME.match(holder.attr):
+            return holder.attr
+    spelled = dotted(func) or call_name(node) or ""
+    short = spelled.rsplit(".", 2)
+    name = ".".join(short[-2:]) if spelled.endswith("environ.get") else short[-1]
+    if node.args and isinstance(node.args[0], ast.Constant) and _ENV_READERS.match(name):
+        return literal_text(node.args[0])
+    return None

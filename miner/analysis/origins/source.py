@@ -1,0 +1,364 @@
+"""The code an origin trace reads: per-file scopes and bindings, parsed once per file.
+
+:class:`Modules` holds the commit's files (path -> bytes) and builds, lazily
+and once per file, a :class:`Module`: its functions and classes with their
+``__qualname__``, and who binds each name at module level, in each function
+and as ``self.x`` in each class. Nothing here decides what a value means;
+:mod:`miner.analysis.origins.tracer` does.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import warnings
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """One statement binding a name (or ``self.<name>``) at ``line``.
+
+    ``value`` is the expression whose value the name gets, when there is one
+    (``x = value``, ``x: T = value``, ``x += value``, ``for x in value``,
+    ``with value as x``, ``(x := value)``); None for an import, a ``def``, a
+    ``class``, a parameter and the targets of unpacking with ``*``.
+    """
+
+    name: str
+    line: int
+    kind: str
+    """``assign``, ``augmented``, ``unpack``, ``for``, ``with``, ``import``,
+    ``def``, ``class``, ``global`` or ``other``."""
+    value: ast.expr | None
+    statement: ast.AST
+    try_node: ast.Try | None = None
+    """The innermost ``try`` the binding is in (its body or a handler)."""
+    handler: ast.ExceptHandler | None = None
+    """The handler of ``try_node`` the binding is in, None when in its body."""
+
+
+@dataclass(slots=True)
+class Function:
+    """One ``def`` of a module, with its ``__qualname__`` and class."""
+
+    node: FunctionNode
+    qualname: str
+    owner: ast.ClassDef | None
+    """The class the ``def`` is a method of, None for a function."""
+    _binds: dict[str, list[Binding]] | None = None
+
+    @property
+    def params(self) -> list[str]:
+        """The parameter names, in order (``self`` included)."""
+        a = self.node.args
+        names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+        names += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
+        return names
+
+    def bindings(self, name: str) -> list[Binding]:
+        """The statements of this function's own body binding ``name``, in order."""
+        if self._binds is None:
+            self._binds = defaultdict(list)
+            for b in scope_bindings(self.node.body):
+                self._binds[b.name].append(b)
+        return self._binds.get(name, [])
+
+
+@dataclass(slots=True)
+class Module:
+    """One parsed file: its functions, classes and module-level bindings."""
+
+    path: str
+    tree: ast.Module
+    functions: list[Function] = field(default_factory=list)
+    classes: dict[str, list[ast.ClassDef]] = field(default_factory=dict)
+    globals: dict[str, list[Binding]] = field(default_factory=dict)
+    _attrs: dict[int, dict[str, list[tuple[Binding, Function]]]] = field(default_factory=dict)
+    _handlers: dict[int, ast.Try] | None = None
+    _writes: dict[str, list[tuple[Binding, Function | None]]] | None = None
+    _calls: dict[int, list[ast.Call]] | None = None
+    _tries: list[ast.Try] | None = None
+
+    def function_at(self, line: int, qualname: str = "") -> Function | None:
+        """The innermost ``def`` spanning ``line`` (the one named ``qualname``
+        first when given)."""
+        best: Function | None = None
+        for f in self.functions:
+            if f.node.lineno <= line <= (f.node.end_lineno or f.node.lineno):
+                if qualname and f.qualname == qualname:
+                    return f
+                if best is None or f.node.lineno >= best.node.lineno:
+                    best = f
+        return best
+
+    def function_named(self, name: str) -> Function | None:
+        """The module-level function ``name`` (defined once), or None."""
+        found = [f for f in self.functions if f.qualname == name]
+        return found[0] if len(found) == 1 else None
+
+    def self_assignments(self, cls: ast.ClassDef, attr: str) -> list[tuple[Binding, Function]]:
+        """Every ``self.attr = value`` in the methods of ``cls``, with the method."""
+        table = self._attrs.get(id(cls))
+        if table is None:
+            table = self._attrs[id(cls)] = defaultdict(list)
+            for f in self.functions:
+                if f.owner is cls and f.params:
+                    for b in attribute_bindings(f.node.body, f.params[0]):
+                        table[b.name].append((b, f))
+        return table.get(attr, [])
+
+    def attribute_writes(self, attr: str) -> list[tuple[Binding, Function | None]]:
+        """Every ``<obj>.attr = value`` of the module, with the function it is
+        in (None at module level); the module is walked once for all names."""
+        if self._writes is None:
+            table: dict[str, list[tuple[Binding, Function | None]]] = defaultdict(list)
+            scopes: list[tuple[list[ast.stmt], Function | None]] = [(self.tree.body, None)]
+            scopes += [(f.node.body, f) for f in self.functions]
+            for body, function in scopes:
+                for b in scope_attribute_bindings(body):
+                    table[b.name].append((b, function))
+            self._writes = dict(table)
+        return self._writes.get(attr, [])
+
+    def calls_at(self, line: int) -> list[ast.Call]:
+        """The calls that start on ``line`` (the module is walked once)."""
+        if self._calls is None:
+            self._calls = defaultdict(list)
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Call):
+                    self._calls[node.lineno].append(node)
+        return self._calls.get(line, [])
+
+    def tries(self) -> list[ast.Try]:
+        """Every ``try`` statement of the module, in source order."""
+        if self._tries is None:
+            found = [n for n in ast.walk(self.tree) if isinstance(n, ast.Try) and n.body]
+            self._tries = sorted(found, key=lambda t: t.lineno)
+        return self._tries
+
+    def try_of_handler(self, line: int) -> ast.Try | None:
+        """The ``try`` statement with an ``except`` clause on ``line``, or None."""
+        if self._handlers is None:
+            self._handlers = {
+                h.lineno: node
+                for node in ast.walk(self.tree)
+                if isinstance(node, ast.Try)
+                for h in node.handlers
+            }
+        return self._handlers.get(line)
+
+    def method(self, cls: ast.ClassDef, name: str) -> Function | None:
+        """The method ``name`` of ``cls`` (its own body), or None."""
+        for f in self.functions:
+            if f.owner is cls and f.node.name == name:
+                return f
+        return None
+
+
+def _parse(data: bytes, path: str) -> ast.Module | None:
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(data, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def build_module(path: str, tree: ast.Module) -> Module:
+    """The :class:`Module` of a parsed file."""
+    module = Module(path, tree)
+    stack: list[tuple[ast.AST, str, ast.ClassDef | None]] = [(tree, "", None)]
+    while stack:
+        node, prefix, owner = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qual = f"{prefix}{child.name}"
+                module.functions.append(Function(child, qual, owner))
+                stack.append((child, f"{qual}.<locals>.", None))
+            elif isinstance(child, ast.ClassDef):
+                module.classes.setdefault(child.name, []).append(child)
+                stack.append((child, f"{prefix}{child.name}.", child))
+            elif not isinstance(child, (ast.Lambda, ast.expr)):
+                stack.append((child, prefix, owner))
+    module.functions.sort(key=lambda f: f.node.lineno)
+    globals_: dict[str, list[Binding]] = defaultdict(list)
+    for b in scope_bindings(tree.body):
+        globals_[b.name].append(b)
+    module.globals = dict(globals_)
+    return module
+
+
+class Modules:
+    """The commit's files, parsed on demand (each at most once)."""
+
+    def __init__(self, files: Mapping[str, bytes]) -> None:
+        self.files = files
+        self._modules: dict[str, Module | None] = {}
+        self._by_module: dict[str, str] | None = None
+        self._attr_index: dict[str, list[str]] | None = None
+        self._local: frozenset[str] | None = None
+        self._lines: dict[str, list[str]] = {}
+
+    def get(self, path: str) -> Module | None:
+        """The module at ``path``, or None (not in the commit, or unparsable)."""
+        if path not in self._modules:
+            data = self.files.get(path)
+            tree = None if data is None else _parse(data, path)
+            self._modules[path] = None if tree is None else build_module(path, tree)
+        return self._modules[path]
+
+    def path_of(self, dotted: str) -> str | None:
+        """The file of the repository's module ``dotted`` (``sglang.srt.utils``),
+        or None when the module is not the repository's."""
+        if self._by_module is None:
+            self._by_module = {}
+            for path in self.files:
+                parts = path[: -len(".py")].split("/")
+                if parts[-1] == "__init__":
+                    parts.pop()
+                for start in range(len(parts)):
+                    self._by_module.setdefault(".".join(parts[start:]), path)
+        return self._by_module.get(dotted)
+
+    def lines(self, path: str) -> list[str]:
+        """The lines of the file ``path`` (decoded once; empty when not in the commit)."""
+        if path not in self._lines:
+            self._lines[path] = self.files.get(path, b"").decode("utf-8", "replace").split("\n")
+        return self._lines[path]
+
+    def local(self, top: str) -> bool:
+        """Whether the top-level module ``top`` is the repository's own (a
+        folder or a module of that name holds files of the commit)."""
+        if self._local is None:
+            self._local = frozenset(
+                part.removesuffix(".py") for path in self.files for part in path.split("/")
+            )
+        return top in self._local
+
+    def attribute_writers(self, attr: str) -> list[str]:
+        """The files (sorted) with a statement ``<obj>.attr = ...``."""
+        if self._attr_index is None:
+            index: dict[str, list[str]] = defaultdict(list)
+            for path, data in sorted(self.files.items()):
+                for name in set(_ATTR_ASSIGN.findall(data)):
+                    index[name.decode("ascii", "replace")].append(path)
+            self._attr_index = dict(index)
+        return self._attr_index.get(attr, [])
+
+
+#: ``<obj>.name = `` / ``<obj>.name: T =`` at the start of a statement.
+_ATTR_ASSIGN = re.compile(rb"(?m)^[ \t]*[A-Za-z_][\w.]*\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
+
+
+def _targets(target: ast.expr) -> Iterator[tuple[ast.expr, bool]]:
+    """The leaves of an assignment target, and whether they are unpacked."""
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for elt in target.elts:
+            inner = elt.value if isinstance(elt, ast.Starred) else elt
+            for leaf, _ in _targets(inner):
+                yield leaf, True
+    else:
+        yield target, False
+
+
+def _statement_values(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr | None, str]]:
+    """(target, value, kind) of what one statement or expression binds."""
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            for leaf, unpacked in _targets(target):
+                yield leaf, None if unpacked else node.value, "unpack" if unpacked else "assign"
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        yield node.target, node.value, "assign"
+    elif isinstance(node, ast.AugAssign):
+        yield node.target, node.value, "augmented"
+    elif isinstance(node, (ast.For, ast.AsyncFor)):
+        for leaf, _ in _targets(node.target):
+            yield leaf, node.iter, "for"
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if item.optional_vars is not None:
+                for leaf, _ in _targets(item.optional_vars):
+                    yield leaf, item.context_expr, "with"
+    elif isinstance(node, ast.NamedExpr):
+        yield node.target, node.value, "assign"
+
+
+def _walk_scope(
+    body: list[ast.stmt],
+) -> Iterator[tuple[ast.AST, ast.Try | None, ast.ExceptHandler | None]]:
+    """Every node of a scope's body, not entering nested ``def``, ``class`` or
+    ``lambda`` bodies, with the innermost ``try`` (and handler) around it."""
+    stack: list[tuple[ast.AST, ast.Try | None, ast.ExceptHandler | None]] = [
+        (s, None, None) for s in reversed(body)
+    ]
+    while stack:
+        node, in_try, handler = stack.pop()
+        yield node, in_try, handler
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Try):
+            for h in node.handlers:
+                stack.append((h, node, h))
+            stack.extend((s, node, None) for s in reversed(node.body))
+            stack.extend((s, in_try, handler) for s in (*node.orelse, *node.finalbody))
+            continue
+        stack.extend((c, in_try, handler) for c in reversed(list(ast.iter_child_nodes(node))))
+
+
+def scope_bindings(body: list[ast.stmt]) -> Iterator[Binding]:
+    """Every binding of a bare name in a scope's own body (see :class:`Binding`)."""
+    for node, in_try, handler in _walk_scope(body):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            kind = "class" if isinstance(node, ast.ClassDef) else "def"
+            yield Binding(node.name, line, kind, None, node, in_try, handler)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                name = alias.asname or alias.name.split(".")[0]
+                yield Binding(name, line, "import", None, node, in_try, handler)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                yield Binding(name, line, "global", None, node, in_try, handler)
+        else:
+            for target, value, kind in _statement_values(node):
+                if isinstance(target, ast.Name):
+                    yield Binding(target.id, line, kind, value, node, in_try, handler)
+
+
+def attribute_bindings(body: list[ast.stmt], owner: str) -> Iterator[Binding]:
+    """Every ``<owner>.name = value`` in a scope's body (``owner``: ``self``)."""
+    for node, in_try, handler in _walk_scope(body):
+        for target, value, kind in _statement_values(node):
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == owner
+            ):
+                yield Binding(target.attr, node.lineno, kind, value, node, in_try, handler)  # type: ignore[attr-defined]
+
+
+def scope_attribute_bindings(body: list[ast.stmt]) -> Iterator[Binding]:
+    """Every ``<obj>.name = value`` in a scope's body, on any object (the
+    binding's name is the attribute's)."""
+    for node, in_try, handler in _walk_scope(body):
+        for target, value, kind in _statement_values(node):
+            if isinstance(target, ast.Attribute):
+                line = node.lineno  # type: ignore[attr-defined]
+                yield Binding(target.attr, line, kind, value, node, in_try, handler)
+
+
+def line_text(node: ast.AST) -> str:
+    """A node as one line of source (unparsed; at most 160 characters)."""
+    try:
+        text = ast.unparse(node)
+    except (ValueError, RecursionError, AttributeError):
+        return ""
+    text = " ".join(text.split())
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.If, ast.Try)):
+        text = text.split(":", 1)[0]
+    return text if len(text) <= 160 else text[:159] + "…"

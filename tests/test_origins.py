@@ -1,0 +1,433 @@
+"""Origins: what a site's condition and message read, traced to what decides it
+(miner.analysis.origins), on small sources, one resolution kind per test."""
+
+from __future__ import annotations
+
+import textwrap
+
+from miner import pipeline
+from miner.analysis.facts import collect
+from miner.analysis.origins import Traced, kind_counts, trace_origins
+from miner.extract.runner import extract_file
+from miner.model import Caught, CommitInfo, Constraint, Error, Hop, Origin, OriginKind
+
+BLOB = "0" * 40
+INFO = CommitInfo("repo", "acme/pkg", "v1", "1" * 40, "2026-01-01T00:00:00+00:00")
+
+
+def traced(files: dict[str, str]) -> tuple[list[Error], Traced]:
+    """The errors of ``files`` (path -> source) and their origins."""
+    data = {p: textwrap.dedent(t).encode() for p, t in files.items()}
+    results = [extract_file(p, BLOB, d) for p, d in data.items()]
+    result = pipeline.assemble(INFO, results)
+    facts = collect(data, result.sites)
+    return list(result.errors), trace_origins(data, result.errors, facts)
+
+
+def origins_at(files: dict[str, str], path: str, line: int) -> tuple[Origin, ...]:
+    errors, found = traced(files)
+    error = next(e for e in errors if (e.primary.path, e.primary.line) == (path, line))
+    return found.origins[error.error_id]
+
+
+def brief(origins: tuple[Origin, ...]) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    return [(o.kind.value, o.name, o.constraint.op, o.constraint.values) for o in origins]
+
+
+ARGS = """
+import argparse
+from dataclasses import dataclass
+
+@dataclass
+class ServerArgs:
+    moe_runner_backend: str = "auto"
+    enable_thing: bool = False
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--moe-runner-backend", type=str, default="auto",
+                            choices=["auto", "marlin", "triton"])
+        parser.add_argument("--enable-thing", action="store_true")
+"""
+
+
+def test_self_attribute_is_traced_to_the_flag_through_an_enum_test() -> None:
+    layer = """
+    from pkg.utils import get_backend
+
+    class Method:
+        def __init__(self):
+            self.use_marlin = get_backend().is_marlin()
+
+        def apply(self):
+            if self.use_marlin:
+                raise RuntimeError("Marlin needs SM90+")
+    """
+    utils = """
+    STATE = {}
+
+    class Backend:
+        def __init__(self, value):
+            self.value = value
+        def is_marlin(self):
+            return self.value == "marlin"
+
+    def init(server_args):
+        moe.runner_backend = Backend(server_args.moe_runner_backend)
+
+    def get_backend():
+        return moe.runner_backend
+    """
+    files = {"pkg/server_args.py": ARGS, "pkg/layer.py": layer, "pkg/utils.py": utils}
+    found = origins_at(files, "pkg/layer.py", 10)
+    assert brief(found) == [("flag", "--moe-runner-backend", "==", ("marlin",))]
+    origin = found[0]
+    assert origin.owner == "ServerArgs"
+    assert origin.read == "self.use_marlin"
+    assert [(h.path, h.line) for h in origin.chain] == [
+        ("pkg/layer.py", 9),
+        ("pkg/layer.py", 6),
+        ("pkg/utils.py", 14),
+        ("pkg/utils.py", 11),
+    ]
+    assert origin.chain[1] == Hop("pkg/layer.py", 6, "self.use_marlin = get_backend().is_marlin()")
+
+
+def test_a_try_import_flag_is_the_package_it_imports_missing() -> None:
+    source = """
+    try:
+        if FAST:
+            from zbal.buffer import Buffer
+        else:
+            from deep_ep import Buffer
+        use_deepep = True
+    except ImportError:
+        use_deepep = False
+
+    FAST = False
+
+    def make():
+        if not use_deepep:
+            raise ImportError("DeepEP is not installed.")
+    """
+    found = origins_at({"pkg/__init__.py": "", "pkg/d.py": source}, "pkg/d.py", 15)
+    assert brief(found) == [
+        ("package", "zbal", "missing", ()),
+        ("package", "deep_ep", "missing", ()),
+    ]
+    assert found[1].owner == "deep_ep"
+    assert found[1].defined == "pkg/d.py:2"
+    assert found[1].chain[-1] == Hop("pkg/d.py", 6, "from deep_ep import Buffer")
+
+
+def test_an_import_error_handler_names_the_distribution_the_code_says() -> None:
+    source = """
+    # Import to use torch.ops.attentions, install package with sgl_kernel_npu
+    try:
+        import attentions
+    except ImportError as e:
+        raise ImportError("Install it from sgl-project/sgl-kernel-npu.") from e
+    """
+    found = origins_at({"pkg/laser.py": source}, "pkg/laser.py", 6)
+    assert brief(found) == [("package", "attentions", "missing", ())]
+    assert found[0].owner == "sgl-kernel-npu"
+
+
+def test_a_local_is_traced_to_the_model_config_field_and_the_list_it_must_be_in() -> None:
+    source = """
+    def check(server_args):
+        is_deepseek = False
+        try:
+            hf_config = load(server_args).hf_config
+            arch = hf_config.architectures[0]
+            is_deepseek = arch in ["DeepseekV3ForCausalLM", "GlmMoeDsaForCausalLM"]
+        except Exception:
+            pass
+        if is_deepseek:
+            raise ValueError("not supported with absorbed MLA")
+    """
+    found = origins_at({"pkg/hook.py": source}, "pkg/hook.py", 11)
+    assert brief(found) == [
+        (
+            "model-config",
+            "architectures",
+            "in",
+            ("DeepseekV3ForCausalLM", "GlmMoeDsaForCausalLM"),
+        )
+    ]
+    assert found[0].owner == "config.json"
+    assert [h.line for h in found[0].chain] == [10, 7, 6]
+
+
+def test_self_field_of_an_options_class_is_its_own_flag_not_another_class_of_the_name() -> None:
+    server = """
+    from dataclasses import dataclass
+
+    @dataclass
+    class ServerArgs:
+        boundary_ratio: float | None = None
+
+        @staticmethod
+        def add_cli_args(parser):
+            parser.add_argument("--boundary-ratio", type=float, default=None)
+    """
+    sampling = """
+    from dataclasses import dataclass
+
+    @dataclass
+    class SamplingParams:
+        boundary_ratio: float | None = None
+
+        @staticmethod
+        def add_cli_args(parser):
+            parser.add_argument("--boundary-ratio", type=float, default=None)
+
+        def check(self):
+            if self.boundary_ratio is not None and self.boundary_ratio > 1.0:
+                raise ValueError(f"boundary_ratio must be within [0, 1], got {self.boundary_ratio}")
+    """
+    files = {"gen/server_args.py": server, "gen/sampling_params.py": sampling}
+    found = origins_at(files, "gen/sampling_params.py", 14)
+    assert {(o.owner, o.defined.split(":")[0]) for o in found} == {
+        ("SamplingParams", "gen/sampling_params.py")
+    }
+    assert brief(found) == [
+        ("flag", "--boundary-ratio", "is not None", ()),
+        ("flag", "--boundary-ratio", ">", ("1.0",)),
+        ("flag", "--boundary-ratio", "any", ()),
+    ]
+    assert [o.role for o in found] == ["condition", "condition", "message"]
+
+
+def test_env_reads_keep_their_default_and_set_or_unset() -> None:
+    source = """
+    import os
+
+    def start():
+        if "SGLANG_FAST" in os.environ:
+            raise RuntimeError("SGLANG_FAST is not supported")
+        if not os.getenv("SGLANG_HOME"):
+            raise RuntimeError("set SGLANG_HOME")
+    """
+    errors, found = traced({"pkg/e.py": source})
+    by_line = {e.primary.line: found.origins[e.error_id] for e in errors}
+    assert brief(by_line[6]) == [("env", "SGLANG_FAST", "set", ())]
+    assert brief(by_line[8]) == [
+        ("env", "SGLANG_FAST", "unset", ()),
+        ("env", "SGLANG_HOME", "false", ()),
+    ]
+
+
+def test_probes_are_hardware_and_availability_checks_are_packages() -> None:
+    source = """
+    import torch
+
+    def run():
+        if not is_cuda():
+            raise RuntimeError("CUDA only")
+        if torch.cuda.get_device_capability()[0] < 9:
+            raise RuntimeError("needs SM90")
+        if not is_flashinfer_available():
+            raise ImportError("flashinfer")
+    """
+    errors, found = traced({"pkg/h.py": source})
+    last = next(e for e in errors if e.primary.line == 10)
+    assert brief(found.origins[last.error_id]) == [
+        ("hardware", "is_cuda", "true", ()),
+        ("hardware", "torch.cuda.get_device_capability", ">=", ("9",)),
+        ("package", "flashinfer", "false", ()),
+    ]
+    assert found.origins[last.error_id][2].owner == "flashinfer-python"
+
+
+def test_a_parameter_is_traced_to_the_argument_of_each_call() -> None:
+    source = """
+    def validate(tp_size):
+        if tp_size > 8:
+            raise ValueError("too many ranks")
+
+    def main(server_args):
+        validate(server_args.tp_size)
+    """
+    args = """
+    from dataclasses import dataclass
+
+    @dataclass
+    class ServerArgs:
+        tp_size: int = 1
+
+        @staticmethod
+        def add_cli_args(parser):
+            parser.add_argument("--tp-size", type=int, default=1)
+    """
+    found = origins_at({"pkg/v.py": source, "pkg/server_args.py": args}, "pkg/v.py", 4)
+    assert brief(found) == [("flag", "--tp-size", ">", ("8",))]
+    assert found[0].chain[-1] == Hop("pkg/v.py", 7, "tp_size=server_args.tp_size")
+
+
+def test_the_condition_around_the_call_of_the_function_is_a_caller_origin() -> None:
+    source = """
+    def check_paged(is_paged):
+        if not is_paged:
+            raise NotImplementedError("only paged")
+
+    def run(server_args):
+        if server_args.enable_thing:
+            check_paged(True)
+    """
+    files = {"pkg/server_args.py": ARGS, "pkg/r.py": source}
+    found = origins_at(files, "pkg/r.py", 4)
+    # every call passes True: no constant meets "is_paged is false"
+    assert [(o.role, *b) for o, b in zip(found, brief(found), strict=True)] == [
+        ("caller", "flag", "--enable-thing", "true", ()),
+    ]
+    assert [(h.path, h.line) for h in found[0].chain] == [("pkg/r.py", 4), ("pkg/r.py", 7)]
+
+
+def test_request_fields_and_runtime_state() -> None:
+    protocol = """
+    from pydantic import BaseModel
+
+    class ChatCompletionRequest(BaseModel):
+        max_tokens: int | None = None
+    """
+    serving = """
+    def handle(request, queue):
+        if request.max_tokens is not None and len(queue.items) > request.max_tokens:
+            raise ValueError("too long")
+    """
+    files = {"pkg/openai/protocol.py": protocol, "pkg/serving.py": serving}
+    found = origins_at(files, "pkg/serving.py", 4)
+    assert brief(found)[0] == ("request", "max_tokens", "is not None", ())
+    assert found[0].owner == "ChatCompletionRequest"
+    assert ("unknown", "queue", "any", ()) in brief(found)
+    assert next(o for o in found if o.name == "queue").reason == "no-callers"
+
+
+def test_the_trace_stops_at_the_depth_limit_and_says_so() -> None:
+    chain = "\n".join(f"    v{i} = v{i - 1} + 1" for i in range(1, 12))
+    head = "def f(server_args):\n    v0 = server_args.x\n"
+    source = f"{head}{chain}\n    if v11:\n        raise ValueError('deep')\n"
+    found = origins_at({"pkg/deep.py": source}, "pkg/deep.py", 15)
+    assert [(o.kind, o.reason) for o in found] == [(OriginKind.UNKNOWN, "depth-limit")]
+
+
+def test_a_raise_caught_by_a_handler_that_logs_is_logged() -> None:
+    source = """
+    import logging
+    logger = logging.getLogger(__name__)
+
+    def parse(text):
+        try:
+            if not text:
+                raise ValueError("empty")
+            return text
+        except Exception as e:
+            logger.error(f"parse error: {e}")
+            return None
+
+    def strict(text):
+        try:
+            if not text:
+                raise KeyError("empty")
+        except KeyError:
+            raise
+    """
+    errors, found = traced({"pkg/p.py": source})
+    by_line = {e.primary.line: e.error_id for e in errors}
+    assert found.logged[by_line[8]] == Caught("pkg/p.py", 10, "Exception", "same", True)
+    assert by_line[17] not in found.logged
+
+
+def test_a_raise_caught_in_every_calling_frame_is_logged_there() -> None:
+    source = """
+    def inner(x):
+        if x < 0:
+            raise ValueError("negative")
+
+    def outer(x):
+        try:
+            inner(x)
+        except ValueError:
+            pass
+    """
+    errors, found = traced({"pkg/c.py": source})
+    assert found.logged[errors[0].error_id] == Caught("pkg/c.py", 9, "ValueError", "caller", False)
+
+
+def test_origins_round_trip_and_are_counted_per_kind() -> None:
+    origin = Origin(
+        OriginKind.ENV,
+        "SGLANG_X",
+        "envs.SGLANG_X.get()",
+        owner="Envs",
+        defined="a.py:3",
+        default="False",
+        constraint=Constraint("unset"),
+        chain=(Hop("a.py", 9, "envs.SGLANG_X.get()"),),
+    )
+    assert Origin.from_json(origin.to_json()) == origin
+    counts = kind_counts(Traced({"e1": (origin,), "e2": ()}))
+    assert counts["env"] == 1 and counts["flag"] == 0 and len(counts) == len(OriginKind)
+
+
+def test_audience_from_origins_is_decided_by_what_the_condition_reads() -> None:
+    from miner.analysis.audience import classify_by_origins
+
+    source = """
+    def f(server_args, batch):
+        if server_args.enable_thing:
+            raise ValueError("thing is on")
+        if batch.size > 3:
+            raise ValueError("batch too big: stop")
+    """
+    errors, found = traced({"pkg/server_args.py": ARGS, "pkg/f.py": source})
+    by_line = {e.primary.line: e for e in errors if e.primary.path == "pkg/f.py"}
+    setting = classify_by_origins(by_line[4], found.origins[by_line[4].error_id])
+    assert (setting.audience.value, setting.rule) == ("user-setting", "origin-user-setting")
+    assert setting.reason == "flag --enable-thing (ServerArgs) via server_args.enable_thing"
+    state = classify_by_origins(by_line[6], found.origins[by_line[6].error_id])
+    assert (state.audience.value, state.rule) == ("internal", "origin-internal")
+
+
+MINED = '''\
+import argparse
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", default="auto", choices=["auto", "marlin"])
+    check(parser.parse_args())
+
+
+def check(server_args):
+    if server_args.backend == "marlin":
+        raise ValueError("marlin is not supported here")
+'''
+
+
+def test_mine_with_origins_writes_them_into_the_records(make_repo, tmp_path, capsys) -> None:
+    import json
+
+    from miner.cli import main
+
+    repo = make_repo({"tool/__init__.py": "", "tool/cli.py": MINED})
+    plain, traced = tmp_path / "plain", tmp_path / "traced"
+    args = ["mine", "--repo", str(repo), "--commit", "v1", "-j", "0", "-q"]
+    assert main([*args, "--out", str(plain)]) == 0
+    assert "origins" not in capsys.readouterr().out.split("stages:")[1].splitlines()[0]
+    assert main([*args, "--out", str(traced), "--origins"]) == 0
+    assert "origins " in capsys.readouterr().out.split("stages:")[1].splitlines()[0]
+
+    def rows(out):
+        lines = (out / "analyses.jsonl").read_text().splitlines()
+        return {r["error_id"]: r["analysis"] for r in map(json.loads, lines)}
+
+    assert all(a["origins"] == [] for a in rows(plain).values())
+    (analysis,) = rows(traced).values()
+    flags = [o for o in analysis["origins"] if o["kind"] == "flag"]
+    assert [(o["name"], o["constraint"]) for o in flags] == [
+        ("--backend", {"op": "==", "values": ["marlin"]})
+    ]
+    counts = json.loads((traced / "manifest.json").read_text())["counts"]
+    assert counts["origins_by_kind"]["flag"] == 1

@@ -1,0 +1,147 @@
+"""Origins on the real SGLang release v0.5.19 (issue 33's examples): the
+errors at these sites of the session's shared release (``analysed_release``,
+mined without the origins stage) traced with
+:func:`miner.analysis.origins.trace_origins` over the same files and facts,
+and read as their JSON records carry them (``Origin.to_json``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import git
+import pytest
+
+from miner import pipeline
+from miner.analysis.origins import Traced, kind_counts, trace_origins
+from miner.mining import source
+from miner.model import OriginKind
+
+pytestmark = pytest.mark.integration
+
+SRT = "python/sglang/srt"
+GEN = "python/sglang/multimodal_gen"
+LASER = f"{GEN}/runtime/layers/attention/backends/laser_attn.py"
+#: The primary sites of the examples.
+SITES = (
+    (f"{SRT}/layers/moe/token_dispatcher/deepep.py", 376),
+    (f"{SRT}/layers/quantization/mxfp4.py", 632),
+    (f"{SRT}/arg_groups/attention_hook.py", 579),
+    (f"{GEN}/configs/sample/sampling_params.py", 592),
+    (f"{SRT}/entrypoints/openai/serving_chat.py", 2176),
+)
+
+
+@pytest.fixture(scope="module")
+def traced(analysed_release, corpus) -> tuple[Traced, dict[tuple[str, int], str]]:
+    """(origins of the examples' errors, (path, line) -> error id)."""
+    mined, _ = analysed_release("v0.5.19")
+    result = mined.result
+    wanted = {(e.primary.path, e.primary.line): e for e in result.errors}
+    picked = {key: wanted[key] for key in SITES}
+    picked[(LASER, 23)] = wanted[(LASER, 23)]
+    repo = git.Repo(corpus)
+    entries = source.python_blobs(repo, source.resolve_commit(repo, "v0.5.19"))
+    files = pipeline.facts_sources(repo, entries, result)
+    found = trace_origins(files, picked.values(), mined.facts)
+    return found, {key: error.error_id for key, error in picked.items()}
+
+
+def record(traced: Any, path: str, line: int) -> dict[str, Any]:
+    """The analysis JSON of the error whose primary site is ``path:line``."""
+    found, ids = traced
+    error_id = ids[(path, line)]
+    logged = found.logged.get(error_id)
+    return {
+        "analysis": {
+            "origins": [o.to_json() for o in found.origins[error_id]],
+            "logged": None if logged is None else logged.to_json(),
+        }
+    }
+
+
+def origins(data: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [o for o in data["analysis"]["origins"] if o["kind"] == kind]
+
+
+def test_deepep_buffer_needs_the_deep_ep_package(traced: Any) -> None:
+    data = record(traced, f"{SRT}/layers/moe/token_dispatcher/deepep.py", 376)
+    found = {o["name"]: o for o in origins(data, "package")}
+    assert found["deep_ep"]["owner"] == "deep_ep"
+    assert found["deep_ep"]["constraint"] == {"op": "missing", "values": []}
+    assert found["deep_ep"]["read"] == "use_deepep"
+    assert found["deep_ep"]["defined"] == f"{SRT}/layers/moe/token_dispatcher/deepep.py:47"
+    assert found["deep_ep"]["chain"][-1] == {
+        "path": f"{SRT}/layers/moe/token_dispatcher/deepep.py",
+        "line": 52,
+        "text": "from deep_ep import Buffer, Config",
+    }
+
+
+def test_mxfp4_marlin_is_the_moe_runner_backend_flag(traced: Any) -> None:
+    data = record(traced, f"{SRT}/layers/quantization/mxfp4.py", 632)
+    flags = [o for o in origins(data, "flag") if o["name"] == "--moe-runner-backend"]
+    assert flags[0]["constraint"] == {"op": "==", "values": ["marlin"]}
+    assert flags[0]["owner"] == "ServerArgs"
+    assert flags[0]["read"] == "self.use_marlin"
+    assert [h["line"] for h in flags[0]["chain"][:2]] == [618, 396]
+    assert flags[0]["chain"][1]["text"] == "self.use_marlin = get_moe_runner_backend().is_marlin()"
+
+
+def test_is_deepseek_model_is_the_architectures_of_the_model_config(traced: Any) -> None:
+    data = record(traced, f"{SRT}/arg_groups/attention_hook.py", 579)
+    found = origins(data, "model-config")
+    assert found[0]["name"] == "architectures"
+    assert found[0]["owner"] == "config.json"
+    assert found[0]["constraint"]["op"] == "in"
+    assert found[0]["constraint"]["values"] == [
+        "DeepseekV2ForCausalLM",
+        "DeepseekV3ForCausalLM",
+        "DeepseekV32ForCausalLM",
+        "MistralLarge3ForCausalLM",
+        "PixtralForConditionalGeneration",
+        "GlmMoeDsaForCausalLM",
+        "Glm4MoeLiteForCausalLM",
+    ]
+    backend = [o for o in origins(data, "flag") if o["name"] == "--attention-backend"]
+    assert backend[0]["constraint"] == {
+        "op": "not in",
+        "values": ["ascend", "fa3", "fa4", "triton"],
+    }
+
+
+def test_boundary_ratio_is_the_flag_of_the_diffusion_sampling_params(traced: Any) -> None:
+    data = record(traced, f"{GEN}/configs/sample/sampling_params.py", 592)
+    found = [o for o in origins(data, "flag") if o["name"] == "--boundary-ratio"]
+    assert found, data["analysis"]["origins"]
+    assert {o["owner"] for o in found} == {"SamplingParams"}
+    # the flag's add_argument in SamplingParams.add_cli_args (not the diffusion ServerArgs)
+    assert {o["defined"] for o in found} == {f"{GEN}/configs/sample/sampling_params.py:1232"}
+    assert found[0]["constraint"] == {"op": "is not None", "values": []}
+
+
+def test_laser_attention_needs_the_attentions_package_of_sgl_kernel_npu(
+    traced: Any,
+) -> None:
+    data = record(traced, LASER, 23)
+    assert [(o["name"], o["owner"], o["constraint"]["op"]) for o in origins(data, "package")] == [
+        ("attentions", "sgl-kernel-npu", "missing")
+    ]
+
+
+def test_tool_call_parse_error_is_caught_and_logged(traced: Any) -> None:
+    data = record(traced, f"{SRT}/entrypoints/openai/serving_chat.py", 2176)
+    assert data["analysis"]["logged"] == {
+        "path": f"{SRT}/entrypoints/openai/serving_chat.py",
+        "line": 2203,
+        "types": "Exception",
+        "frame": "same",
+        "logs": True,
+    }
+
+
+def test_origins_are_counted_for_every_kind(traced: Any) -> None:
+    found, _ = traced
+    counts = kind_counts(found)
+    assert set(counts) == {k.value for k in OriginKind}
+    assert sum(counts.values()) == sum(len(o) for o in found.origins.values())
+    assert counts["flag"] > 0 and counts["package"] > 0 and counts["model-config"] > 0
