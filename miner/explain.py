@@ -14,7 +14,7 @@ A reader of a mined output folder (``miner mine --out DIR``), next to
   underlined, fences indented, links as ``text (target)``, Markdown escapes
   undone), and :func:`origins_view` picks out how the analysis linked the
   guards to settings (``analysis.evidence``, each site's guards and, when the
-  records have them, each site's ``origins``).
+  records have them, the analysis' ``origins`` and ``logged`` fact).
 
 Everything printed comes from the mined repository and is shown, never
 obeyed: every control character and every Unicode format character (category
@@ -362,22 +362,26 @@ def origins_view(record: Mapping[str, Any]) -> dict[str, Any]:
     """What ``miner explain --origins`` shows of a record, as JSON data::
 
         {"error_id": str, "condition": str, "links": [str, ...],
+         "origins": [origin, ...] or None, "logged": caught or None,
          "sites": [{"path": str, "line": int, "scope": str,
-                    "guards": [guard, ...], "exits": [guard, ...],
-                    "origins": [origin, ...] or None}, ...]}
+                    "guards": [guard, ...], "exits": [guard, ...]}, ...]}
 
     ``condition`` is the analysis' reach condition as text, ``links`` its
     evidence (Markdown, one line per guard linked to a flag, setting or
-    variable), ``guards`` and ``exits`` each site's records as stored;
-    ``origins`` each site's record of where the names it tests come from,
-    when the records have it (None otherwise)."""
+    variable), ``origins`` and ``logged`` the analysis' origins and logged
+    fact as stored (``Origin.to_json``, ``Caught.to_json``; ``origins`` is
+    None when the records were mined without ``--origins``), ``guards`` and
+    ``exits`` each site's records as stored."""
     analysis = record.get("analysis")
     analysis = analysis if isinstance(analysis, dict) else {}
     links = analysis.get("evidence")
+    found = _list(analysis.get("origins"))
     return {
         "error_id": record.get("error_id", ""),
         "condition": analysis.get("condition_text") or "",
         "links": [str(link) for link in links] if isinstance(links, list) else [],
+        "origins": found or None,
+        "logged": analysis.get("logged"),
         "sites": [
             {
                 "path": site.get("path", ""),
@@ -385,7 +389,6 @@ def origins_view(record: Mapping[str, Any]) -> dict[str, Any]:
                 "scope": site.get("scope", ""),
                 "guards": _list(site.get("guards")),
                 "exits": _list(site.get("exits")),
-                "origins": _list(site["origins"]) if "origins" in site else None,
             }
             for site in _sites(record)
         ],
@@ -402,23 +405,59 @@ def origins_text(view: Mapping[str, Any]) -> str:
     """:func:`origins_view` as lines for a terminal, every mined text made
     safe (:func:`terminal_safe`)::
 
-        Error 0123456789abcdef: reached when args.x > 1
+        Error 0123456789abcdef: reached when args.x == "a"
         Guards linked to settings:
           - `args.x` reads the setting `main.x` (exact; guard at line 6)
+        Origins:
+          flag --x (main) == a  [condition; default 'b'; defined pkg/cfg.py:3]
+            pkg/cfg.py:6  args.x == "a"
         pkg/cfg.py:7 in main
-          guard line 6 (if): args.x > 1
-          origin setting main.x: args.x <- parse_args()
+          guard line 6 (if): args.x == "a"
     """
     condition = view["condition"] or "no condition recorded"
     lines = [f"Error {view['error_id']}: reached when {condition}", "Guards linked to settings:"]
     lines += [f"  - {inline_text(link)}" for link in view["links"]] or ["  none found"]
+    if view["origins"] is None:
+        lines.append("Origins: not traced (mine with --origins)")
+    else:
+        lines.append("Origins:")
+        for origin in view["origins"]:
+            lines += _origin_lines(origin)
+    logged = view["logged"]
+    if isinstance(logged, dict):
+        lines.append(
+            f"Logged: caught by the handler at {logged.get('path')}:{logged.get('line')} "
+            f"(except {logged.get('types')}; {logged.get('frame')} frame), not re-raised"
+        )
     for site in view["sites"]:
         lines.append(f"{_where(site)} in {site['scope']}")
         for key, label in (("guards", "guard"), ("exits", "exit")):
             lines += [f"  {label} {_guard_text(g, key == 'exits')}" for g in site[key]]
-        if site["origins"] is not None:
-            lines += [f"  origin {_origin_text(o)}" for o in site["origins"]] or ["  no origins"]
     return "\n".join(terminal_safe(line) for line in lines) + "\n"
+
+
+def _origin_lines(origin: object) -> list[str]:
+    """One origin: ``kind name (owner) op values  [role; default; defined]``,
+    then a line per hop of its chain (``path:line  code``); anything that is
+    not an origin object as compact JSON."""
+    if not isinstance(origin, dict):
+        return [f"  {_compact(origin)}"]
+    head = " ".join(str(origin[k]) for k in ("kind", "name") if origin.get(k) not in (None, ""))
+    if origin.get("owner"):
+        head += f" ({origin['owner']})"
+    constraint = origin.get("constraint")
+    if isinstance(constraint, dict) and constraint.get("op"):
+        values = ", ".join(str(v) for v in _list(constraint.get("values")))
+        head += f" {constraint['op']} {values}".rstrip()
+    notes = [str(origin[k]) for k in ("role", "reason") if origin.get(k)]
+    notes += [f"{k} {origin[k]}" for k in ("default", "defined") if origin.get(k)]
+    lines = [f"  {head or '?'}" + (f"  [{'; '.join(notes)}]" if notes else "")]
+    for hop in _list(origin.get("chain")):
+        if isinstance(hop, dict):
+            lines.append(f"    {hop.get('path')}:{hop.get('line')}  {hop.get('text', '')}".rstrip())
+        else:
+            lines.append(f"    {_compact(hop)}")
+    return lines
 
 
 def _guard_text(guard: object, exit: bool = False) -> str:
@@ -433,25 +472,6 @@ def _guard_text(guard: object, exit: bool = False) -> str:
     elif guard.get("negated") and test:
         test = f"not ({test})" if " " in test.strip() else f"not {test}"
     return f"line {guard.get('line', '?')} ({guard.get('kind', '?')}): {test}".rstrip(": ")
-
-
-def _origin_text(origin: object) -> str:
-    """``kind name: chain -> of -> links (key=value ...)`` of one origin
-    object; anything else as compact JSON."""
-    if not isinstance(origin, dict):
-        return _compact(origin)
-    head = " ".join(str(origin[k]) for k in ("kind", "name") if origin.get(k) not in (None, ""))
-    chain = origin.get("chain")
-    if isinstance(chain, list) and chain:
-        head += ": " + " <- ".join(c if isinstance(c, str) else _compact(c) for c in chain)
-    elif chain not in (None, "", []):
-        head += f": {_compact(chain)}"
-    rest = [f"{k}={_compact(v)}" for k, v in sorted(origin.items()) if k not in ORIGIN_KEYS]
-    return (head or "?") + (f" ({', '.join(rest)})" if rest else "")
-
-
-#: The keys of an origin shown first, in this order (the others follow, sorted).
-ORIGIN_KEYS = ("kind", "name", "chain")
 
 
 def _compact(value: object) -> str:

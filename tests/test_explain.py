@@ -247,6 +247,7 @@ def test_origins_prints_the_guards_linked_to_settings(mined: Path, capsys) -> No
         "Guards linked to settings:\n"
         "  - `args.mem_fraction_static` reads the setting `main.mem_fraction_static` "
         "(exact; guard at line 8)\n"
+        "Origins: not traced (mine with --origins)\n"
         "pkg/cfg.py:9 in main\n"
         "  guard line 8 (if): args.mem_fraction_static > 1\n"
     )
@@ -258,6 +259,8 @@ def test_origins_prints_the_guards_linked_to_settings(mined: Path, capsys) -> No
             "`args.mem_fraction_static` reads the setting `main.mem_fraction_static` "
             "(exact; guard at line 8)"
         ],
+        "origins": None,
+        "logged": None,
         "sites": [
             {
                 "path": "pkg/cfg.py",
@@ -272,13 +275,12 @@ def test_origins_prints_the_guards_linked_to_settings(mined: Path, capsys) -> No
                     }
                 ],
                 "exits": [],
-                "origins": None,
             }
         ],
     }
 
 
-def test_origins_of_a_site_are_printed_when_the_record_has_them(
+def test_origins_of_an_error_are_printed_when_the_record_has_them(
     mined: Path, tmp_path: Path, capsys
 ) -> None:
     out = tmp_path / "out"
@@ -286,21 +288,35 @@ def test_origins_of_a_site_are_printed_when_the_record_has_them(
     error_id = error_of(out, "ValueError", "mem-fraction-static")
     path = out / "api" / "errors" / f"{error_id}.json"
     record = json.loads(path.read_text())
-    record["sites"][0]["origins"] = [
-        {"kind": "flag", "name": "--mem-fraction-static", "chain": ["args", "p.parse_args()"]},
-        {"kind": "env", "name": "SGL\u202eX", "chain": [], "line": 3},
+    record["analysis"]["origins"] = [
+        {
+            "kind": "flag",
+            "name": "--mem-fraction-static",
+            "owner": "main",
+            "constraint": {"op": ">", "values": ["1"]},
+            "role": "condition",
+            "defined": "pkg/cfg.py:5",
+            "chain": [{"path": "pkg/cfg.py", "line": 8, "text": "args.mem_fraction_static > 1"}],
+        },
+        {"kind": "env", "name": "SGL\u202eX", "chain": [], "reason": "no-callers"},
     ]
+    record["analysis"]["logged"] = {
+        "path": "pkg/cfg.py", "line": 12, "types": "Exception", "frame": "same", "logs": True
+    }
     path.write_text(json.dumps(record, ensure_ascii=False))
     code, text, _ = explain(capsys, error_id, "--out", str(out), "--origins")
     assert code == 0
-    assert text.endswith(
+    assert (
+        "Origins:\n"
+        "  flag --mem-fraction-static (main) > 1  [condition; defined pkg/cfg.py:5]\n"
+        "    pkg/cfg.py:8  args.mem_fraction_static > 1\n"
+        "  env SGL\\u202eX  [no-callers]\n"
+        "Logged: caught by the handler at pkg/cfg.py:12 (except Exception; same frame), "
+        "not re-raised\n"
         "pkg/cfg.py:9 in main\n"
-        "  guard line 8 (if): args.mem_fraction_static > 1\n"
-        "  origin flag --mem-fraction-static: args <- p.parse_args()\n"
-        "  origin env SGL\\u202eX (line=3)\n"
-    )
+    ) in text
     code, text, _ = explain(capsys, error_id, "--out", str(out), "--origins", "--format", "json")
-    assert json.loads(text)["sites"][0]["origins"] == record["sites"][0]["origins"]
+    assert json.loads(text)["origins"] == record["analysis"]["origins"]
 
 
 def test_without_markdown_the_entry_is_composed_from_the_record(
@@ -367,10 +383,11 @@ def test_terminal_text_headings_fences_and_blank_runs() -> None:
 
 def test_origins_text_without_sites_or_links() -> None:
     view = {"error_id": "ab", "condition": "", "links": [], "sites": []}
+    view |= {"origins": None, "logged": None}
     assert (
         origins_text(view)
         == "Error ab: reached when no condition recorded\nGuards linked to settings:\n"
-        "  none found\n"
+        "  none found\nOrigins: not traced (mine with --origins)\n"
     )
 
 
@@ -383,6 +400,7 @@ def test_origins_tells_an_early_exit_as_where_the_code_leaves(mined: Path, capsy
         "not isinstance(pool, dict)\n"
         "Guards linked to settings:\n"
         "  none found\n"
+        "Origins: not traced (mine with --origins)\n"
         "pkg/mlx.py:12 in MlxAuxiliaryStateComponent.__init__\n"
         "  guard line 11 (if): not isinstance(pool, dict)\n"
         "  exit line 5 (exit): leaves before the site when params.enable_mamba_extra_buffer\n"
