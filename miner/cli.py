@@ -410,17 +410,9 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
             ("2", BAD_INPUT + " (no tag matches --tags, an unknown tag, an output in use)"),
         ),
     )
-    h.add_argument("--repo", default=DEFAULT_REPO, help=REPO_HELP)
-    h.add_argument("--tags", default="v*", help="tag glob (default: %(default)s)")
+    _add_site_arguments(h)
     h.add_argument("--from", dest="from_tag", help="first tag (inclusive)")
     h.add_argument("--to", help="last tag (inclusive)")
-    h.add_argument(
-        "--out", type=Path, default=Path("site"), help="site folder (default: %(default)s)"
-    )
-    h.add_argument("--slug", help="owner/name for headers and links")
-    h.add_argument("--cache-dir", type=Path, help=CACHE_HELP)
-    h.add_argument("-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)")
-    h.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     h.set_defaults(func=cmd_history)
 
     r = _command(
@@ -437,19 +429,27 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
             ("2", BAD_INPUT + " (no tag matches --tags, --since is not one of them)"),
         ),
     )
-    r.add_argument("--repo", default=DEFAULT_REPO, help=REPO_HELP)
-    r.add_argument(
-        "--out", type=Path, default=Path("site"), help="site folder (default: %(default)s)"
-    )
-    r.add_argument("--tags", default="v*", help="tag glob (default: %(default)s)")
+    _add_site_arguments(r)
     r.add_argument(
         "--since", help="first release of an empty site (default: the tag before the newest)"
     )
-    r.add_argument("--slug", help="owner/name for headers and links")
-    r.add_argument("--cache-dir", type=Path, help=CACHE_HELP)
-    r.add_argument("-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)")
-    r.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
     r.set_defaults(func=cmd_release)
+
+
+def _add_site_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments ``history`` and ``release`` share: where the releases
+    come from, which tags, the site folder, links, cache, workers, quiet."""
+    parser.add_argument("--repo", default=DEFAULT_REPO, help=REPO_HELP)
+    parser.add_argument("--tags", default="v*", help="tag glob (default: %(default)s)")
+    parser.add_argument(
+        "--out", type=Path, default=Path("site"), help="site folder (default: %(default)s)"
+    )
+    parser.add_argument("--slug", help="owner/name for headers and links")
+    parser.add_argument("--cache-dir", type=Path, help=CACHE_HELP)
+    parser.add_argument(
+        "-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)"
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
 
 
 def cmd_site(args: argparse.Namespace) -> int:
