@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -143,22 +144,41 @@ def md_prose(text: str) -> Md:
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\ud800-\udfff]")
 
 
-def _show(match: re.Match[str]) -> str:
-    code = ord(match.group())
+def _escape(code: int) -> str:
     if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8 (surrogateescape)
         return f"\\x{code - 0xDC00:02x}"
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def _show(match: re.Match[str]) -> str:
+    return _escape(ord(match.group()))
+
+
+def _unseen(char: str) -> bool:
+    """Whether ``char`` is an invisible format character (Unicode category
+    ``Cf``: bidirectional embeddings, overrides and isolates, zero-width space
+    and joiners, soft hyphen, byte order mark, tag characters)."""
+    return unicodedata.category(char) == "Cf"
 
 
 def visible(value: Any) -> Any:
     """What a card prints for a value: control characters other than tab and
     newline (NUL, ESC, a ``\\r`` escape in a message) as ``\\xNN`` escapes,
-    and a byte of a file name that is not UTF-8 (``caf\\udce9.py``, decoded
-    with ``surrogateescape``) as ``\\xNN`` (``caf\\xe9.py``)."""
-    if isinstance(value, str) and _CONTROL.search(value):
-        # type(value): a Markup value stays marked safe.
-        return type(value)(_CONTROL.sub(_show, value))
-    return value
+    a byte of a file name that is not UTF-8 (``caf\\udce9.py``, decoded
+    with ``surrogateescape``) as ``\\xNN`` (``caf\\xe9.py``), and every
+    invisible format character (:func:`_unseen`) as ``\\u202e``,
+    ``\\u200b``, ``\\xad``, ``\\U000e0041``: a bidirectional override cannot
+    reorder what a card or a page shows ("Trojan Source"). Markdown and
+    HTML leave such an escape as it is."""
+    if not isinstance(value, str):
+        return value
+    text = _CONTROL.sub(_show, value) if _CONTROL.search(value) else value
+    if not text.isascii() and any(_unseen(c) for c in text):
+        text = "".join(_escape(ord(c)) if _unseen(c) else c for c in text)
+    # type(value): a Markup value stays marked safe, an Md value Markdown.
+    return value if text is value else type(value)(text)
 
 
 def md_finalize(value: Any) -> Any:

@@ -212,10 +212,22 @@ def dumps(data: Any) -> str:
     return escape_surrogates(text) + "\n"
 
 
+#: The Unicode line and paragraph separators, which JSON leaves raw in its
+#: strings but ``str.splitlines()`` (and JavaScript before ES2019) reads as a
+#: line break.
+_SEPARATORS = re.compile("[\u2028\u2029]")
+
+
 def json_line(data: Any) -> str:
-    """One JSON Lines row (sorted keys, UTF-8 kept, lone surrogates escaped)
-    with its newline."""
-    return escape_surrogates(json.dumps(data, sort_keys=True, ensure_ascii=False)) + "\n"
+    """One JSON Lines row (sorted keys, UTF-8 kept, lone surrogates and the
+    separators U+2028/U+2029 escaped as ``\\uXXXX``, so that a reader
+    splitting with ``str.splitlines()`` sees one row per line; the escapes
+    occur only inside strings and read back as the same characters) with its
+    newline."""
+    text = escape_surrogates(json.dumps(data, sort_keys=True, ensure_ascii=False))
+    if _SEPARATORS.search(text) is not None:
+        text = _SEPARATORS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return text + "\n"
 
 
 def site_json(site: Site, commit: CommitInfo) -> dict[str, Any]:

@@ -1,0 +1,58 @@
+"""Edges of the output's guarantees: text that lies about itself (bidi and
+other invisible format characters, line separators in JSON Lines),
+revisions git refuses, an output folder that is the current folder, and
+names too long for the file system."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+
+from miner.cli import main
+
+#: A title that a bidi override would show reversed, with a zero-width space,
+#: an isolate, a byte order mark and a line separator inside.
+MESSAGE = "invoice\u202etxt.exe\u202c zero\u200bwidth \u2066iso\u2069 bom\ufeff sep\u2028end"
+SOURCE = f'''\
+def check(x):
+    if x is None:
+        raise ValueError({MESSAGE!r})
+    # comment \u202e gnirts
+'''
+
+
+def _format_chars(text: str) -> set[str]:
+    return {f"U+{ord(c):04X}" for c in text if unicodedata.category(c) == "Cf"}
+
+
+def test_cards_and_site_show_format_characters_escaped(make_repo, tmp_path: Path) -> None:
+    repo = make_repo({"pkg/bidi.py": SOURCE})
+    out = tmp_path / "out"
+    argv = ["mine", "--repo", str(repo), "--commit", "v1", "--out", str(out), "--site"]
+    assert main(argv) == 0
+    pages = [p for p in out.rglob("*") if p.suffix in (".md", ".html")]
+    shown = {str(p.relative_to(out)): _format_chars(p.read_text()) for p in pages}
+    assert {name: chars for name, chars in shown.items() if chars} == {}
+    text = "\n".join(p.read_text() for p in pages)
+    # the message, escaped, in the cards and on the site
+    assert r"invoice\u202etxt.exe\u202c zero\u200bwidth \u2066iso\u2069 bom\ufeff" in text
+    md = "\n".join(p.read_text() for p in pages if p.suffix == ".md")
+    html = "\n".join(p.read_text() for p in pages if p.suffix == ".html")
+    assert r"invoice\u202etxt.exe" in md and r"invoice\u202etxt.exe" in html
+    # the site's code view too (the comment of the source line)
+    assert r"comment \u202e gnirts" in html
+
+
+def test_json_lines_escape_line_separators(make_repo, tmp_path: Path) -> None:
+    repo = make_repo({"pkg/bidi.py": SOURCE})
+    out = tmp_path / "out"
+    assert main(["mine", "--repo", str(repo), "--commit", "v1", "--out", str(out)]) == 0
+    for name in ("sites.jsonl", "analyses.jsonl"):
+        text = (out / name).read_text(encoding="utf-8")
+        assert "\u2028" not in text and "\u2029" not in text
+        rows = [json.loads(line) for line in text.splitlines()]
+        assert len(rows) == 1  # one error, one site: one row per line
+    site = json.loads((out / "sites.jsonl").read_text().splitlines()[0])
+    assert site["message"] == MESSAGE  # the escape reads back as the character
+    assert "\\u2028end" in (out / "sites.jsonl").read_text()
