@@ -6,20 +6,23 @@ names too long for the file system."""
 from __future__ import annotations
 
 import json
+import subprocess
 import unicodedata
 from pathlib import Path
+
+import pytest
 
 from miner.cli import main
 
 #: A title that a bidi override would show reversed, with a zero-width space,
 #: an isolate, a byte order mark and a line separator inside.
 MESSAGE = "invoice\u202etxt.exe\u202c zero\u200bwidth \u2066iso\u2069 bom\ufeff sep\u2028end"
-SOURCE = f'''\
+SOURCE = f"""\
 def check(x):
     if x is None:
         raise ValueError({MESSAGE!r})
     # comment \u202e gnirts
-'''
+"""
 
 
 def _format_chars(text: str) -> set[str]:
@@ -56,3 +59,48 @@ def test_json_lines_escape_line_separators(make_repo, tmp_path: Path) -> None:
     site = json.loads((out / "sites.jsonl").read_text().splitlines()[0])
     assert site["message"] == MESSAGE  # the escape reads back as the character
     assert "\\u2028end" in (out / "sites.jsonl").read_text()
+
+
+REFLOG_REFUSED = "cannot resolve this reflog form in {repo}; give a commit SHA, tag or branch"
+
+
+@pytest.mark.parametrize("rev", ["@{-1}", "HEAD@{yesterday}", "HEAD@{5}", "main@{1.week.ago}"])
+@pytest.mark.parametrize("command", ["mine", "diff-old", "diff-new"])
+def test_reflog_revisions_exit_2_with_one_line(
+    make_repo, tmp_path: Path, capsys, rev: str, command: str
+) -> None:
+    repo = make_repo({"pkg/a.py": "raise ValueError('x')\n"})
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    if command == "mine":
+        argv = ["mine", "--repo", str(repo), "--commit", rev, "--out", str(tmp_path / "o")]
+    elif command == "diff-old":
+        argv = ["diff", "--repo", str(repo), rev, "v1"]
+    else:
+        argv = ["diff", "--repo", str(repo), "v1", rev]
+    assert main(argv + cache) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"miner: error: {rev}: {REFLOG_REFUSED.format(repo=repo)} instead "
+        "(git rev-parse prints the SHA of a reflog form)"
+    ]
+    assert not (tmp_path / "o").exists()
+
+
+def test_history_reflog_bound_exits_2_with_one_line(make_repo, tmp_path: Path, capsys) -> None:
+    repo = make_repo({"pkg/a.py": "raise ValueError('x')\n"})
+    out = tmp_path / "o"
+    argv = ["history", "--repo", str(repo), "--to", "@{-1}", "--out", str(out)]
+    assert main(argv + ["--cache-dir", str(tmp_path / "cache")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "miner: error: @{-1}: not a tag of the repository matching v*; check --from/--to"
+    ]
+
+
+def test_reflog_form_git_reads_still_resolves(make_repo, tmp_path: Path) -> None:
+    repo = make_repo({"pkg/a.py": "raise ValueError('x')\n"})
+    out = tmp_path / "o"
+    assert main(["mine", "--repo", str(repo), "--commit", "HEAD@{0}", "--out", str(out)]) == 0
+    sha = subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert json.loads((out / "manifest.json").read_text())["commit"]["sha"] == sha

@@ -134,7 +134,9 @@ def _clone_failure(url: str, stderr: str) -> str:
 def _try_resolve(repo: git.Repo, rev: str) -> git.Commit | None:
     try:
         obj = repo.rev_parse(rev)
-    except (git.BadName, ValueError, git.GitCommandError):
+    except (git.BadName, git.BadObject, ValueError, git.GitCommandError):
+        return None
+    except (IndexError, NotImplementedError):  # reflog forms: @{-1}, HEAD@{yesterday}
         return None
     while isinstance(obj, git.TagObject):
         obj = obj.object
@@ -145,11 +147,17 @@ def resolve_commit(repo: git.Repo, rev: str) -> git.Commit:
     """The commit for a full or abbreviated SHA, a tag or a branch.
 
     Raises:
-        SourceError: no commit has that name.
+        SourceError: no commit has that name, or it is a reflog form
+            (``@{-1}``, ``HEAD@{yesterday}``: local state, not a pinned commit).
     """
     commit = _try_resolve(repo, rev)
     if commit is None:
         where = repo.working_tree_dir or repo.git_dir
+        if "@{" in rev:
+            raise SourceError(
+                f"{rev}: cannot resolve this reflog form in {where}; give a commit "
+                "SHA, tag or branch instead (git rev-parse prints the SHA of a reflog form)"
+            )
         raise SourceError(
             f"{rev}: unknown revision in {where}; "
             "give a commit SHA, tag or branch that exists there"
