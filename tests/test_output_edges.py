@@ -104,3 +104,85 @@ def test_reflog_form_git_reads_still_resolves(make_repo, tmp_path: Path) -> None
         ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert json.loads((out / "manifest.json").read_text())["commit"]["sha"] == sha
+
+
+@pytest.mark.parametrize("spelling", [".", "./", "{cwd}", "sub/..", "link"])
+def test_out_current_folder_is_refused_before_work(
+    make_repo, tmp_path: Path, monkeypatch, capsys, spelling: str
+) -> None:
+    repo = make_repo({"pkg/a.py": "raise ValueError('x')\n"})
+    here = tmp_path / "here"
+    (here / "sub").mkdir(parents=True)
+    (here / "mine.txt").write_text("keep\n")
+    (tmp_path / "link").symlink_to(here)
+    monkeypatch.chdir(here)
+    out = spelling.format(cwd=here)
+    if spelling == "link":
+        out = str(tmp_path / "link")
+    argv = ["mine", "--repo", str(repo), "--commit", "v1", "--out", out]
+    assert main(argv + ["--cache-dir", str(tmp_path / "cache")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"miner: error: {Path(out).absolute()}: is the current folder, which the run would "
+        "replace; pass --out with a new folder (e.g. --out ./out), or run from outside it"
+    ]
+    assert sorted(p.name for p in here.iterdir()) == ["mine.txt", "sub"]
+
+
+def test_out_holding_the_current_folder_is_refused(
+    make_repo, tmp_path: Path, monkeypatch, capsys
+) -> None:
+    repo = make_repo({"pkg/a.py": "raise ValueError('x')\n"})
+    inner = tmp_path / "top" / "inner"
+    inner.mkdir(parents=True)
+    monkeypatch.chdir(inner)
+    argv = ["mine", "--repo", str(repo), "--commit", "v1", "--out", ".."]
+    assert main(argv + ["--cache-dir", str(tmp_path / "cache")]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"miner: error: {inner}/..: is a folder holding the current folder {inner}, which the "
+        "run would replace; pass --out with a new folder (e.g. --out ./out), or run from "
+        "outside it"
+    ]
+
+
+@pytest.mark.parametrize("length", [238, 249, 255, 300])
+def test_out_name_too_long_for_its_staging_is_refused_before_mining(
+    make_repo, tmp_path: Path, capsys, length: int
+) -> None:
+    import os
+
+    repo = make_repo({"pkg/a.py": "raise ValueError('x')\n"})
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    out = tmp_path / ("o" * length)
+    cache = tmp_path / "cache"
+    argv = ["mine", "--repo", str(repo), "--commit", "v1", "--out", str(out)]
+    assert main(argv + ["--cache-dir", str(cache)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"miner: error: {out}: the folder's name is {length} bytes long; its file system "
+        f"allows {limit} bytes for a name and the staging folder beside it "
+        f"(.NAME.staging-XXXXXXXX) adds 18, so at most {limit - 18}; "
+        "pass --out with a shorter name"
+    ]
+    assert not (cache / "blobs").exists()  # refused before mining
+
+
+def test_out_name_that_fits_with_its_staging_is_mined(make_repo, tmp_path: Path) -> None:
+    import os
+
+    repo = make_repo({"pkg/a.py": "raise ValueError('x')\n"})
+    out = tmp_path / ("o" * (os.pathconf(tmp_path, "PC_NAME_MAX") - 18))
+    assert main(["mine", "--repo", str(repo), "--commit", "v1", "--out", str(out)]) == 0
+    assert (out / "manifest.json").is_file()
+
+
+def test_out_path_with_a_folder_name_too_long_is_refused(make_repo, tmp_path: Path, capsys) -> None:
+    import os
+
+    repo = make_repo({"pkg/a.py": "raise ValueError('x')\n"})
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    out = tmp_path / ("d" * (limit + 1)) / "out"
+    argv = ["mine", "--repo", str(repo), "--commit", "v1", "--out", str(out)]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"miner: error: {out}: a folder name on this path is {limit + 1} bytes long; its file "
+        f"system allows {limit}; pass --out with shorter names"
+    ]

@@ -189,6 +189,78 @@ def check_folder(dest: Path, kind: str) -> dict[str, Any] | None:
     return None
 
 
+#: How many random characters :func:`tempfile.mkdtemp` puts after a prefix:
+#: the staging folder beside ``OUT`` is ``.OUT.staging-`` and these.
+TEMP_RANDOM = 8
+
+
+def _name_max(folder: Path) -> int | None:
+    """The longest file name (bytes) the file system of ``folder`` accepts
+    (``NAME_MAX``), or None when it does not say."""
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return None
+
+
+def check_place(out: Path) -> None:
+    """Check, before any work, where ``out`` is: not the current folder nor
+    one holding it (publishing replaces the folder: the shell that ran the
+    tool would be left in a deleted one), and no name on its path, nor the
+    staging folder's name beside it (``.NAME.staging-`` and
+    :data:`TEMP_RANDOM` characters), longer than its file system allows.
+
+    Raises:
+        OutputError: either fails.
+    """
+    out = Path(out).absolute()
+    real = Path(os.path.realpath(out))
+    cwd = Path(os.path.realpath(Path.cwd()))
+    if real == cwd or real in cwd.parents:
+        where = (
+            "the current folder" if real == cwd else f"a folder holding the current folder {cwd}"
+        )
+        raise OutputError(
+            f"{out}: is {where}, which the run would replace; pass --out with a new "
+            "folder (e.g. --out ./out), or run from outside it"
+        )
+    _check_names(out, real)
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; False for a name too long to look up."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
+def _check_names(out: Path, real: Path) -> None:
+    """:func:`check_place`'s name lengths (``real``: ``out`` resolved)."""
+    probe = real
+    while not _exists(probe) and probe != probe.parent:
+        probe = probe.parent
+    limit = _name_max(probe if probe.is_dir() else probe.parent)
+    if limit is None:
+        return
+    extra = len(os.fsencode(Staging(real).prefix)) + TEMP_RANDOM - len(os.fsencode(real.name))
+    new = real.relative_to(probe).parts if probe != real else (real.name,)
+    for index, part in enumerate(new, 1 - len(new)):
+        size = len(os.fsencode(part))
+        if index < 0 and size > limit:
+            raise OutputError(
+                f"{out}: a folder name on this path is {size} bytes long; its file system "
+                f"allows {limit}; pass --out with shorter names"
+            )
+        if index == 0 and size + extra > limit:
+            raise OutputError(
+                f"{out}: the folder's name is {size} bytes long; its file system allows "
+                f"{limit} bytes for a name and the staging folder beside it "
+                f"(.NAME.staging-XXXXXXXX) adds {extra}, so at most {limit - extra}; "
+                "pass --out with a shorter name"
+            )
+
+
 def check_writable(out: Path) -> None:
     """Check, before any work and without writing anything, that ``out`` can
     be created or written: it is a folder (or does not exist yet), its nearest
@@ -196,8 +268,10 @@ def check_writable(out: Path) -> None:
     staging folder and the lock file.
 
     Raises:
-        OutputError: ``out`` cannot be created or written.
+        OutputError: ``out`` cannot be created or written, or is not a place
+            for an output folder (:func:`check_place`).
     """
+    check_place(out)
     out = Path(out).absolute()
     real = Path(os.path.realpath(out))
     probe = real
