@@ -216,8 +216,8 @@ def test_a_folder_without_records_exits_2(tmp_path: Path, capsys) -> None:
 def test_mined_control_and_format_characters_are_shown_as_escapes(mined: Path, capsys) -> None:
     error_id = error_of(mined, "ValueError", "mem-fraction-static")
     card = (mined / "errors" / f"{error_id}.md").read_text()
-    # the card writes ESC as text already, and holds the format characters raw
-    assert "above 1 \\x1b[2J\u202egnp.\u200b\n" in card
+    # the card writes ESC and the format characters as escapes already
+    assert "above 1 \\x1b[2J\\u202egnp.\\u200b\n" in card
     code, out, _ = explain(capsys, error_id, "--out", str(mined))
     assert code == 0
     assert (
