@@ -10,6 +10,7 @@ and as ``self.x`` in each class. Nothing here decides what a value means;
 from __future__ import annotations
 
 import ast
+import gc
 import re
 import warnings
 from collections import defaultdict, deque
@@ -194,12 +195,17 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
 
 
 def _parse(data: bytes, path: str) -> ast.Module | None:
-    try:
+    collecting = gc.isenabled()
+    gc.disable()  # a tree holds no cycles; collecting while it is built
+    try:  # rescans every tree kept so far (most of the stage's time)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return ast.parse(data, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def build_module(path: str, tree: ast.Module) -> Module:
