@@ -10,9 +10,10 @@ and as ``self.x`` in each class. Nothing here decides what a value means;
 from __future__ import annotations
 
 import ast
+import gc
 import re
 import warnings
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -125,31 +126,42 @@ class Module:
             self._writes = dict(table)
         return self._writes.get(attr, [])
 
+    def _index(self) -> None:
+        """Walk the module once (in :func:`ast.walk` order) for its calls,
+        ``try`` statements and handlers."""
+        calls: dict[int, list[ast.Call]] = defaultdict(list)
+        tries: list[ast.Try] = []
+        handlers: dict[int, ast.Try] = {}
+        for node in walk(self.tree):
+            if isinstance(node, ast.Call):
+                calls[node.lineno].append(node)
+            elif isinstance(node, ast.Try):
+                if node.body:
+                    tries.append(node)
+                for h in node.handlers:
+                    handlers[h.lineno] = node
+        self._calls, self._handlers = calls, handlers
+        self._tries = sorted(tries, key=lambda t: t.lineno)
+
     def calls_at(self, line: int) -> list[ast.Call]:
         """The calls that start on ``line`` (the module is walked once)."""
         if self._calls is None:
-            self._calls = defaultdict(list)
-            for node in ast.walk(self.tree):
-                if isinstance(node, ast.Call):
-                    self._calls[node.lineno].append(node)
+            self._index()
+        assert self._calls is not None
         return self._calls.get(line, [])
 
     def tries(self) -> list[ast.Try]:
         """Every ``try`` statement of the module, in source order."""
         if self._tries is None:
-            found = [n for n in ast.walk(self.tree) if isinstance(n, ast.Try) and n.body]
-            self._tries = sorted(found, key=lambda t: t.lineno)
+            self._index()
+        assert self._tries is not None
         return self._tries
 
     def try_of_handler(self, line: int) -> ast.Try | None:
         """The ``try`` statement with an ``except`` clause on ``line``, or None."""
         if self._handlers is None:
-            self._handlers = {
-                h.lineno: node
-                for node in ast.walk(self.tree)
-                if isinstance(node, ast.Try)
-                for h in node.handlers
-            }
+            self._index()
+        assert self._handlers is not None
         return self._handlers.get(line)
 
     def method(self, cls: ast.ClassDef, name: str) -> Function | None:
@@ -160,13 +172,40 @@ class Module:
         return None
 
 
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """The direct children of ``node``, in :func:`ast.iter_child_nodes`
+    order (a list built without its generators: the walks' hot loop)."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, ast.AST))
+    return out
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node`` (itself first), in :func:`ast.walk` order."""
+    todo = deque([node])
+    while todo:
+        current = todo.popleft()
+        todo.extend(child_nodes(current))
+        yield current
+
+
 def _parse(data: bytes, path: str) -> ast.Module | None:
-    try:
+    collecting = gc.isenabled()
+    gc.disable()  # a tree holds no cycles; collecting while it is built
+    try:  # rescans every tree kept so far (most of the stage's time)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return ast.parse(data, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def build_module(path: str, tree: ast.Module) -> Module:
@@ -175,7 +214,7 @@ def build_module(path: str, tree: ast.Module) -> Module:
     stack: list[tuple[ast.AST, str, ast.ClassDef | None]] = [(tree, "", None)]
     while stack:
         node, prefix, owner = stack.pop()
-        for child in ast.iter_child_nodes(node):
+        for child in child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qual = f"{prefix}{child.name}"
                 module.functions.append(Function(child, qual, owner))
@@ -307,7 +346,7 @@ def _walk_scope(
             stack.extend((s, node, None) for s in reversed(node.body))
             stack.extend((s, in_try, handler) for s in (*node.orelse, *node.finalbody))
             continue
-        stack.extend((c, in_try, handler) for c in reversed(list(ast.iter_child_nodes(node))))
+        stack.extend((c, in_try, handler) for c in reversed(child_nodes(node)))
 
 
 def scope_bindings(body: list[ast.stmt]) -> Iterator[Binding]:
