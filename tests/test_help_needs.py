@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from test_analysis_prose import analyses
 
-from miner.analysis.config import Option
+from miner.analysis.config import ConfigModel, Option
 from miner.analysis.evidence import help_requirement
 
 CLI = """
@@ -120,6 +120,7 @@ def test_a_boolean_optional_flag_is_turned_off_by_its_no_switch_and_never_given_
     option = Option("x", ("--x",), "", "", 0, "argparse", action="argparse.BooleanOptionalAction")
     assert option.is_bool and option.negation == "--no-x"
     assert Option("x", ("--x",), "", "", 0, "argparse", action="store_true").negation is None
+    assert ConfigModel(options=(option,)).flag_names() == {"--x", "--no-x"}
     (card,) = analyses({"tool/__init__.py": "", "tool/cli.py": NEGATABLE}).values()
     # ``cfg`` is linked by name (a parameter of ``check``): the fix says so
     assert card.solutions[0] == (

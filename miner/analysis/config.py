@@ -423,7 +423,10 @@ class ConfigModel:
         return self._env_by_name.get(name)
 
     def flag_names(self) -> frozenset[str]:
-        return frozenset(f for o in self.options for f in o.flags)
+        """Every flag the command lines accept: each option's flags, and the
+        ``--no-x`` that argparse adds for a ``BooleanOptionalAction``."""
+        flags = {f for o in self.options for f in o.flags}
+        return frozenset(flags | {o.negation for o in self.options if o.negation})
 
     def aliases_of(self, name: str) -> tuple[str, ...]:
         """Deprecated alias flags that store into ``name``."""
