@@ -231,7 +231,7 @@ def test_release_site_of_sglang_releases(history_site) -> None:
     assert (record["history"]["seen"], record["history"]["present"]) == (["v0.5.16"], False)
     card = (site / "errors" / f"{think}.html").read_text()
     assert (
-        '<p class="notice retired"><strong>Retired in v0.5.17.</strong> v0.5.17 does not raise '
+        '<p class="notice retired"><strong>Retired in v0.5.17.</strong> v0.5.19 does not raise '
         "this error; the last release that raised it is v0.5.16, and this card shows it as "
         "v0.5.16 raised it"
     ) in card
