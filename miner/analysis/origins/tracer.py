@@ -86,14 +86,14 @@ class Tracer:
         """Every origin of ``node``'s value at ``place`` that can meet ``demand``, into ``walk``."""
         walk.steps += 1
         if walk.steps > MAX_STEPS or len(chain) > MAX_DEPTH:
-            self._stop(walk, node, chain, "depth-limit", place)
+            self.stop(walk, node, chain, "depth-limit", place)
             return
         if isinstance(node, ast.Constant):
             if len(chain) > 1 and satisfiable(node.value, demand):
-                self._add(walk, OriginKind.CONSTANT, repr(node.value), chain, demand)
+                self.add(walk, OriginKind.CONSTANT, repr(node.value), chain, demand)
             return
         if len(chain) > 1 and _literal(node):
-            self._add(walk, OriginKind.CONSTANT, unparsed(node), chain, demand)
+            self.add(walk, OriginKind.CONSTANT, unparsed(node), chain, demand)
             return
         handler = _DISPATCH.get(type(node))
         if handler is None:
@@ -179,7 +179,7 @@ class Tracer:
             var = literal_text(left)
             if var:
                 is_set: ConstraintOp = "set" if isinstance(op, ast.In) else "unset"
-                self._env(walk, var, chain, polar(Constraint(is_set), demand))
+                self.env(walk, var, chain, polar(Constraint(is_set), demand))
                 return
         values = self._values(right, place)
         subject = left
@@ -268,9 +268,9 @@ class Tracer:
                 self, binds, name, Place(place.module, None, place.line), demand, walk, chain
             )
             return
-        if self._linked(node, place, demand, walk, chain):
+        if self.linked(node, place, demand, walk, chain):
             return
-        self._stop(walk, node, chain, "no-binding", place)
+        self.stop(walk, node, chain, "no-binding", place)
 
     def _bound(self, name: str, place: Place) -> bool:
         if place.function is not None and (
@@ -290,19 +290,19 @@ class Tracer:
         parts = chain_of(node)
         spelled = dotted(node) or ".".join(parts)
         if spelled and kinds.hardware_probe(spelled):
-            self._add(walk, OriginKind.HARDWARE, unparsed(node), chain, demand)
+            self.add(walk, OriginKind.HARDWARE, unparsed(node), chain, demand)
             return
         if node.attr == "__version__":
             top = (dotted(node.value) or node.attr).split(".")[0]
-            self._add(walk, OriginKind.PACKAGE, top, chain, demand, owner=kinds.distribution(top))
+            self.add(walk, OriginKind.PACKAGE, top, chain, demand, owner=kinds.distribution(top))
             return
         if self._class_option(node, place, demand, walk, chain):
             return
-        if self._linked(node, place, demand, walk, chain):
+        if self.linked(node, place, demand, walk, chain):
             return
         found = kinds.config_field(parts)
         if found is not None:
-            self._add(walk, OriginKind.MODEL_CONFIG, found[0], chain, demand, owner=found[1])
+            self.add(walk, OriginKind.MODEL_CONFIG, found[0], chain, demand, owner=found[1])
             return
         if self._request(node, parts, place, demand, walk, chain):
             return
@@ -335,7 +335,7 @@ class Tracer:
             return True
         if demand.op in ("!=", "not in") and member in {v.lower() for v in demand.values}:
             return True
-        self._add(walk, OriginKind.CONSTANT, unparsed(node), chain, demand)
+        self.add(walk, OriginKind.CONSTANT, unparsed(node), chain, demand)
         return True
 
     def _subscript(
@@ -346,14 +346,14 @@ class Tracer:
         walk: Walk,
         chain: tuple[Hop, ...],
     ) -> None:
-        if self._linked(node, place, demand, walk, chain):
+        if self.linked(node, place, demand, walk, chain):
             return
         key = literal_text(node.slice) if isinstance(node.slice, ast.Constant) else None
         parts = chain_of(node.value)
         if key and parts and parts[-1] in kinds.MODEL_CONFIG_HOLDERS | kinds.QUANT_CONFIG_HOLDERS:
             found = kinds.config_field([*parts, key])
             if found is not None:
-                self._add(walk, OriginKind.MODEL_CONFIG, found[0], chain, demand, owner=found[1])
+                self.add(walk, OriginKind.MODEL_CONFIG, found[0], chain, demand, owner=found[1])
                 return
         self.trace(node.value, place, demand, walk, chain)
         if not isinstance(node.slice, ast.Constant):
@@ -392,7 +392,7 @@ class Tracer:
                 return True
         return False
 
-    def _linked(
+    def linked(
         self, node: ast.expr, place: Place, demand: Constraint, walk: Walk, chain: tuple[Hop, ...]
     ) -> bool:
         """A read the :class:`Linker` knows: a setting, a derived setting or a variable."""
@@ -407,7 +407,7 @@ class Tracer:
         self, read: Read, place: Place, demand: Constraint, walk: Walk, chain: tuple[Hop, ...]
     ) -> None:
         if read.kind == "env":
-            self._env(walk, read.target, chain, demand)
+            self.env(walk, read.target, chain, demand)
         elif read.kind == "option":
             opt = self.config.option_in(read.target, read.option_path)
             if opt is not None:
@@ -430,7 +430,7 @@ class Tracer:
                 else ANY
             )
             if cond.env:
-                self._env(walk, cond.name, (*chain, hop), wanted)
+                self.env(walk, cond.name, (*chain, hop), wanted)
             elif opt is not None:
                 self._flag(walk, opt, (*chain, hop), wanted)
 
@@ -438,7 +438,7 @@ class Tracer:
 
     def _flag(self, walk: Walk, opt: Option, chain: tuple[Hop, ...], demand: Constraint) -> None:
         name = opt.flag or opt.name
-        self._add(
+        self.add(
             walk,
             OriginKind.FLAG,
             name,
@@ -449,10 +449,11 @@ class Tracer:
             default=opt.default,
         )
 
-    def _env(self, walk: Walk, name: str, chain: tuple[Hop, ...], demand: Constraint) -> None:
+    def env(self, walk: Walk, name: str, chain: tuple[Hop, ...], demand: Constraint) -> None:
+        """An environment variable's origin, with its default and where it is defined."""
         var = self.config.env_var(name)
         defined = f"{var.path}:{var.line}" if var is not None and var.path else ""
-        self._add(
+        self.add(
             walk,
             OriginKind.ENV,
             name,
@@ -463,7 +464,7 @@ class Tracer:
             default=var.default if var else None,
         )
 
-    def _add(
+    def add(
         self,
         walk: Walk,
         kind: OriginKind,
@@ -472,15 +473,17 @@ class Tracer:
         demand: Constraint,
         **extra: object,
     ) -> None:
+        """One origin found (the same kind, name and constraint only once)."""
         if any(o.kind is kind and o.name == name and o.constraint == demand for o in walk.found):
             return
         walk.found.append(
             Origin(kind, name, walk.read, walk.role, constraint=demand, chain=chain, **extra)  # type: ignore[arg-type]
         )
 
-    def _stop(
+    def stop(
         self, walk: Walk, node: ast.AST, chain: tuple[Hop, ...], reason: OriginReason, place: Place
     ) -> None:
+        """The trace ends at ``node`` for ``reason`` (an ``unknown`` origin)."""
         text = unparsed(node)
         if any(o.kind is OriginKind.UNKNOWN and o.name == text for o in walk.found):
             return
@@ -518,40 +521,14 @@ class Tracer:
             if in_request and function and function.owner
             else self.requests[node.attr]
         )
-        self._add(walk, OriginKind.REQUEST, node.attr, chain, demand, owner=owner)
+        self.add(walk, OriginKind.REQUEST, node.attr, chain, demand, owner=owner)
         return True
 
     def internal(
         self, walk: Walk, node: ast.AST, chain: tuple[Hop, ...], demand: Constraint
     ) -> None:
         """Runtime state: a value the program computes (a call outside the repository)."""
-        self._add(walk, OriginKind.INTERNAL, unparsed(node), chain, demand)
-
-    def stop(
-        self, walk: Walk, node: ast.AST, chain: tuple[Hop, ...], reason: OriginReason, place: Place
-    ) -> None:
-        """The trace ends at ``node`` for ``reason`` (an ``unknown`` origin)."""
-        self._stop(walk, node, chain, reason, place)
-
-    def add(
-        self,
-        walk: Walk,
-        kind: OriginKind,
-        name: str,
-        chain: tuple[Hop, ...],
-        demand: Constraint,
-        **extra: object,
-    ) -> None:
-        """One origin found (the same kind, name and constraint only once)."""
-        self._add(walk, kind, name, chain, demand, **extra)
-
-    def env(self, walk: Walk, name: str, chain: tuple[Hop, ...], demand: Constraint) -> None:
-        self._env(walk, name, chain, demand)
-
-    def linked(
-        self, node: ast.expr, place: Place, demand: Constraint, walk: Walk, chain: tuple[Hop, ...]
-    ) -> bool:
-        return self._linked(node, place, demand, walk, chain)
+        self.add(walk, OriginKind.INTERNAL, unparsed(node), chain, demand)
 
 
 def _literal(node: ast.expr) -> bool:
