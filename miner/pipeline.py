@@ -19,7 +19,7 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -206,24 +206,27 @@ def gather_facts(
     result: MineResult,
     jobs: int = 1,
     stage: Stage | None = None,
+    sources: Mapping[str, bytes] | None = None,
 ) -> RepoFacts:
     """The facts the analysis needs beyond the sites (the configuration model,
     callers, exception classes), read from the blobs of ``entries`` that
-    :func:`facts_files` keeps (``jobs`` > 1: in two processes); ``stage``
-    shows the reading of the files and each part of
+    :func:`facts_files` keeps, or from ``sources`` when they were read
+    already (:func:`facts_sources`); ``jobs`` > 1: in two processes.
+    ``stage`` shows the reading of the files and each part of
     :func:`~miner.analysis.facts.collect` as a step."""
     if stage is None:
-        return collect(facts_sources(repo, entries, result), result.sites, jobs=jobs)
+        files = sources if sources is not None else facts_sources(repo, entries, result)
+        return collect(files, result.sites, jobs=jobs)
     keep, _ = facts_files(entries, result)
     stage.doing = f"reading {len(keep):,} files"
     stage.total = 1 + COLLECT_PARTS
-    sources = {e.path: source.read_blob(repo, e.blob) for e in keep}
+    files = sources if sources is not None else facts_sources(repo, entries, result)
 
     def part(words: str) -> None:
         stage.doing = words
         stage.advance()
 
-    facts = collect(sources, result.sites, jobs=jobs, progress=part)
+    facts = collect(files, result.sites, jobs=jobs, progress=part)
     stage.doing = ""
     stage.advance()
     stage.summary = f"{len(keep):,} files read"
@@ -239,14 +242,14 @@ def facts_sources(
     return {e.path: source.read_blob(repo, e.blob) for e in keep}
 
 
-def with_origins(mining: Mining, facts: RepoFacts) -> RepoFacts:
+def with_origins(mining: Mining, facts: RepoFacts, sources: Mapping[str, bytes]) -> RepoFacts:
     """``facts`` with every error's origins and ``logged`` fact
-    (:func:`miner.analysis.origins.trace_origins`), read from the same files
-    (the ``origins`` stage of ``mining.reporter``)."""
+    (:func:`miner.analysis.origins.trace_origins`), from the files the facts
+    were read from (``sources``: :func:`facts_sources`); the ``origins``
+    stage of ``mining.reporter``."""
     result = mining.result
     with mining.reporter.stage(f"{mining.label}origins", total=1, unit="step") as stage:
         stage.measured = False
-        sources = facts_sources(mining.repo, mining.entries, result)
         traced = trace_origins(sources, result.errors, facts, jobs=mining.jobs)
         stage.advance()
         stage.summary = f"{len(traced.origins):,} errors traced"
@@ -540,11 +543,15 @@ def analyze_mining(mining: Mining) -> Mined:
     start = time.perf_counter()
     with reporter.stage(f"{label}facts") as stage:
         stage.unit, stage.measured = "step", False
-        facts = gather_facts(mining.repo, mining.entries, result, jobs=mining.jobs, stage=stage)
+        # read once: the origins stage traces the same files
+        sources = facts_sources(mining.repo, mining.entries, result) if mining.origins else None
+        facts = gather_facts(
+            mining.repo, mining.entries, result, jobs=mining.jobs, stage=stage, sources=sources
+        )
     seconds["facts"] = time.perf_counter() - start
-    if mining.origins:
+    if sources is not None:
         start = time.perf_counter()
-        facts = with_origins(mining, facts)
+        facts = with_origins(mining, facts, sources)
         seconds["origins"] = time.perf_counter() - start
     start = time.perf_counter()
     with reporter.stage(f"{label}analysis", total=len(result.errors), unit="error") as stage:
