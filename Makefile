@@ -21,6 +21,9 @@ TAGS     ?= v0.5.*
 SINCE    ?= v0.5.16
 # screenshots of the browser tests (git-ignored; never inside OUT, which make demo owns)
 ARTIFACTS ?= .test-artifacts
+# pytest-xdist workers of make test / test-fast (auto: one per core); each real
+# release is mined in one worker only (tests/conftest.py groups its tests)
+TEST_JOBS ?= auto
 
 .PHONY: check-cards venv mine corpus demo test test-fast lint bench bench-hard bench-analysis clean site browser diff history release
 
@@ -83,11 +86,11 @@ lint: $(STAMP)
 ## everything CI runs: lint, types, unit and integration tests (real SGLang releases);
 ## browser tests skip with a reason when Chromium is absent (make browser installs it)
 test: $(STAMP) corpus lint
-	RAISE_MINER_CORPUS='$(CORPUS)' RAISE_MINER_ARTIFACTS='$(ARTIFACTS)' $(BIN)/pytest -q --durations=15
+	RAISE_MINER_CORPUS='$(CORPUS)' RAISE_MINER_ARTIFACTS='$(ARTIFACTS)' $(BIN)/pytest -q -n '$(TEST_JOBS)' --dist loadgroup --durations=15
 
 ## the quick loop: no integration tests on the real releases, no slow tests
 test-fast: $(STAMP) lint
-	RAISE_MINER_ARTIFACTS='$(ARTIFACTS)' $(BIN)/pytest -q -m 'not integration and not slow'
+	RAISE_MINER_ARTIFACTS='$(ARTIFACTS)' $(BIN)/pytest -q -n '$(TEST_JOBS)' --dist loadgroup -m 'not integration and not slow'
 
 ## time and peak memory of mining the hard inputs of tests/hard_input_fixtures.py (issue 4)
 bench-hard: $(STAMP)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -43,11 +44,54 @@ def commit_all(repo: git.Repo, message: str, tag: str | None = None, *, stage: b
     return repo.head.commit.hexsha
 
 
+#: Session fixtures that mine real releases -> the group of the tests using
+#: them: under pytest-xdist (``make test`` runs ``-n auto --dist loadgroup``)
+#: each group runs in one worker, so each release is mined once per session.
+RELEASE_GROUPS = {
+    "history_site": "release-site",
+    "analysed_release": "v0.5.19",
+    "mined_release": "v0.5.19",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test joins one ``xdist_group``: that of the release fixture it
+    uses (:data:`RELEASE_GROUPS`), else its module's (module fixtures are
+    then built once too). Without pytest-xdist the marks do nothing."""
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        module = item.nodeid.split("::")[0]
+        group = next((g for f, g in RELEASE_GROUPS.items() if f in names), module)
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def _built_once(tmp_path_factory: pytest.TempPathFactory, name: str) -> None:
+    """Note that this worker builds the release fixture ``name``; warn when
+    another worker of the same run built it already (its tests were not kept
+    in one worker: pytest 9.2 drops the ``xdist_group`` marks, pytest-xdist
+    issue 1386, hence the pin ``pytest<9.2``)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    mark = tmp_path_factory.getbasetemp().parent / f"built-{name}"
+    try:
+        os.close(os.open(mark, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        warnings.warn(f"{name} was built by two workers: run with --dist loadgroup", stacklevel=2)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """Tests never read or write the user's cache (clones, blob cache)."""
+    """Tests never read or write the user's cache (clones, blob cache). The
+    workers of one pytest-xdist run share one (the blob cache is safe for
+    several processes): a release one worker extracted is not extracted
+    again by another."""
     if "RAISE_MINER_CACHE" not in os.environ:
-        os.environ["RAISE_MINER_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+        base = tmp_path_factory.getbasetemp()
+        shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+        cache = shared / "miner-cache"
+        cache.mkdir(exist_ok=True)
+        os.environ["RAISE_MINER_CACHE"] = str(cache)
 
 
 @pytest.fixture
@@ -113,6 +157,7 @@ def analysed_release(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
 
     def get(tag: str) -> tuple[pipeline.Mined, Path]:
         if tag not in done:
+            _built_once(tmp_path_factory, f"analysed-{tag}")
             mined = pipeline.mine_and_analyze(
                 str(corpus), tag, slug="sgl-project/sglang", link_ref=tag
             )
@@ -148,6 +193,7 @@ def history_site(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
     written ONCE per session and shared by the release-site and lookup tests."""
     from miner import pipeline
 
+    _built_once(tmp_path_factory, "history-site")
     out = tmp_path_factory.mktemp("history") / "site"
     tags = list(HISTORY_SITE_TAGS)
     run = pipeline.document_releases(str(corpus), tags, out, slug="sgl-project/sglang")
