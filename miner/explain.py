@@ -363,13 +363,15 @@ def origins_view(record: Mapping[str, Any]) -> dict[str, Any]:
 
         {"error_id": str, "condition": str, "links": [str, ...],
          "origins": [origin, ...] or None, "logged": caught or None,
+         "unreachable": unreachable or None,
          "sites": [{"path": str, "line": int, "scope": str,
                     "guards": [guard, ...], "exits": [guard, ...]}, ...]}
 
     ``condition`` is the analysis' reach condition as text, ``links`` its
     evidence (Markdown, one line per guard linked to a flag, setting or
-    variable), ``origins`` and ``logged`` the analysis' origins and logged
-    fact as stored (``Origin.to_json``, ``Caught.to_json``; ``origins`` is
+    variable), ``origins``, ``logged`` and ``unreachable`` the analysis'
+    origins and facts as stored (``Origin.to_json``, ``Caught.to_json``,
+    ``Unreachable.to_json``; ``origins`` is
     None when the records were mined without ``--origins``), ``guards`` and
     ``exits`` each site's records as stored."""
     analysis = record.get("analysis")
@@ -382,6 +384,7 @@ def origins_view(record: Mapping[str, Any]) -> dict[str, Any]:
         "links": [str(link) for link in links] if isinstance(links, list) else [],
         "origins": found or None,
         "logged": analysis.get("logged"),
+        "unreachable": analysis.get("unreachable"),
         "sites": [
             {
                 "path": site.get("path", ""),
@@ -429,11 +432,31 @@ def origins_text(view: Mapping[str, Any]) -> str:
             f"Logged: caught by the handler at {logged.get('path')}:{logged.get('line')} "
             f"(except {logged.get('types')}; {logged.get('frame')} frame), not re-raised"
         )
+    lines += _unreachable_lines(view.get("unreachable"))
     for site in view["sites"]:
         lines.append(f"{_where(site)} in {site['scope']}")
         for key, label in (("guards", "guard"), ("exits", "exit")):
             lines += [f"  {label} {_guard_text(g, key == 'exits')}" for g in site[key]]
     return "\n".join(terminal_safe(line) for line in lines) + "\n"
+
+
+def _unreachable_lines(fact: object) -> list[str]:
+    """``Unreachable: <atom> (line N) is never true: <value> at <path:line>, ...``."""
+    if not isinstance(fact, dict):
+        return []
+    given = []
+    for value in _list(fact.get("values")):
+        if not isinstance(value, dict):
+            continue
+        chain = _list(value.get("chain"))
+        last = chain[-1] if chain and isinstance(chain[-1], dict) else {}
+        given.append(
+            f"{last.get('text', value.get('name'))} at {last.get('path')}:{last.get('line')}"
+        )
+    return [
+        f"Unreachable: {fact.get('condition')} (line {fact.get('line')}) is never true: "
+        + "; ".join(given)
+    ]
 
 
 def _origin_lines(origin: object) -> list[str]:

@@ -799,7 +799,8 @@ ConstraintOp = Literal[
 #: ``no-binding`` (no assignment of the name or attribute found),
 #: ``many-bindings`` (assigned in too many places to follow),
 #: ``no-callers`` (a parameter of a function no call found reaches),
-#: ``many-callers`` (a parameter of a function called from too many places),
+#: ``many-callers`` (a parameter of a function called from too many places,
+#: or whose calls cannot all be listed: its name is used other than in calls),
 #: ``default-only`` (the calls found leave the parameter to its default),
 #: ``unparsed`` (the file or the expression does not parse),
 #: ``dynamic`` (a value computed in a way not followed: a subscript by a
@@ -940,6 +941,42 @@ class Origin:
 
 @compact_pickle
 @dataclass(frozen=True, slots=True)
+class Unreachable:
+    """No in-tree call can make a site's condition true (the ``unreachable``
+    fact): one atom of its top-level ``and`` reads a parameter whose every
+    argument, at every call the commit holds (or its default), is a constant
+    the atom cannot accept (``is_paged=True`` at both calls of a function
+    raising only when ``not is_paged``)."""
+
+    path: str
+    line: int
+    """The guard (or the site) that reads the atom."""
+    condition: str
+    """The atom as written: ``not is_paged``."""
+    values: tuple[Origin, ...]
+    """Each constant given, with the chain to the call that gives it (kind
+    ``constant``; ``constraint`` is what the atom needs and the value cannot meet)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "condition": self.condition,
+            "values": [v.to_json() for v in self.values],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Unreachable:
+        return cls(
+            path=data["path"],
+            line=data["line"],
+            condition=data["condition"],
+            values=tuple(Origin.from_json(v) for v in data.get("values", ())),
+        )
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
 class Caught:
     """A handler that catches a site's exception without re-raising it: the
     user sees at most a log line, not the error (the ``logged`` fact)."""
@@ -1029,6 +1066,8 @@ class Analysis:
     logged: Caught | None = None
     """A handler that catches the primary site's exception without
     re-raising it (the user sees a log line, not the error); None when none is found."""
+    unreachable: Unreachable | None = None
+    """Why no in-tree call can reach the primary site; None when one may."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -1053,6 +1092,7 @@ class Analysis:
             "condition_text": self.condition_text,
             "origins": [o.to_json() for o in self.origins],
             "logged": None if self.logged is None else self.logged.to_json(),
+            "unreachable": None if self.unreachable is None else self.unreachable.to_json(),
         }
 
     @classmethod
@@ -1078,6 +1118,9 @@ class Analysis:
             condition_text=data.get("condition_text", ""),
             origins=tuple(Origin.from_json(o) for o in data.get("origins", ())),
             logged=None if data.get("logged") is None else Caught.from_json(data["logged"]),
+            unreachable=None
+            if data.get("unreachable") is None
+            else Unreachable.from_json(data["unreachable"]),
         )
 
 

@@ -243,7 +243,7 @@ def facts_sources(
 
 
 def with_origins(mining: Mining, facts: RepoFacts, sources: Mapping[str, bytes]) -> RepoFacts:
-    """``facts`` with every error's origins and ``logged`` fact
+    """``facts`` with every error's origins, ``logged`` and ``unreachable`` facts
     (:func:`miner.analysis.origins.trace_origins`), from the files the facts
     were read from (``sources``: :func:`facts_sources`); the ``origins``
     stage of ``mining.reporter``."""
@@ -253,7 +253,9 @@ def with_origins(mining: Mining, facts: RepoFacts, sources: Mapping[str, bytes])
         traced = trace_origins(sources, result.errors, facts, jobs=mining.jobs)
         stage.advance()
         stage.summary = f"{len(traced.origins):,} errors traced"
-    return dataclasses.replace(facts, origins=traced.origins, logged=traced.logged)
+    return dataclasses.replace(
+        facts, origins=traced.origins, logged=traced.logged, unreachable=traced.unreachable
+    )
 
 
 @dataclass(frozen=True)

@@ -261,6 +261,7 @@ def test_origins_prints_the_guards_linked_to_settings(mined: Path, capsys) -> No
         ],
         "origins": None,
         "logged": None,
+        "unreachable": None,
         "sites": [
             {
                 "path": "pkg/cfg.py",
@@ -301,7 +302,19 @@ def test_origins_of_an_error_are_printed_when_the_record_has_them(
         {"kind": "env", "name": "SGL\u202eX", "chain": [], "reason": "no-callers"},
     ]
     record["analysis"]["logged"] = {
-        "path": "pkg/cfg.py", "line": 12, "types": "Exception", "frame": "same", "logs": True
+        "path": "pkg/cfg.py",
+        "line": 12,
+        "types": "Exception",
+        "frame": "same",
+        "logs": True,
+    }
+    given = {"kind": "constant", "name": "0.5", "constraint": {"op": ">", "values": ["1"]}}
+    given["chain"] = [{"path": "pkg/run.py", "line": 3, "text": "fraction=0.5"}]
+    record["analysis"]["unreachable"] = {
+        "path": "pkg/cfg.py",
+        "line": 8,
+        "condition": "fraction > 1",
+        "values": [given],
     }
     path.write_text(json.dumps(record, ensure_ascii=False))
     code, text, _ = explain(capsys, error_id, "--out", str(out), "--origins")
@@ -313,6 +326,7 @@ def test_origins_of_an_error_are_printed_when_the_record_has_them(
         "  env SGL\\u202eX  [no-callers]\n"
         "Logged: caught by the handler at pkg/cfg.py:12 (except Exception; same frame), "
         "not re-raised\n"
+        "Unreachable: fraction > 1 (line 8) is never true: fraction=0.5 at pkg/run.py:3\n"
         "pkg/cfg.py:9 in main\n"
     ) in text
     code, text, _ = explain(capsys, error_id, "--out", str(out), "--origins", "--format", "json")

@@ -9,7 +9,16 @@ from miner import pipeline
 from miner.analysis.facts import collect
 from miner.analysis.origins import Traced, kind_counts, trace_origins
 from miner.extract.runner import extract_file
-from miner.model import Caught, CommitInfo, Constraint, Error, Hop, Origin, OriginKind
+from miner.model import (
+    Caught,
+    CommitInfo,
+    Constraint,
+    Error,
+    Hop,
+    Origin,
+    OriginKind,
+    Unreachable,
+)
 
 BLOB = "0" * 40
 INFO = CommitInfo("repo", "acme/pkg", "v1", "1" * 40, "2026-01-01T00:00:00+00:00")
@@ -284,6 +293,126 @@ def test_the_condition_around_the_call_of_the_function_is_a_caller_origin() -> N
     assert [(h.path, h.line) for h in found[0].chain] == [("pkg/r.py", 4), ("pkg/r.py", 7)]
 
 
+UNREACHABLE = """
+class Compressor:
+    def forward_compress(self, x, ratio, is_paged: bool = False):
+        if ratio not in (4, 128):
+            raise ValueError("bad ratio")
+        if not is_paged:
+            raise NotImplementedError("expects paged metadata")
+        return x
+
+def first(backend, x):
+    return backend.forward_compress(x, 4, is_paged=True)
+
+def second(backend, x):
+    return backend.forward_compress(x, 128, is_paged=True)
+"""
+
+
+def unreachable_at(files: dict[str, str], path: str, line: int) -> Unreachable | None:
+    errors, found = traced(files)
+    error = next(e for e in errors if (e.primary.path, e.primary.line) == (path, line))
+    return found.unreachable.get(error.error_id)
+
+
+def test_a_parameter_every_call_sets_against_the_condition_makes_the_raise_unreachable() -> None:
+    fact = unreachable_at({"pkg/c.py": UNREACHABLE}, "pkg/c.py", 7)
+    assert fact is not None
+    assert (fact.path, fact.line, fact.condition) == ("pkg/c.py", 6, "not is_paged")
+    assert [(v.kind.value, v.name, v.constraint.op) for v in fact.values] == [
+        ("constant", "True", "false"),
+        ("constant", "True", "false"),
+    ]
+    assert [v.chain[-1] for v in fact.values] == [
+        Hop("pkg/c.py", 11, "is_paged=True"),
+        Hop("pkg/c.py", 14, "is_paged=True"),
+    ]
+    # the ratio check: both calls pass a ratio it accepts (4, 128): unreachable
+    # too; once one call passes a value from elsewhere, reachable
+    ratio = unreachable_at({"pkg/c.py": UNREACHABLE}, "pkg/c.py", 5)
+    assert ratio is not None and [v.name for v in ratio.values] == ["4", "128"]
+    source = UNREACHABLE.replace("def first(backend, x):", "def first(backend, x, r):")
+    source = source.replace("(x, 4, is_paged=True)", "(x, r, is_paged=True)")
+    assert unreachable_at({"pkg/c.py": source}, "pkg/c.py", 5) is None
+    assert unreachable_at({"pkg/c.py": source}, "pkg/c.py", 7) is not None
+    assert Unreachable.from_json(fact.to_json()) == fact
+
+
+def test_one_call_that_can_meet_the_condition_keeps_the_raise_reachable() -> None:
+    source = UNREACHABLE.replace("x, 128, is_paged=True", "x, 128, is_paged=False")
+    assert unreachable_at({"pkg/c.py": source}, "pkg/c.py", 7) is None
+    # a call that leaves it out gets the default, False: reachable too
+    source = UNREACHABLE.replace("x, 128, is_paged=True", "x, 128")
+    assert unreachable_at({"pkg/c.py": source}, "pkg/c.py", 7) is None
+
+
+def test_a_default_every_call_keeps_can_make_the_raise_unreachable() -> None:
+    source = UNREACHABLE.replace("is_paged: bool = False", "is_paged: bool = True")
+    source = source.replace(", is_paged=True)", ")")
+    fact = unreachable_at({"pkg/c.py": source}, "pkg/c.py", 7)
+    assert fact is not None
+    assert {v.chain[-1].text for v in fact.values} == {"is_paged=True (default)"}
+
+
+PLANNED = """
+def make_plan(mode):
+    if mode == "verify":
+        raise NotImplementedError("target verify mode to be implemented")
+    return mode
+
+class Compressor:
+    def forward_compress(self, x, mode, is_paged: bool = False):
+        if is_paged:
+            plan = None
+        else:
+            plan = make_plan(mode)
+        return x, plan
+
+def run(backend, x, mode):
+    return backend.forward_compress(x, mode, is_paged=True)
+"""
+
+
+def test_a_function_called_only_where_the_call_cannot_be_reached_is_unreachable() -> None:
+    fact = unreachable_at({"pkg/p.py": PLANNED}, "pkg/p.py", 4)
+    assert fact is not None
+    assert (fact.path, fact.line, fact.condition) == ("pkg/p.py", 9, "not is_paged")
+    assert [v.chain[-1] for v in fact.values] == [Hop("pkg/p.py", 16, "is_paged=True")]
+    reachable = PLANNED.replace("mode, is_paged=True)", "mode)")
+    assert unreachable_at({"pkg/p.py": reachable}, "pkg/p.py", 4) is None
+
+
+def test_a_call_unpacking_arguments_may_give_any_parameter_a_value() -> None:
+    # the default (True) cannot meet the condition, but **options may hold is_paged
+    source = UNREACHABLE.replace("is_paged: bool = False", "is_paged: bool = True")
+    source = source.replace("x, 4, is_paged=True", "x, 4")
+    assert unreachable_at({"pkg/c.py": source}, "pkg/c.py", 7) is not None
+    source = source.replace("x, 128, is_paged=True", "x, 128, **options")
+    source = source.replace("def second(backend, x):", "def second(backend, x, options):")
+    assert unreachable_at({"pkg/c.py": source}, "pkg/c.py", 7) is None
+
+
+def test_an_argument_that_is_not_a_constant_proves_nothing() -> None:
+    # a config value read with a default: the config may hold any value
+    source = UNREACHABLE.replace(
+        "x, 128, is_paged=True", 'x, 128, is_paged=getattr(arch, "paged", True)'
+    )
+    source = source.replace("def second(backend, x):", "def second(backend, x, arch):")
+    assert unreachable_at({"pkg/c.py": source}, "pkg/c.py", 7) is None
+    # a local of the caller: its bindings may not all be seen (a loop reassigns it)
+    source = UNREACHABLE.replace(
+        "return backend.forward_compress(x, 128, is_paged=True)",
+        ("paged = True\n    return backend.forward_compress(x, 128, is_paged=paged)"),
+    )
+    assert unreachable_at({"pkg/c.py": source}, "pkg/c.py", 7) is None
+
+
+def test_a_function_used_other_than_by_calls_is_never_called_unreachable() -> None:
+    source = UNREACHABLE + "\nHOOKS = {'compress': Compressor.forward_compress}\n"
+    assert unreachable_at({"pkg/c.py": source}, "pkg/c.py", 7) is None
+
+
 def test_request_fields_and_runtime_state() -> None:
     protocol = """
     from pydantic import BaseModel
@@ -390,7 +519,7 @@ def test_audience_from_origins_is_decided_by_what_the_condition_reads() -> None:
     assert (state.audience.value, state.rule) == ("internal", "origin-internal")
 
 
-MINED = '''\
+MINED = """\
 import argparse
 
 
@@ -403,7 +532,7 @@ def main():
 def check(server_args):
     if server_args.backend == "marlin":
         raise ValueError("marlin is not supported here")
-'''
+"""
 
 
 def test_mine_with_origins_writes_them_into_the_records(make_repo, tmp_path, capsys) -> None:
@@ -431,3 +560,4 @@ def test_mine_with_origins_writes_them_into_the_records(make_repo, tmp_path, cap
     ]
     counts = json.loads((traced / "manifest.json").read_text())["counts"]
     assert counts["origins_by_kind"]["flag"] == 1
+    assert counts["errors_unreachable"] == 0 and counts["errors_logged"] == 0

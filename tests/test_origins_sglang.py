@@ -28,7 +28,10 @@ SITES = (
     (f"{SRT}/arg_groups/attention_hook.py", 579),
     (f"{GEN}/configs/sample/sampling_params.py", 592),
     (f"{SRT}/entrypoints/openai/serving_chat.py", 2176),
+    (f"{SRT}/layers/attention/dsv4/compressor.py", 104),
+    (f"{SRT}/layers/attention/dsv4/compressor.py", 246),
 )
+COMPRESSOR = f"{SRT}/layers/attention/dsv4/compressor.py"
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +54,12 @@ def record(traced: Any, path: str, line: int) -> dict[str, Any]:
     found, ids = traced
     error_id = ids[(path, line)]
     logged = found.logged.get(error_id)
+    unreachable = found.unreachable.get(error_id)
     return {
         "analysis": {
             "origins": [o.to_json() for o in found.origins[error_id]],
             "logged": None if logged is None else logged.to_json(),
+            "unreachable": None if unreachable is None else unreachable.to_json(),
         }
     }
 
@@ -137,6 +142,30 @@ def test_tool_call_parse_error_is_caught_and_logged(traced: Any) -> None:
         "frame": "same",
         "logs": True,
     }
+
+
+def test_the_hip_compressor_check_is_unreachable_every_call_passes_is_paged(
+    traced: Any,
+) -> None:
+    """``git -C $RAISE_MINER_CORPUS grep -n "is_paged=" v0.5.19``: the only
+    calls of the mixin's ``forward_compress`` (compressor.py:484,
+    compress_hip.py:353; the call at compressor.py:514 cannot bind to it and
+    goes to the NPU backend's) pass ``is_paged=True``; line 104 needs ``not
+    is_paged``, and ``make_compressor_plan`` (line 246) is called only in
+    its ``else`` (line 98)."""
+    hip = record(traced, COMPRESSOR, 104)["analysis"]["unreachable"]
+    assert (hip["path"], hip["line"], hip["condition"]) == (COMPRESSOR, 103, "not is_paged")
+    calls = sorted((v["chain"][-1]["path"], v["chain"][-1]["line"]) for v in hip["values"])
+    assert calls == [(f"{SRT}/layers/attention/dsv4/compress_hip.py", 353), (COMPRESSOR, 484)]
+    assert {v["name"] for v in hip["values"]} == {"True"}
+    plan = record(traced, COMPRESSOR, 246)["analysis"]["unreachable"]
+    assert (plan["path"], plan["line"], plan["condition"]) == (COMPRESSOR, 88, "not is_paged")
+    assert {v["chain"][-1]["text"] for v in plan["values"]} == {"is_paged=True"}
+
+
+def test_a_user_setting_error_is_not_unreachable(traced: Any) -> None:
+    for path, line in SITES[:5]:
+        assert record(traced, path, line)["analysis"]["unreachable"] is None, (path, line)
 
 
 def test_origins_are_counted_for_every_kind(traced: Any) -> None:

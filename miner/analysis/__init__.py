@@ -104,6 +104,7 @@ class _Job:
             condition_text=reading.condition.text(),
             origins=self.facts.origins.get(error.error_id, ()),
             logged=self.facts.logged.get(error.error_id),
+            unreachable=self.facts.unreachable.get(error.error_id),
         )
 
 

@@ -51,7 +51,7 @@ from miner.analysis.nested import site_nested_exits
 from miner.analysis.paths import CallReach, call_reaches, first_uses, referenced
 from miner.analysis.resolvers import Choice, Note, callee, guard_names, local_calls, setting_code
 from miner.lifecycle import beside
-from miner.model import Caught, Guard, Origin, Site
+from miner.model import Caught, Guard, Origin, Site, Unreachable
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +166,9 @@ class RepoFacts:
     logged: Mapping[str, Caught] = field(default_factory=dict)
     """Error id -> the handler that catches its exception without
     re-raising it (:mod:`miner.analysis.origins.caught`)."""
+    unreachable: Mapping[str, Unreachable] = field(default_factory=dict)
+    """Error id -> why no in-tree call reaches its primary site
+    (:func:`miner.analysis.origins.site_unreachable`; empty without ``--origins``)."""
 
     def to_json(self) -> dict[str, Any]:
         return self.config.to_json()

@@ -271,8 +271,9 @@ def manifest_json(
     inputs: str = "",
 ) -> dict[str, Any]:
     """Repository, commit, tool version, counts (errors per audience,
-    origins per kind and errors whose exception is caught and logged, when the
-    ``analyses`` are given), every file not mined (with why), every file
+    origins per kind, errors whose exception is caught and logged, errors
+    no in-tree call reaches, when the ``analyses`` are given), every file
+    not mined (with why), every file
     the run wrote in the folder (``written``, folder-relative: what a later
     run may delete; :mod:`miner.publish.output`) and, when given, ``inputs``:
     the digest of everything the folder was made from
@@ -314,6 +315,9 @@ def manifest_json(
             "errors_by_audience": {name: audiences[name] for name in get_args(AudienceName)},
             "origins_by_kind": {kind.value: origins[kind] for kind in OriginKind},
             "errors_logged": sum(1 for a in (analyses or {}).values() if a.logged is not None),
+            "errors_unreachable": sum(
+                1 for a in (analyses or {}).values() if a.unreachable is not None
+            ),
         },
         "files": notes,
         "written": list(written),

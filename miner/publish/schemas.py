@@ -69,6 +69,7 @@ from miner.model import (
     OriginKind,
     Parser,
     Site,
+    Unreachable,
 )
 from miner.releases.diff import Aspect
 
@@ -225,6 +226,7 @@ DEFS: dict[str, tuple[type, Shape]] = {
     "Constraint": (Constraint, Shape()),
     "Origin": (Origin, Shape()),
     "Caught": (Caught, Shape()),
+    "Unreachable": (Unreachable, Shape()),
     "Analysis": (
         Analysis,
         Shape(drop=("error_id",), refine={"related": _ID_LIST}),
@@ -353,6 +355,7 @@ def _counts() -> Schema:
     properties["errors_by_audience"] = obj(audiences, required=())
     properties["origins_by_kind"] = obj({k.value: count for k in OriginKind}, required=())
     properties["errors_logged"] = count
+    properties["errors_unreachable"] = count
     return obj(properties, description="What was mined: files, sites and errors.")
 
 

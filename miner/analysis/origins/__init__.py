@@ -9,7 +9,8 @@ to :class:`~miner.model.Origin` records of a closed set of kinds: a flag
 of the right options class, an environment variable, a model config field,
 a request field, the hardware, a package, a constant, runtime state, or
 ``unknown`` with why the trace stopped. It also finds the ``logged`` fact
-(:mod:`~miner.analysis.origins.caught`).
+(:mod:`~miner.analysis.origins.caught`) and the ``unreachable`` fact
+(:func:`site_unreachable`).
 
 A pure function of the commit's files (path -> bytes), its sites and its
 :class:`~miner.analysis.facts.RepoFacts`; no I/O.
@@ -23,19 +24,38 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from miner.analysis.callers import target_name
-from miner.analysis.condition import reach_of, site_reach
+from miner.analysis.condition import Reach, reach_of, site_reach
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker
 from miner.analysis.origins import kinds
 from miner.analysis.origins.bindings import package_origins
+from miner.analysis.origins.calls import function_calls
 from miner.analysis.origins.caught import logged
 from miner.analysis.origins.source import Module, Modules
 from miner.analysis.origins.tracer import MAX_DEPTH, Tracer
 from miner.analysis.origins.walk import Place, Walk
 from miner.lifecycle import fork_map
-from miner.model import ANY, Caught, Condition, Constraint, Error, Hop, Origin, OriginKind, Site
+from miner.model import (
+    ANY,
+    Caught,
+    Condition,
+    Constraint,
+    Error,
+    Hop,
+    Origin,
+    OriginKind,
+    Site,
+    Unreachable,
+)
 
-__all__ = ["MAX_DEPTH", "MAX_ORIGINS", "Traced", "site_origins", "trace_origins"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_ORIGINS",
+    "Traced",
+    "site_origins",
+    "site_unreachable",
+    "trace_origins",
+]
 
 #: Most origins kept per site (condition first, then message).
 MAX_ORIGINS = 40
@@ -52,6 +72,7 @@ class Traced:
 
     origins: Mapping[str, tuple[Origin, ...]] = field(default_factory=dict)
     logged: Mapping[str, Caught] = field(default_factory=dict)
+    unreachable: Mapping[str, Unreachable] = field(default_factory=dict)
 
 
 def request_fields(modules: Modules) -> dict[str, str]:
@@ -85,15 +106,16 @@ def _atom(
     place: Place,
     module: Module,
     before: tuple[Hop, ...] = (),
-) -> list[Origin]:
-    """The origins of one atom of a condition read at ``place`` (the guard's
-    ``line``), after the hops ``before``."""
+) -> Walk:
+    """The trace of one atom of a condition read at ``place`` (the guard's
+    ``line``), after the hops ``before``: its origins and the constants
+    it excluded."""
     walk = Walk(atom.atom if atom.kind == "expr" else atom.shown, "condition")
     demand = Constraint("false" if atom.negated else "true")
     chain = (*before, Hop(module.path, line, atom.shown))
     if atom.kind == "raised":
         _raised(tracer, atom, module, walk, chain)
-        return walk.found
+        return walk
     text = atom.atom
     if atom.kind == "loop":
         text, demand = text[len("loop:") :].rsplit(" in ", 1)[-1], ANY
@@ -103,9 +125,9 @@ def _atom(
         node = ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         tracer.stop(walk, ast.Name(text), chain, "unparsed", place)
-        return walk.found
+        return walk
     tracer.trace(node, place, demand, walk, chain)
-    return walk.found
+    return walk
 
 
 def _raised(
@@ -142,10 +164,8 @@ def _caller_origins(tracer: Tracer, site: Site) -> list[Origin]:
             guard = built.origin(atom)
             line = guard.line if guard else call.line
             at = Place(module, module.function_at(call.line, call.scope), line)
-            origins = _atom(
-                tracer, atom, line, at, module, (Hop(site.path, site.line, site.scope),)
-            )
-            found += [replace(o, role="caller") for o in origins]
+            walked = _atom(tracer, atom, line, at, module, (Hop(site.path, site.line, site.scope),))
+            found += [replace(o, role="caller") for o in walked.found]
     return found
 
 
@@ -158,12 +178,7 @@ def site_origins(tracer: Tracer, site: Site, error: Error | None = None) -> tupl
     reach = site_reach(site)
     found: list[Origin] = []
     for atom in reach.condition.atoms():
-        guard = reach.origin(atom)
-        line = guard.line if guard else site.line
-        key = (site.path, site.scope, line, atom.atom, atom.negated, atom.kind)
-        if key not in tracer.memo:  # the sites after one exit share its atom
-            tracer.memo[key] = _atom(tracer, atom, line, _atom_place(module, site, line), module)
-        found += tracer.memo[key]
+        found += _atom_walk(tracer, module, site, reach, atom).found
     found += _caller_origins(tracer, site)
     parts = error.message_parts if error is not None else site.message_parts
     place = _atom_place(module, site, site.line)
@@ -180,6 +195,108 @@ def site_origins(tracer: Tracer, site: Site, error: Error | None = None) -> tupl
     return tuple(dict.fromkeys(found))[:MAX_ORIGINS]
 
 
+def _atom_walk(tracer: Tracer, module: Module, site: Site, reach: Reach, atom: Condition) -> Walk:
+    """The trace of one atom of ``site``'s reach condition, memoized (the
+    sites after one exit share its atom)."""
+    guard = reach.origin(atom)
+    line = guard.line if guard else site.line
+    key = (site.path, site.scope, line, atom.atom, atom.negated, atom.kind)
+    if key not in tracer.memo:
+        tracer.memo[key] = _atom(tracer, atom, line, _atom_place(module, site, line), module)
+    walk: Walk = tracer.memo[key]
+    return walk
+
+
+def site_unreachable(tracer: Tracer, site: Site) -> Unreachable | None:
+    """Why no in-tree call can reach ``site``, or None: an atom of its
+    condition's top-level ``and`` that no call can make true
+    (:func:`_never_true`), else such an atom in the condition around every
+    call of its function (at most :data:`MAX_CALLERS` calls). None when the
+    function may be called in ways the facts do not list (:func:`_calls_known`)."""
+    module = tracer.modules.get(site.path)
+    if module is None or not _calls_known(tracer, module, site.scope, site.line):
+        return None
+    reach = site_reach(site)
+    for conjunct in reach.condition.conjuncts():
+        walk = _atom_walk(tracer, module, site, reach, conjunct) if _plain(conjunct) else None
+        if walk is not None and _never_true(walk):
+            guard = reach.origin(conjunct)
+            line = guard.line if guard else site.line
+            return Unreachable(site.path, line, conjunct.shown, tuple(dict.fromkeys(walk.excluded)))
+    return _callers_unreachable(tracer, site)
+
+
+def _plain(conjunct: Condition) -> bool:
+    return conjunct.op == "atom" and conjunct.kind == "expr"
+
+
+def _never_true(walk: Walk) -> bool:
+    """The trace found no origin that can meet the demand, only constants
+    written as the calls' arguments (or the default) that cannot
+    (:attr:`Walk.excluded`), and no call gives anything else."""
+    return not walk.found and bool(walk.excluded) and not walk.indirect
+
+
+def _calls_known(tracer: Tracer, module: Module, scope: str, line: int) -> bool:
+    """Whether every call of the function ``scope`` (spanning ``line`` of
+    ``module``) can be listed: a function whose name is used only in calls
+    (and, defined once, called from few enough files to list; defined more
+    than once, at most :data:`MAX_CALLERS` calls bind to it:
+    :func:`~miner.analysis.origins.calls.function_calls`)."""
+    facts = tracer.facts
+    target = target_name(scope)
+    if not target or scope == "<module>":
+        return False
+    if facts.definitions.get(target, 1) > 1:
+        function = module.function_at(line, scope)
+        if function is None or function.qualname != scope:
+            return False
+        calls = function_calls(tracer, function)
+        return calls is not None and len(calls) <= MAX_CALLERS
+    return not (target in facts.referenced or target in facts.crowded or target in facts.uses)
+
+
+def _callers_unreachable(tracer: Tracer, site: Site) -> Unreachable | None:
+    """The site's function is called only where an atom of the call's own
+    condition can never be true (every call; the first call's atom is kept)."""
+    target = target_name(site.scope) or ""
+    calls = [
+        c for c in tracer.facts.callers.get(target, ()) if c.target.rsplit(".", 1)[-1] == target
+    ]
+    if not calls or len(calls) > MAX_CALLERS:
+        return None
+    found: list[Unreachable] = []
+    for call in calls:
+        reach = tracer.facts.call_reach.get((call.target, call.path, call.line))
+        module = tracer.modules.get(call.path)
+        if reach is None or module is None:
+            return None
+        if not _calls_known(tracer, module, call.scope, call.line):
+            return None
+        built = reach_of(reach.guards, reach.exits)
+        hit = None
+        for conjunct in built.condition.conjuncts():
+            if not _plain(conjunct):
+                continue
+            guard = built.origin(conjunct)
+            line = guard.line if guard else call.line
+            at = Place(module, module.function_at(call.line, call.scope), line)
+            walk = _atom(
+                tracer, conjunct, line, at, module, (Hop(site.path, site.line, site.scope),)
+            )
+            if _never_true(walk):
+                hit = Unreachable(
+                    call.path, line, conjunct.shown, tuple(dict.fromkeys(walk.excluded))
+                )
+                break
+        if hit is None:
+            return None
+        found.append(hit)
+    first = found[0]
+    values = tuple(dict.fromkeys(v for f in found for v in f.values))
+    return replace(first, values=values)
+
+
 @dataclass(frozen=True)
 class _Job:
     """What tracing each error reads (built once; forked workers share it)."""
@@ -188,10 +305,14 @@ class _Job:
     modules: Modules
     facts: RepoFacts
 
-    def one(self, error: Error) -> tuple[str, tuple[Origin, ...], Caught | None]:
+    def one(self, error: Error) -> _Row:
         site = error.primary
         found = logged(site, self.modules, self.facts.exceptions, self.facts.callers)
-        return error.error_id, site_origins(self.tracer, site, error), found
+        origins = site_origins(self.tracer, site, error)
+        return error.error_id, origins, found, site_unreachable(self.tracer, site)
+
+
+_Row = tuple[str, tuple[Origin, ...], Caught | None, Unreachable | None]
 
 
 #: Errors per task sent to a worker (:func:`trace_origins` with ``jobs`` > 1).
@@ -214,9 +335,11 @@ def trace_origins(
     errors = list(errors)
     job = _Job(tracer, modules, facts)
     rows = fork_map(jobs if len(errors) >= PARALLEL_MIN else 1, job.one, errors, CHUNK)
-    origins = {error_id: found for error_id, found, _ in rows}
-    caught = {error_id: hit for error_id, _, hit in rows if hit is not None}
-    return Traced(origins, caught)
+    return Traced(
+        origins={row[0]: row[1] for row in rows},
+        logged={row[0]: row[2] for row in rows if row[2] is not None},
+        unreachable={row[0]: row[3] for row in rows if row[3] is not None},
+    )
 
 
 def kind_counts(traced: Traced) -> dict[str, int]:

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 from miner.analysis.callers import target_name
 from miner.analysis.code import call_name, dotted, literal_text, parse_expr
 from miner.analysis.origins import kinds
+from miner.analysis.origins.overloads import signature_calls
 from miner.analysis.origins.source import Function, Module
-from miner.analysis.origins.walk import Place, Walk, polar, unparsed
-from miner.model import ANY, Constraint, Hop, OriginKind
+from miner.analysis.origins.walk import Place, Walk, polar, satisfiable, unparsed
+from miner.model import ANY, Constraint, Hop, Origin, OriginKind
 
 if TYPE_CHECKING:
     from miner.analysis.origins.tracer import Tracer
@@ -230,18 +231,48 @@ def trace_parameter(
         tracer.internal(walk, ast.Name(name), chain, demand)
         return
     given = tracer.facts.arguments.get((place.path, function.qualname, name))
-    if given:
-        for arg in given:
-            node = parse_expr(arg.text)
-            module = tracer.modules.get(arg.path)
-            if node is None or module is None:
-                continue
-            at = Place(module, module.function_at(arg.line, arg.scope), arg.line)
-            tracer.trace(
-                node, at, demand, walk, (*chain, Hop(arg.path, arg.line, f"{name}={arg.text}"))
-            )
+    if not given:
+        _from_callers(tracer, name, function, place, demand, walk, chain)
         return
-    _from_callers(tracer, name, function, place, demand, walk, chain)
+    for arg in given:
+        node = parse_expr(arg.text)
+        module = tracer.modules.get(arg.path)
+        if node is None or module is None:
+            tracer.stop(walk, ast.Name(name), chain, "unparsed", place)
+            continue
+        at = Place(module, module.function_at(arg.line, arg.scope), arg.line)
+        hop = Hop(arg.path, arg.line, f"{name}={arg.text}")
+        _argument(tracer, node, at, demand, walk, (*chain, hop))
+
+
+def _argument(
+    tracer: Tracer,
+    node: ast.expr,
+    at: Place,
+    demand: Constraint,
+    walk: Walk,
+    chain: tuple[Hop, ...],
+) -> None:
+    """One value a call gives a parameter (``node``, at the call's ``at``):
+    a constant that cannot meet ``demand`` is kept in
+    :attr:`Walk.excluded`, anything but a constant makes the walk
+    :attr:`~Walk.indirect`; then it is traced."""
+    if isinstance(node, ast.Constant):
+        if not satisfiable(node.value, demand):
+            walk.excluded.append(
+                Origin(
+                    OriginKind.CONSTANT,
+                    repr(node.value),
+                    walk.read,
+                    walk.role,
+                    constraint=demand,
+                    chain=chain,
+                )
+            )
+            return
+    else:
+        walk.indirect = True
+    tracer.trace(node, at, demand, walk, chain)
 
 
 def _from_callers(
@@ -253,33 +284,74 @@ def _from_callers(
     walk: Walk,
     chain: tuple[Hop, ...],
 ) -> None:
-    target = target_name(function.qualname) or ""
-    callers = [
-        c for c in tracer.facts.callers.get(target, ()) if c.target.rsplit(".", 1)[-1] == target
-    ]  # type: ignore[attr-defined]
-    if not callers:
-        tracer.stop(walk, ast.Name(name), chain, "no-callers", place)
-        return
-    if len(callers) > MAX_CALLERS:
+    calls = function_calls(tracer, function)
+    if calls is None or len(calls) > MAX_CALLERS:
         tracer.stop(walk, ast.Name(name), chain, "many-callers", place)
         return
-    for caller in callers:
+    if not calls:
+        tracer.stop(walk, ast.Name(name), chain, "no-callers", place)
+        return
+    for module, call, at in calls:
+        if module is None or call is None or at is None:
+            tracer.stop(walk, ast.Name(name), chain, "unparsed", place)
+            continue
+        arg = dict((p, a) for p, a, _ in _bound(function, call, at)).get(name)
+        if arg is None and _unpacks(call):
+            tracer.stop(walk, ast.Name(name), chain, "dynamic", place)
+            continue
+        if arg is None:
+            arg = _default(function, name)
+            if arg is None:
+                tracer.stop(walk, ast.Name(name), chain, "dynamic", place)
+                continue
+            hop = Hop(place.path, function.node.lineno, f"{name}={unparsed(arg)} (default)")
+            _argument(tracer, arg, place, demand, walk, (*chain, hop))
+            continue
+        hop = Hop(at.path, at.line, f"{name}={unparsed(arg)}")
+        _argument(tracer, arg, at, demand, walk, (*chain, hop))
+
+
+Call = tuple["Module | None", "ast.Call | None", Place | None]
+
+
+def function_calls(tracer: Tracer, function: Function) -> list[Call] | None:
+    """The calls of ``function`` as (module, call, place of the call): those
+    the facts found by its name when the commit defines it once, else those
+    that can bind to its signature
+    (:func:`~miner.analysis.origins.overloads.signature_calls`). A caller
+    in a file that does not parse gives ``(None, None, None)``; None when
+    the calls cannot all be known."""
+    target = target_name(function.qualname) or ""
+    if tracer.facts.definitions.get(target, 1) > 1:
+        key = (function.qualname, function.node.lineno)
+        if key not in tracer.overloads:
+            found = signature_calls(tracer.modules, function, target)
+            tracer.overloads[key] = found
+        named = tracer.overloads[key]
+        if named is None:
+            return None
+        return [
+            (module, call, Place(module, module.function_at(call.lineno), call.lineno))
+            for module, call in named
+        ]
+    out: list[Call] = []
+    for caller in tracer.facts.callers.get(target, ()):
+        if caller.target.rsplit(".", 1)[-1] != target:
+            continue
         module = tracer.modules.get(caller.path)
         if module is None:
+            out.append((None, None, None))
             continue
         at = Place(module, module.function_at(caller.line, caller.scope), caller.line)
-        for call in _calls_at(module, caller.line, target):
-            arg = dict((p, a) for p, a, _ in _bound(function, call, at)).get(name)
-            if arg is None:
-                arg = _default(function, name)
-                if arg is None:
-                    tracer.stop(walk, ast.Name(name), chain, "dynamic", place)
-                    continue
-                hop = Hop(place.path, function.node.lineno, f"{name}={unparsed(arg)} (default)")
-                tracer.trace(arg, place, demand, walk, (*chain, hop))
-                continue
-            hop = Hop(caller.path, caller.line, f"{name}={unparsed(arg)}")
-            tracer.trace(arg, at, demand, walk, (*chain, hop))
+        out += [(module, call, at) for call in _calls_at(module, caller.line, target)]
+    return out
+
+
+def _unpacks(call: ast.Call) -> bool:
+    """The call passes ``*args`` or ``**kwargs``: any parameter may get a value."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    )
 
 
 def _calls_at(module: Module, line: int, target: str) -> list[ast.Call]:

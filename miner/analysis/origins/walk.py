@@ -67,6 +67,14 @@ class Walk:
     seen: set[tuple[str, int, str]] = field(default_factory=set)
     hidden: set[str] = field(default_factory=set)
     """Names bound by the comprehension being traced: not the function's."""
+    excluded: list[Origin] = field(default_factory=list)
+    """Constants written as a call's argument for a parameter (or as its
+    default) that cannot meet the demand: left out of :attr:`found`, kept
+    for the ``unreachable`` fact."""
+    indirect: bool = False
+    """Some call gives a parameter on the way an expression other than a
+    constant (a name, an attribute, a call): its values are not all known,
+    so :attr:`excluded` proves nothing."""
 
 
 def satisfiable(value: object, demand: Constraint) -> bool:
