@@ -21,7 +21,7 @@ TAGS     ?= v0.5.*
 SINCE    ?= v0.5.16
 # screenshots of the browser tests (git-ignored; never inside OUT, which make demo owns)
 ARTIFACTS ?= .test-artifacts
-# pytest-xdist workers of make test / test-fast (auto: one per core); each real
+# pytest-xdist workers of make test / test-fast (auto: one per core; 0: no workers); each real
 # release is mined in one worker only (tests/conftest.py groups its tests)
 TEST_JOBS ?= auto
 
