@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -42,6 +43,18 @@ def commit_all(repo: git.Repo, message: str, tag: str | None = None, *, stage: b
     if tag:
         repo.create_tag(tag)
     return repo.head.commit.hexsha
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the tests as it reaches a user at a terminal. A shell
+    that starts the suite in the background (``make test &``, a CI step run
+    by a non-interactive shell) starts it with ``SIGINT`` ignored, and every
+    process it starts inherits that: the tests that press Ctrl-C, in this
+    process or in a ``miner`` they start, would see nothing happen. A
+    handler (unlike ``SIG_IGN``) is not inherited across ``exec``: the
+    children start with the default, as from a terminal."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: Session fixtures that mine real releases -> the group of the tests using
