@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
-from miner.analysis.callers import target_name
+from miner.analysis.callers import Caller, target_name
 from miner.analysis.condition import Reach, reach_of, site_reach
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker
@@ -145,26 +145,53 @@ def _raised(
     tracer.internal(walk, ast.Name(atom.shown), chain, ANY)
 
 
+def _site_calls(tracer: Tracer, site: Site) -> list[Caller]:
+    """The calls of the site's function the facts found by its name."""
+    target = target_name(site.scope) or ""
+    return [
+        c for c in tracer.facts.callers.get(target, ()) if c.target.rsplit(".", 1)[-1] == target
+    ]
+
+
+def _call_reach(tracer: Tracer, call: Caller) -> tuple[Module, Reach] | None:
+    """The module of ``call`` and the condition around it
+    (:attr:`~miner.analysis.facts.RepoFacts.call_reach`), or None."""
+    reach = tracer.facts.call_reach.get((call.target, call.path, call.line))
+    module = tracer.modules.get(call.path)
+    if reach is None or module is None:
+        return None
+    return module, reach_of(reach.guards, reach.exits)
+
+
+def _call_atom_walk(
+    tracer: Tracer, site: Site, call: Caller, module: Module, built: Reach, atom: Condition
+) -> tuple[int, Walk]:
+    """(guard line, trace) of one atom of the condition around ``call`` of
+    ``site``'s function, memoized (the origins and the ``unreachable`` fact
+    read the same trace)."""
+    guard = built.origin(atom)
+    line = guard.line if guard else call.line
+    key = ("call", site.path, site.line, call.path, call.line, line, atom.atom, atom.negated)
+    if key not in tracer.memo:
+        at = Place(module, module.function_at(call.line, call.scope), line)
+        before = (Hop(site.path, site.line, site.scope),)
+        tracer.memo[key] = _atom(tracer, atom, line, at, module, before)
+    walk: Walk = tracer.memo[key]
+    return line, walk
+
+
 def _caller_origins(tracer: Tracer, site: Site) -> list[Origin]:
     """The origins of the conditions around the calls of the site's function
     (:attr:`~miner.analysis.facts.RepoFacts.call_reach`, at most
     :data:`MAX_CALLERS` calls), role ``caller``."""
-    target = target_name(site.scope) or ""
-    calls = [
-        c for c in tracer.facts.callers.get(target, ()) if c.target.rsplit(".", 1)[-1] == target
-    ]
     found: list[Origin] = []
-    for call in calls[:MAX_CALLERS]:
-        reach = tracer.facts.call_reach.get((call.target, call.path, call.line))
-        module = tracer.modules.get(call.path)
-        if reach is None or module is None:
+    for call in _site_calls(tracer, site)[:MAX_CALLERS]:
+        around = _call_reach(tracer, call)
+        if around is None:
             continue
-        built = reach_of(reach.guards, reach.exits)
+        module, built = around
         for atom in built.condition.atoms():
-            guard = built.origin(atom)
-            line = guard.line if guard else call.line
-            at = Place(module, module.function_at(call.line, call.scope), line)
-            walked = _atom(tracer, atom, line, at, module, (Hop(site.path, site.line, site.scope),))
+            _, walked = _call_atom_walk(tracer, site, call, module, built, atom)
             found += [replace(o, role="caller") for o in walked.found]
     return found
 
@@ -259,31 +286,20 @@ def _calls_known(tracer: Tracer, module: Module, scope: str, line: int) -> bool:
 def _callers_unreachable(tracer: Tracer, site: Site) -> Unreachable | None:
     """The site's function is called only where an atom of the call's own
     condition can never be true (every call; the first call's atom is kept)."""
-    target = target_name(site.scope) or ""
-    calls = [
-        c for c in tracer.facts.callers.get(target, ()) if c.target.rsplit(".", 1)[-1] == target
-    ]
+    calls = _site_calls(tracer, site)
     if not calls or len(calls) > MAX_CALLERS:
         return None
     found: list[Unreachable] = []
     for call in calls:
-        reach = tracer.facts.call_reach.get((call.target, call.path, call.line))
-        module = tracer.modules.get(call.path)
-        if reach is None or module is None:
+        around = _call_reach(tracer, call)
+        if around is None or not _calls_known(tracer, around[0], call.scope, call.line):
             return None
-        if not _calls_known(tracer, module, call.scope, call.line):
-            return None
-        built = reach_of(reach.guards, reach.exits)
+        module, built = around
         hit = None
         for conjunct in built.condition.conjuncts():
             if not _plain(conjunct):
                 continue
-            guard = built.origin(conjunct)
-            line = guard.line if guard else call.line
-            at = Place(module, module.function_at(call.line, call.scope), line)
-            walk = _atom(
-                tracer, conjunct, line, at, module, (Hop(site.path, site.line, site.scope),)
-            )
+            line, walk = _call_atom_walk(tracer, site, call, module, built, conjunct)
             if _never_true(walk):
                 hit = Unreachable(
                     call.path, line, conjunct.shown, tuple(dict.fromkeys(walk.excluded))

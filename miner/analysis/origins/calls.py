@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from miner.analysis.callers import target_name
 from miner.analysis.code import call_name, dotted, literal_text, parse_expr
 from miner.analysis.origins import kinds
-from miner.analysis.origins.overloads import signature_calls
+from miner.analysis.origins.overloads import signature_calls, unpacks
 from miner.analysis.origins.source import Function, Module
 from miner.analysis.origins.walk import Place, Walk, polar, satisfiable, unparsed
 from miner.model import ANY, Constraint, Hop, Origin, OriginKind
@@ -296,7 +296,7 @@ def _from_callers(
             tracer.stop(walk, ast.Name(name), chain, "unparsed", place)
             continue
         arg = dict((p, a) for p, a, _ in _bound(function, call, at)).get(name)
-        if arg is None and _unpacks(call):
+        if arg is None and unpacks(call):
             tracer.stop(walk, ast.Name(name), chain, "dynamic", place)
             continue
         if arg is None:
@@ -345,13 +345,6 @@ def function_calls(tracer: Tracer, function: Function) -> list[Call] | None:
         at = Place(module, module.function_at(caller.line, caller.scope), caller.line)
         out += [(module, call, at) for call in _calls_at(module, caller.line, target)]
     return out
-
-
-def _unpacks(call: ast.Call) -> bool:
-    """The call passes ``*args`` or ``**kwargs``: any parameter may get a value."""
-    return any(isinstance(a, ast.Starred) for a in call.args) or any(
-        k.arg is None for k in call.keywords
-    )
 
 
 def _calls_at(module: Module, line: int, target: str) -> list[ast.Call]:

@@ -29,9 +29,7 @@ def binds(function: Function, call: ast.Call) -> bool:
     a call on an object), every keyword one of its names, every parameter
     without a default given. A ``*args`` or ``**kwargs`` in the call can
     bind to anything."""
-    if any(isinstance(a, ast.Starred) for a in call.args) or any(
-        k.arg is None for k in call.keywords
-    ):
+    if unpacks(call):
         return True
     a = function.node.args
     positional = [p.arg for p in (*a.posonlyargs, *a.args)]
@@ -49,6 +47,13 @@ def binds(function: Function, call: ast.Call) -> bool:
     required = positional[: len(positional) - len(a.defaults)] if a.defaults else positional
     required += [p.arg for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is None]
     return set(required) <= given
+
+
+def unpacks(call: ast.Call) -> bool:
+    """The call passes ``*args`` or ``**kwargs``: any parameter may get a value."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    )
 
 
 def _static(function: Function) -> bool:

@@ -73,13 +73,14 @@ class Tracer:
         self.config = linker.config
         self.facts = facts
         self.requests = requests
-        self.memo: dict[tuple[str, str, int, str, bool, str], Walk] = {}
-        """The origins of a condition atom at a guard, by (path, scope,
-        line, atom, negated, kind): every site after the guard reads it."""
+        """Request field name -> its class (``""`` when several classes have it)."""
+        self.memo: dict[tuple[object, ...], Walk] = {}
+        """The trace of a condition atom at a guard, by (path, scope, line,
+        atom, negated, kind): every site after the guard reads it; and of an
+        atom around a call of a site's function, by ``("call", ...)``."""
         self.overloads: dict[tuple[str, int], list[tuple[Module, ast.Call]] | None] = {}
         """The calls that bind to a function whose name is defined more than
         once, by (``__qualname__``, line) (:func:`~miner.analysis.origins.calls.function_calls`)."""
-        """Request field name -> its class (``""`` when several classes have it)."""
 
     # ------------------------------------------------------------ entry points
 
