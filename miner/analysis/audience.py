@@ -749,17 +749,46 @@ def _deciding(origins: Iterable[Origin]) -> dict[Audience, Origin]:
 
 
 def _decisive(site: Site, origins: tuple[Origin, ...]) -> tuple[Origin, ...]:
-    """The origins read by the innermost ``if`` / ``while`` / ``assert`` around
-    the site (what makes it raise; the exits before it are only the way
-    there), when that guard has any; else every origin."""
-    guards = [g for g in site.guards if g.kind in ("if", "while", "assert")]
-    if not guards:
-        return origins
-    line = guards[-1].line
-    mine = tuple(
-        o for o in origins if o.role == "condition" and o.chain and o.chain[0].line == line
-    )
-    return mine or origins
+    """The origins that make the site raise. Those the innermost ``if`` /
+    ``while`` / ``assert`` around it reads, when one of them is under the
+    user's control or runtime state; a bare ``assert`` (an invariant) has
+    only those. Otherwise (its reads end in constants or ``unknown``, which
+    do not say what varies): the user-controlled origins of every such
+    guard, else those of the innermost. Only a site under no such guard is
+    decided by every origin (its early exits and its callers' conditions;
+    under a guard they are the way to the raise, not its cause)."""
+    guards = [g.line for g in site.guards if g.kind in ("if", "while", "assert")]
+
+    def read_at(lines: list[int]) -> tuple[Origin, ...]:
+        return tuple(
+            o for o in origins if o.role == "condition" and o.chain and o.chain[0].line in lines
+        )
+
+    inner = read_at(guards[-1:])
+    if any(o.user or o.kind is OriginKind.INTERNAL for o in inner):
+        return inner
+    if site.kind == "assert" and site.message_kind == "none":
+        return inner
+    outer = tuple(o for o in read_at(guards) if o.user)
+    return outer or (inner if guards else origins)
+
+
+def _advice(error: Error, words: str, settings: Settings | None) -> AudienceDecision | None:
+    """``user-setting`` when the message names a flag or a variable the
+    configuration model defines (the code's own advice: "Please try to
+    increase --mem-fraction-static"); None otherwise."""
+    known = settings.flags if settings is not None else frozenset()
+    flags = [f for f in named_flags(words) if f in known]
+    if flags:
+        return AudienceDecision(
+            Audience.USER_SETTING, f"message names the flag '{flags[0]}'", "origin-advice"
+        )
+    names = named_env_vars(words, settings.env_vars if settings is not None else ())
+    if names:
+        return AudienceDecision(
+            Audience.USER_SETTING, f"message names the variable '{names[0]}'", "origin-advice"
+        )
+    return None
 
 
 def _named(origin: Origin) -> str:
@@ -780,10 +809,13 @@ def classify_by_origins(
     with a ``NotImplementedError`` or a message saying "not supported"
     ``unsupported``. Several kinds: the word rules (:func:`classify`) break
     the tie when they name one of them, else flag before package before
-    request. [origin-internal] a condition whose origins are all internal
-    state, constants or unknown: ``internal``. Only the origins of the
-    innermost ``if`` / ``while`` / ``assert`` count when it has any (an
-    early exit on a flag is the way to the raise, not its cause). No origin at all (a raise its
+    request. [origin-advice] no user-controlled origin, but the message
+    names a flag or variable of the configuration model: ``user-setting``.
+    [origin-internal] a condition whose origins are all internal state,
+    constants or unknown: ``internal``. The user-controlled origins of the
+    innermost ``if`` / ``while`` / ``assert`` count first, then those of the
+    other guards, then the early exits' and the callers' (the way to the
+    raise, not its cause): :func:`_decisive`. No origin at all (a raise its
     function always reaches, no call condition known): :func:`classify`
     decides. The reason names the origins."""
     origins = tuple(origins)
@@ -794,6 +826,9 @@ def classify_by_origins(
     origins = _decisive(error.primary, origins)
     deciding = _deciding(origins)
     if not deciding:
+        advice = _advice(error, words, settings)
+        if advice is not None:
+            return advice
         if any(o.role != "message" for o in origins):
             reads = ", ".join(dict.fromkeys(o.read for o in origins if o.role != "message"))
             return AudienceDecision(
