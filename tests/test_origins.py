@@ -698,3 +698,70 @@ def test_audience_is_user_setting_when_the_message_names_a_flag_of_the_model() -
     )
     unknown = classify_by_origins(error, found.origins[error.error_id], Settings())
     assert (unknown.audience.value, unknown.rule) == ("internal", "origin-internal")
+
+
+def test_audience_of_a_check_of_a_tools_own_flag_is_script() -> None:
+    """``--num-layers`` of a ``parse_args`` function (not of an options
+    class) is a flag of that tool's command line, in a path no path rule
+    calls a script."""
+    from miner.analysis.audience import classify_by_origins
+
+    tool = """
+    import argparse
+
+    def parse_args():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--num-layers", type=int, default=2)
+        return parser.parse_args()
+
+    def main():
+        args = parse_args()
+        if args.num_layers > 64:
+            raise ValueError("too many layers")
+    """
+    errors, found = traced({"pkg/loader/pack.py": tool})
+    origins = found.origins[errors[0].error_id]
+    assert [(o.kind.value, o.name, o.owner) for o in origins] == [
+        ("flag", "--num-layers", "parse_args")
+    ]
+    decision = classify_by_origins(errors[0], origins)
+    assert (decision.audience.value, decision.rule) == ("script", "origin-script")
+
+
+def test_audience_an_operand_setting_does_not_decide_beside_an_untraced_value() -> None:
+    """``size % page_size``: the setting is an operand of arithmetic with a
+    value the trace could not follow (a parameter no call passes), so it
+    does not make the error a setting's; ``page_size > 256`` narrows it and does."""
+    from miner.analysis.audience import classify_by_origins
+
+    args = ARGS.replace(
+        '    enable_thing: bool = False\n',
+        '    enable_thing: bool = False\n    page_size: int = 1\n',
+    ).replace(
+        '        parser.add_argument("--enable-thing", action="store_true")\n',
+        '        parser.add_argument("--enable-thing", action="store_true")\n'
+        '        parser.add_argument("--page-size", type=int, default=1)\n',
+    )
+    source = """
+    def pool(server_args, size):
+        if size % server_args.page_size != 0:
+            raise ValueError("size must be a multiple of the page size")
+
+    def pages(server_args):
+        if server_args.page_size > 256:
+            raise ValueError("page size too large")
+    """
+    errors, found = traced({"pkg/server_args.py": args, "pkg/f.py": source})
+    by_line = {e.primary.line: e for e in errors if e.primary.path == "pkg/f.py"}
+    operand = found.origins[by_line[4].error_id]
+    assert sorted((o.kind.value, o.constraint.op) for o in operand) == [
+        ("flag", "any"),
+        ("unknown", "any"),
+    ]
+    decision = classify_by_origins(by_line[4], operand)
+    assert (decision.audience.value, decision.rule) == ("internal", "origin-internal")
+    narrowed = classify_by_origins(by_line[8], found.origins[by_line[8].error_id])
+    assert (narrowed.audience.value, narrowed.reason) == (
+        "user-setting",
+        "flag --page-size (ServerArgs) via server_args.page_size > 256",
+    )

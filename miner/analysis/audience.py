@@ -737,26 +737,43 @@ ORIGIN_AUDIENCE: dict[OriginKind, Audience] = {
 _ORIGIN_ORDER = (Audience.USER_SETTING, Audience.DEPENDENCY, Audience.USER_INPUT)
 
 
-def _deciding(origins: Iterable[Origin]) -> dict[Audience, Origin]:
+def script_flag(origin: Origin) -> bool:
+    """A flag of a tool's own command line: its owner is the function or
+    module that builds the parser (``parse_args``, ``main``, ``<module>``),
+    not an options class of the program."""
+    return origin.kind is OriginKind.FLAG and not origin.owner[:1].isupper()
+
+
+def _deciding(origins: tuple[Origin, ...]) -> dict[Audience, Origin]:
     """The first origin of each audience among the condition's (and the
-    callers' conditions') user-controlled origins."""
+    callers' conditions') user-controlled origins. When the trace of these
+    origins stopped somewhere (an ``unknown`` among them), a user-controlled
+    value that is only an operand (constraint ``any``: ``size % page_size``)
+    does not decide: what it is compared with is not known. A tool's flag
+    (:func:`script_flag`) decides nothing here."""
+    partial = any(o.kind is OriginKind.UNKNOWN and o.role != "message" for o in origins)
     found: dict[Audience, Origin] = {}
     for origin in origins:
         audience = ORIGIN_AUDIENCE.get(origin.kind)
-        if origin.role != "message" and audience is not None:
-            found.setdefault(audience, origin)
+        if origin.role == "message" or audience is None or script_flag(origin):
+            continue
+        if partial and origin.constraint.op == "any":
+            continue
+        found.setdefault(audience, origin)
     return found
 
 
 def _decisive(site: Site, origins: tuple[Origin, ...]) -> tuple[Origin, ...]:
-    """The origins that make the site raise. Those the innermost ``if`` /
-    ``while`` / ``assert`` around it reads, when one of them is under the
-    user's control or runtime state; a bare ``assert`` (an invariant) has
-    only those. Otherwise (its reads end in constants or ``unknown``, which
-    do not say what varies): the user-controlled origins of every such
-    guard, else those of the innermost. Only a site under no such guard is
-    decided by every origin (its early exits and its callers' conditions;
-    under a guard they are the way to the raise, not its cause)."""
+    """The origins that make the site raise.
+
+    Those the innermost ``if`` / ``while`` / ``assert`` around it reads, when
+    one of them is under the user's control or runtime state; an ``assert``
+    (an invariant of the code where it stands) has only its own test.
+    Otherwise (its reads end in constants or ``unknown``, which do not say
+    what varies): the user-controlled origins of every such guard, else
+    those of the innermost. Only a site under no such guard is decided by
+    every origin: its early exits and its callers' conditions (under a guard
+    they are the way to the raise, not its cause)."""
     guards = [g.line for g in site.guards if g.kind in ("if", "while", "assert")]
 
     def read_at(lines: list[int]) -> tuple[Origin, ...]:
@@ -765,9 +782,7 @@ def _decisive(site: Site, origins: tuple[Origin, ...]) -> tuple[Origin, ...]:
         )
 
     inner = read_at(guards[-1:])
-    if any(o.user or o.kind is OriginKind.INTERNAL for o in inner):
-        return inner
-    if site.kind == "assert" and site.message_kind == "none":
+    if site.kind == "assert" or any(o.user or o.kind is OriginKind.INTERNAL for o in inner):
         return inner
     outer = tuple(o for o in read_at(guards) if o.user)
     return outer or (inner if guards else origins)
@@ -811,6 +826,8 @@ def classify_by_origins(
     the tie when they name one of them, else flag before package before
     request. [origin-advice] no user-controlled origin, but the message
     names a flag or variable of the configuration model: ``user-setting``.
+    [origin-script] only a flag of a tool's own parser decides
+    (:func:`script_flag`): ``script``.
     [origin-internal] a condition whose origins are all internal state,
     constants or unknown: ``internal``. The user-controlled origins of the
     innermost ``if`` / ``while`` / ``assert`` count first, then those of the
@@ -829,6 +846,9 @@ def classify_by_origins(
         advice = _advice(error, words, settings)
         if advice is not None:
             return advice
+        tool = next((o for o in origins if o.role != "message" and script_flag(o)), None)
+        if tool is not None:
+            return AudienceDecision(Audience.SCRIPT, _named(tool), "origin-script")
         if any(o.role != "message" for o in origins):
             reads = ", ".join(dict.fromkeys(o.read for o in origins if o.role != "message"))
             return AudienceDecision(
