@@ -765,3 +765,59 @@ def test_audience_an_operand_setting_does_not_decide_beside_an_untraced_value() 
         "user-setting",
         "flag --page-size (ServerArgs) via server_args.page_size > 256",
     )
+
+
+def test_a_weight_loaders_loaded_weight_is_the_checkpoint() -> None:
+    source = """
+    def weight_loader(param, loaded_weight):
+        if param.shape != loaded_weight.shape:
+            raise ValueError("checkpoint shape does not match the model")
+    """
+    found = origins_at({"pkg/loader.py": source}, "pkg/loader.py", 4)
+    assert [(o.kind.value, o.name) for o in found if o.kind is OriginKind.CHECKPOINT] == [
+        ("checkpoint", "loaded_weight")
+    ]
+
+
+def test_audience_of_a_caught_error_or_a_hardware_check_under_a_flag() -> None:
+    """A raise every call of whose function is caught without raising again
+    is ``internal`` (origin-logged); a hardware probe under a guard that
+    tests a flag is a combination the release refuses (``unsupported``)."""
+    from miner.analysis.audience import classify_by_origins
+
+    source = """
+    import torch
+
+    def check(x):
+        if x < 0:
+            raise ValueError("negative")
+
+    def outer(x):
+        try:
+            check(x)
+        except ValueError:
+            pass
+
+    def pick(server_args):
+        if server_args.moe_runner_backend == "marlin":
+            if not torch.cuda.is_available():
+                raise RuntimeError("Marlin needs a GPU")
+    """
+    errors, found = traced({"pkg/server_args.py": ARGS, "pkg/f.py": source})
+    by_line = {e.primary.line: e for e in errors if e.primary.path == "pkg/f.py"}
+    caught = by_line[6].error_id
+    decision = classify_by_origins(
+        by_line[6], found.origins[caught], logged=found.logged.get(caught)
+    )
+    assert (decision.audience.value, decision.rule, decision.reason) == (
+        "internal",
+        "origin-logged",
+        "caught by except ValueError at pkg/f.py:11 and not raised again",
+    )
+    gpu = by_line[17]
+    combined = classify_by_origins(gpu, found.origins[gpu.error_id])
+    assert (combined.audience.value, combined.rule) == ("unsupported", "origin-combination")
+    assert combined.reason.endswith(
+        "under flag --moe-runner-backend (ServerArgs) via server_args.moe_runner_backend == "
+        '"marlin"'
+    )

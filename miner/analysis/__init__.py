@@ -87,8 +87,14 @@ class _Job:
         were traced (:func:`~miner.analysis.audience.classify_by_origins`),
         else from the words and paths of its sites (:func:`classify`)."""
         if self.facts.origins:
-            found = self.facts.origins.get(error.error_id, ())
-            return classify_by_origins(error, found, self.settings)
+            i = error.error_id
+            return classify_by_origins(
+                error,
+                self.facts.origins.get(i, ()),
+                self.settings,
+                logged=self.facts.logged.get(i),
+                unreachable=self.facts.unreachable.get(i),
+            )
         return classify(error, self.settings)
 
     def one(self, error: Error) -> Analysis:

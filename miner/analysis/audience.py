@@ -97,7 +97,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from miner.model import Error, Guard, Origin, OriginKind, Site
+from miner.model import Caught, Error, Guard, Origin, OriginKind, Site, Unreachable
 
 if TYPE_CHECKING:
     from miner.analysis.config import ConfigModel, Derived
@@ -788,6 +788,62 @@ def _decisive(site: Site, origins: tuple[Origin, ...]) -> tuple[Origin, ...]:
     return outer or (inner if guards else origins)
 
 
+def _unseen(logged: Caught | None, unreachable: Unreachable | None) -> AudienceDecision | None:
+    """``internal`` for an error no user meets: unreachable, or caught and not raised again."""
+    if unreachable is not None:
+        where = f"{unreachable.path}:{unreachable.line}"
+        return AudienceDecision(
+            Audience.INTERNAL,
+            f"no in-tree call makes {unreachable.condition} hold ({where})",
+            "origin-unreachable",
+        )
+    if logged is not None:
+        caught = logged.types or "everything"
+        return AudienceDecision(
+            Audience.INTERNAL,
+            f"caught by except {caught} at {logged.path}:{logged.line} and not raised again",
+            "origin-logged",
+        )
+    return None
+
+
+def _combination(
+    error: Error,
+    origins: tuple[Origin, ...],
+    deciding: dict[Audience, Origin],
+    settings: Settings | None,
+) -> AudienceDecision | None:
+    """``unsupported`` when only a package or the hardware decides and a
+    guard around the raise (not the innermost) reads a flag or variable, or
+    the message names one (:func:`_advice`: "--fp8-gemm-backend=cutlass is
+    deprecated on this hardware")."""
+    if set(deciding) != {Audience.DEPENDENCY}:
+        return None
+    site = error.primary
+    advice = _advice(error, message_text(error), settings)
+    if advice is not None:
+        reason = f"{_named(deciding[Audience.DEPENDENCY])}; {advice.reason}"
+        return AudienceDecision(Audience.UNSUPPORTED, reason, "origin-combination")
+    outer = [g.line for g in site.guards if g.kind in ("if", "while")][:-1]
+    setting = next(
+        (
+            o
+            for o in origins
+            if o.role == "condition"
+            and o.chain
+            and o.chain[0].line in outer
+            and o.kind in (OriginKind.FLAG, OriginKind.ENV)
+            and not script_flag(o)
+            and o.constraint.op != "any"
+        ),
+        None,
+    )
+    if setting is None:
+        return None
+    reason = f"{_named(deciding[Audience.DEPENDENCY])} under {_named(setting)}"
+    return AudienceDecision(Audience.UNSUPPORTED, reason, "origin-combination")
+
+
 def _advice(error: Error, words: str, settings: Settings | None) -> AudienceDecision | None:
     """``user-setting`` when the message names a flag or a variable the
     configuration model defines (the code's own advice: "Please try to
@@ -812,7 +868,11 @@ def _named(origin: Origin) -> str:
 
 
 def classify_by_origins(
-    error: Error, origins: Iterable[Origin], settings: Settings | None = None
+    error: Error,
+    origins: Iterable[Origin],
+    settings: Settings | None = None,
+    logged: Caught | None = None,
+    unreachable: Unreachable | None = None,
 ) -> AudienceDecision:
     """The audience of ``error`` from what its condition reads (issue 33, item 2).
 
@@ -834,13 +894,21 @@ def classify_by_origins(
     other guards, then the early exits' and the callers' (the way to the
     raise, not its cause): :func:`_decisive`. No origin at all (a raise its
     function always reaches, no call condition known): :func:`classify`
-    decides. The reason names the origins."""
-    origins = tuple(origins)
+    decides. The reason names the origins.
+
+    [origin-unreachable] no in-tree call can make the condition true
+    (``unreachable``) and [origin-logged] a handler catches the error without
+    raising again (``logged``): ``internal``, whatever the origins, since no
+    user meets it as an error. [origin-unsupported] a package or the hardware
+    decides under a guard that reads a flag or variable: the combination is
+    not implemented (``--fp8-gemm-backend cutlass`` on a GPU it does not
+    serve)."""
+    all_origins = tuple(origins)
     words = message_text(error)
-    fixed = _by_path(error) or _abstract(error, words)
+    fixed = _by_path(error) or _abstract(error, words) or _unseen(logged, unreachable)
     if fixed is not None:
         return fixed
-    origins = _decisive(error.primary, origins)
+    origins = _decisive(error.primary, all_origins)
     deciding = _deciding(origins)
     if not deciding:
         advice = _advice(error, words, settings)
@@ -857,6 +925,9 @@ def classify_by_origins(
                 "origin-internal",
             )
         return classify(error, settings)
+    combined = _combination(error, all_origins, deciding, settings)
+    if combined is not None:
+        return combined
     unsupported = _unsupported(error, words)
     if unsupported is not None:
         first = next(iter(deciding.values()))

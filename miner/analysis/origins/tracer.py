@@ -263,6 +263,9 @@ class Tracer:
             if binds:
                 follow_bindings(self, binds, name, place, demand, walk, chain)
                 return
+            if name in function.params and name in kinds.CHECKPOINT_PARAMS:
+                self.add(walk, OriginKind.CHECKPOINT, name, chain, demand)
+                return
             if name in function.params:
                 trace_parameter(self, name, place, demand, walk, chain)
                 return
