@@ -296,3 +296,25 @@ def test_the_shapes_find_their_cards(built) -> None:
         best = index.search(paste)
         found.append(best[0].card.error_id if best and best[0].good else None)
     assert found == expected
+
+
+def test_the_page_reads_pastes_as_parse_paste(built) -> None:
+    """Every exception, reading, role and frame the CLI reads in a paste,
+    the page reads too, in the same order."""
+    from searchjs import node_parse
+
+    from miner.lookup import parse_paste
+
+    pastes = PASTES + SHAPES[:-1]
+    for text, page in zip(pastes, node_parse(built[1], pastes), strict=True):
+        python = [
+            [
+                r.exception,
+                list(r.messages),
+                r.role,
+                r.alone,
+                [[f.path, f.line, f.function, f.code] for f in r.frames],
+            ]
+            for r in parse_paste(text)
+        ]
+        assert page == python, text[:200]
