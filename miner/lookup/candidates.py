@@ -62,6 +62,7 @@ class AnchorIndex:
             counts.update(_grams(distinct))
         self.by_gram: dict[str, dict[str, list[int]]] = defaultdict(dict)
         self.always: list[int] = []
+        self.anchor_of: list[str] = [a or "" for a in anchors]
         for index, anchor in enumerate(anchors):
             if anchor is None:
                 continue
@@ -85,21 +86,37 @@ class AnchorIndex:
 
 class LineHits:
     """:meth:`AnchorIndex.hits` of the lines of readings, each line read once
-    per paste (readings share lines)."""
+    per paste (readings share lines). A line inside the line read last (the
+    readings of a line from each ``": "`` on) keeps those of its hits whose
+    anchor it holds: the same set, without reading the line again."""
 
     def __init__(self, anchors: AnchorIndex) -> None:
         self._anchors = anchors
         self._cache: dict[str, set[int]] = {}
+        self._last = ""
+        self._always = set(anchors.always)
+
+    def line(self, line: str) -> set[int]:
+        """The entries whose anchor is in ``line`` (and those always tried)."""
+        found = self._cache.get(line)
+        if found is None:
+            if self._last and line in self._last:
+                anchors = self._anchors.anchor_of
+                found = {
+                    i for i in self._cache[self._last] if i in self._always or anchors[i] in line
+                }
+            else:
+                found = self._anchors.hits(line)
+                self._last = line
+            self._cache[line] = found
+        return found
 
     def of(self, text: str) -> set[int]:
         """The entries whose anchor is in some line of ``text``: a superset
         of those whose anchor is in ``text``."""
         out: set[int] = set()
         for line in text.split("\n"):
-            found = self._cache.get(line)
-            if found is None:
-                found = self._cache[line] = self._anchors.hits(line)
-            out |= found
+            out |= self.line(line)
         return out
 
 

@@ -502,16 +502,27 @@
     });
     return out;
   }
-  /* LineHits: each line read once per paste. */
+  /* LineHits: each line read once per paste; a line inside the line read
+     last keeps those of its hits whose anchor it holds. */
   function makeHits() {
-    var cache = new Map();
+    var cache = new Map(), last = "", alwaysSet = new Set(always);
+    function hitsOf(line) {
+      var found = cache.get(line);
+      if (found) return found;
+      if (last && last.indexOf(line) >= 0) {
+        found = new Set();
+        cache.get(last).forEach(function (i) {
+          if (alwaysSet.has(i) || line.indexOf(prepared[i].anchor) >= 0) found.add(i);
+        });
+      } else {
+        found = lineHits(line); last = line;
+      }
+      cache.set(line, found);
+      return found;
+    }
     return function (text) {
       var out = new Set();
-      text.split("\n").forEach(function (line) {
-        var found = cache.get(line);
-        if (!found) { found = lineHits(line); cache.set(line, found); }
-        found.forEach(function (i) { out.add(i); });
-      });
+      text.split("\n").forEach(function (line) { hitsOf(line).forEach(function (i) { out.add(i); }); });
       return out;
     };
   }
