@@ -17,6 +17,8 @@ from collections import defaultdict, deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from miner.analysis.code import call_name
+
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -51,6 +53,8 @@ class Function:
     qualname: str
     owner: ast.ClassDef | None
     """The class the ``def`` is a method of, None for a function."""
+    walrus: bool = True
+    """Whether the module may hold a ``:=`` (else no expression binds a name)."""
     _binds: dict[str, list[Binding]] | None = None
 
     @property
@@ -65,7 +69,7 @@ class Function:
         """The statements of this function's own body binding ``name``, in order."""
         if self._binds is None:
             self._binds = defaultdict(list)
-            for b in scope_bindings(self.node.body):
+            for b in scope_bindings(self.node.body, self.walrus):
                 self._binds[b.name].append(b)
         return self._binds.get(name, [])
 
@@ -83,6 +87,7 @@ class Module:
     _handlers: dict[int, ast.Try] | None = None
     _writes: dict[str, list[tuple[Binding, Function | None]]] | None = None
     _calls: dict[int, list[ast.Call]] | None = None
+    _named: dict[str, list[ast.Call]] | None = None
     _tries: list[ast.Try] | None = None
 
     def function_at(self, line: int, qualname: str = "") -> Function | None:
@@ -127,20 +132,24 @@ class Module:
         return self._writes.get(attr, [])
 
     def _index(self) -> None:
-        """Walk the module once (in :func:`ast.walk` order) for its calls,
-        ``try`` statements and handlers."""
+        """Walk the module once (in :func:`ast.walk` order) for its calls
+        (by line and by name), ``try`` statements and handlers."""
         calls: dict[int, list[ast.Call]] = defaultdict(list)
+        named: dict[str, list[ast.Call]] = defaultdict(list)
         tries: list[ast.Try] = []
         handlers: dict[int, ast.Try] = {}
         for node in walk(self.tree):
             if isinstance(node, ast.Call):
                 calls[node.lineno].append(node)
+                name = call_name(node)
+                if name is not None:
+                    named[name].append(node)
             elif isinstance(node, ast.Try):
                 if node.body:
                     tries.append(node)
                 for h in node.handlers:
                     handlers[h.lineno] = node
-        self._calls, self._handlers = calls, handlers
+        self._calls, self._named, self._handlers = calls, named, handlers
         self._tries = sorted(tries, key=lambda t: t.lineno)
 
     def calls_at(self, line: int) -> list[ast.Call]:
@@ -149,6 +158,14 @@ class Module:
             self._index()
         assert self._calls is not None
         return self._calls.get(line, [])
+
+    def calls_named(self, name: str) -> list[ast.Call]:
+        """The calls of ``name`` (:func:`~miner.analysis.code.call_name`), in
+        :func:`ast.walk` order (the module is walked once)."""
+        if self._named is None:
+            self._index()
+        assert self._named is not None
+        return self._named.get(name, [])
 
     def tries(self) -> list[ast.Try]:
         """Every ``try`` statement of the module, in source order."""
@@ -208,8 +225,9 @@ def _parse(data: bytes, path: str) -> ast.Module | None:
             gc.enable()
 
 
-def build_module(path: str, tree: ast.Module) -> Module:
-    """The :class:`Module` of a parsed file."""
+def build_module(path: str, tree: ast.Module, walrus: bool = True) -> Module:
+    """The :class:`Module` of a parsed file (``walrus``: whether its source
+    may hold a ``:=``; False when its bytes have none)."""
     module = Module(path, tree)
     stack: list[tuple[ast.AST, str, ast.ClassDef | None]] = [(tree, "", None)]
     while stack:
@@ -217,7 +235,7 @@ def build_module(path: str, tree: ast.Module) -> Module:
         for child in child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qual = f"{prefix}{child.name}"
-                module.functions.append(Function(child, qual, owner))
+                module.functions.append(Function(child, qual, owner, walrus))
                 stack.append((child, f"{qual}.<locals>.", None))
             elif isinstance(child, ast.ClassDef):
                 module.classes.setdefault(child.name, []).append(child)
@@ -226,7 +244,7 @@ def build_module(path: str, tree: ast.Module) -> Module:
                 stack.append((child, prefix, owner))
     module.functions.sort(key=lambda f: f.node.lineno)
     globals_: dict[str, list[Binding]] = defaultdict(list)
-    for b in scope_bindings(tree.body):
+    for b in scope_bindings(tree.body, walrus):
         globals_[b.name].append(b)
     module.globals = dict(globals_)
     return module
@@ -248,7 +266,8 @@ class Modules:
         if path not in self._modules:
             data = self.files.get(path)
             tree = None if data is None else _parse(data, path)
-            self._modules[path] = None if tree is None else build_module(path, tree)
+            walrus = data is not None and b":=" in data
+            self._modules[path] = None if tree is None else build_module(path, tree, walrus)
         return self._modules[path]
 
     def path_of(self, dotted: str) -> str | None:
@@ -328,10 +347,12 @@ def _statement_values(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr | None
 
 
 def _walk_scope(
-    body: list[ast.stmt],
+    body: list[ast.stmt], exprs: bool = True
 ) -> Iterator[tuple[ast.AST, ast.Try | None, ast.ExceptHandler | None]]:
     """Every node of a scope's body, not entering nested ``def``, ``class`` or
-    ``lambda`` bodies, with the innermost ``try`` (and handler) around it."""
+    ``lambda`` bodies, with the innermost ``try`` (and handler) around it;
+    without ``exprs``, no node inside an expression (no statement is: only
+    a ``:=`` binds there)."""
     stack: list[tuple[ast.AST, ast.Try | None, ast.ExceptHandler | None]] = [
         (s, None, None) for s in reversed(body)
     ]
@@ -346,12 +367,16 @@ def _walk_scope(
             stack.extend((s, node, None) for s in reversed(node.body))
             stack.extend((s, in_try, handler) for s in (*node.orelse, *node.finalbody))
             continue
-        stack.extend((c, in_try, handler) for c in reversed(child_nodes(node)))
+        children = child_nodes(node)
+        if not exprs:
+            children = [c for c in children if not isinstance(c, ast.expr)]
+        stack.extend((c, in_try, handler) for c in reversed(children))
 
 
-def scope_bindings(body: list[ast.stmt]) -> Iterator[Binding]:
-    """Every binding of a bare name in a scope's own body (see :class:`Binding`)."""
-    for node, in_try, handler in _walk_scope(body):
+def scope_bindings(body: list[ast.stmt], walrus: bool = True) -> Iterator[Binding]:
+    """Every binding of a bare name in a scope's own body (see :class:`Binding`;
+    ``walrus``: whether a ``:=`` may be in it)."""
+    for node, in_try, handler in _walk_scope(body, walrus):
         line = getattr(node, "lineno", 0)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             kind = "class" if isinstance(node, ast.ClassDef) else "def"
@@ -371,7 +396,7 @@ def scope_bindings(body: list[ast.stmt]) -> Iterator[Binding]:
 
 def attribute_bindings(body: list[ast.stmt], owner: str) -> Iterator[Binding]:
     """Every ``<owner>.name = value`` in a scope's body (``owner``: ``self``)."""
-    for node, in_try, handler in _walk_scope(body):
+    for node, in_try, handler in _walk_scope(body, exprs=False):
         for target, value, kind in _statement_values(node):
             if (
                 isinstance(target, ast.Attribute)
@@ -384,7 +409,7 @@ def attribute_bindings(body: list[ast.stmt], owner: str) -> Iterator[Binding]:
 def scope_attribute_bindings(body: list[ast.stmt]) -> Iterator[Binding]:
     """Every ``<obj>.name = value`` in a scope's body, on any object (the
     binding's name is the attribute's)."""
-    for node, in_try, handler in _walk_scope(body):
+    for node, in_try, handler in _walk_scope(body, exprs=False):
         for target, value, kind in _statement_values(node):
             if isinstance(target, ast.Attribute):
                 line = node.lineno  # type: ignore[attr-defined]
