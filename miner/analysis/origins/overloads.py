@@ -106,22 +106,42 @@ class NamedCalls:
 
     def _find(self, name: str) -> list[tuple[Module, ast.Call]] | None:
         pattern = re.compile(rb"(?<![\w])" + re.escape(name.encode()) + rb"(?!\w)")
-        calling: list[str] = []
+        calling: list[tuple[str, list[int] | None]] = []
         for path in self.files_naming(name):
-            uses = set(_uses(self.modules.files[path], pattern))
-            if "other" in uses:
-                return None
+            data = self.modules.files[path]
+            uses: set[str] = set()
+            for use in _uses(data, pattern):
+                if use == "other":
+                    return None
+                uses.add(use)
             if "call" in uses:
-                calling.append(path)
+                calling.append((path, _lines_of(data, pattern)))
         found: list[tuple[Module, ast.Call]] = []
-        for path in calling:
+        for path, lines in calling:
             module = self.modules.get(path)
             if module is None:
                 return None
-            found += [(module, node) for node in module.calls_named(name)]
+            found += [(module, node) for node in module.calls_named(name, lines)]
             if len(found) > MAX_NAMED_CALLS:
                 return None
         return found
+
+
+def _lines_of(data: bytes, pattern: re.Pattern[bytes]) -> list[int] | None:
+    """The lines (sorted) of every occurrence of the name in ``data``: a
+    call of it names it on one of them, in a comment or not. None when the
+    bytes' lines may not be the parser's (a byte outside ASCII, which may
+    spell the name another way; a lone carriage return, which ends a line)."""
+    if not data.isascii() or b"\r" in data.replace(b"\r\n", b""):
+        return None
+    lines: list[int] = []
+    line, seen = 1, 0
+    for m in pattern.finditer(data):
+        line += data.count(b"\n", seen, m.start())
+        seen = m.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
 
 
 def signature_calls(

@@ -23,6 +23,7 @@ import ast
 import builtins
 
 from miner.analysis.code import dotted, literal_text
+from miner.analysis.condition import Reach
 from miner.analysis.config import Option
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker, Read
@@ -43,7 +44,16 @@ from miner.analysis.origins.walk import (
     show,
     unparsed,
 )
-from miner.model import ANY, Constraint, ConstraintOp, Hop, Origin, OriginKind, OriginReason
+from miner.model import (
+    ANY,
+    Constraint,
+    ConstraintOp,
+    Guard,
+    Hop,
+    Origin,
+    OriginKind,
+    OriginReason,
+)
 
 #: Most hops from the site to an origin; the trace says ``depth-limit`` beyond.
 MAX_DEPTH = 7
@@ -82,6 +92,8 @@ class Tracer:
         self.overloads: dict[tuple[str, int], list[tuple[Module, ast.Call]] | None] = {}
         """The calls that bind to a function whose name is defined more than
         once, by (``__qualname__``, line) (:func:`~miner.analysis.origins.calls.function_calls`)."""
+        self.reaches: dict[tuple[tuple[Guard, ...], tuple[Guard, ...]], Reach] = {}
+        """The condition of guards and exits (:func:`~miner.analysis.condition.reach_of`)."""
         self._reads: dict[tuple[str, str, frozenset[str]], Read | None] = {}
         """The first read :meth:`Linker.reads_in` finds in a text, by (text,
         file, the names holding a view of the arguments object there)."""
