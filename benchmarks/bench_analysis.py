@@ -1,44 +1,157 @@
-"""Time the analysis stages on one commit: mining, facts, analyze.
+"""Time the analysis stages on one commit: mining, facts, origins, analyze;
+then the origins stage of a base revision of the miner against this tree's,
+side by side.
 
-Usage: ``python benchmarks/bench_analysis.py [REPO] [REV]`` (default: the
-SGLang release repository at ``$RAISE_MINER_CORPUS`` or ``.corpus/sglang``, tag
-``v0.5.19``). Prints seconds per stage; numbers are noisy on a shared machine.
+Usage: ``python benchmarks/bench_analysis.py [REPO] [REV] [--base REF]
+[--jobs N]`` (default: the SGLang release repository at
+``$RAISE_MINER_CORPUS`` or ``.corpus/sglang``, tag ``v0.5.19``, base
+``3730f18``: the origins stage before issue 33, 2 jobs). Prints seconds per
+stage; numbers are noisy on a shared machine.
+
+The side by side runs each tree's :func:`~miner.analysis.origins.trace_origins`
+in a fresh process of its own (``PYTHONPATH`` set to the tree; the base is
+``git archive``-d from this repository), cold: nothing is cached from
+another run. Both read the same files and errors (pickled once); each
+gathers its own facts with its own :func:`~miner.analysis.facts.collect`
+(not timed), so that only the origins stage is measured. Each process
+prints its wall and CPU seconds (its workers' included) and a digest of
+the stage's output; the digests must be equal (the same origins, ``logged``
+and ``unreachable`` facts).
 """
 
 from __future__ import annotations
 
+import argparse
+import io
+import json
 import os
+import pickle
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
+from pathlib import Path
 
 from miner import pipeline
 from miner.analysis import analyze
 from miner.analysis.facts import collect
+from miner.analysis.origins import trace_origins
 from miner.mining import source
+from miner.model import MineResult
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: Run in a fresh process with one tree's ``miner`` first on the path: the
+#: origins stage of the pickled files and errors, timed (wall, CPU of the
+#: process and of its workers), and a digest of its output.
+_STAGE = """
+import hashlib, json, pickle, resource, sys, time
+import miner
+from miner.analysis.facts import collect
+from miner.analysis.origins import trace_origins
+
+def cpu():
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+with open(sys.argv[1], "rb") as fh:
+    files, sites, errors = pickle.load(fh)
+jobs = int(sys.argv[2])
+facts = collect(files, sites, jobs=jobs)
+start, used = time.perf_counter(), cpu()
+traced = trace_origins(files, errors, facts, jobs=jobs)
+wall, used = time.perf_counter() - start, cpu() - used
+out = repr((list(traced.origins.items()), list(traced.logged.items()),
+            list(traced.unreachable.items())))
+print(json.dumps({"tree": miner.__file__, "wall": wall, "cpu": used,
+                  "errors": len(traced.origins),
+                  "digest": hashlib.sha256(out.encode()).hexdigest()[:16]}))
+"""
+
+
+def _base_tree(ref: str, into: Path) -> Path:
+    """The ``miner`` package of revision ``ref`` of this repository, unpacked under ``into``."""
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", "--format=tar", ref, "miner"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def _stage_run(tree: Path, inputs: Path, jobs: int) -> dict[str, object]:
+    """One cold run of the origins stage of the miner at ``tree``."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(
+        [sys.executable, "-c", _STAGE, str(inputs), str(jobs)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tree,
+    )
+    found: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def side_by_side(files: dict[str, bytes], result: MineResult, base: str, jobs: int) -> int:
+    """Print the origins stage of ``base`` and of this tree, and their ratio;
+    1 when their outputs differ."""
+    with tempfile.TemporaryDirectory(prefix="bench-origins-") as tmp:
+        inputs = Path(tmp) / "inputs.pkl"
+        with inputs.open("wb") as fh:
+            pickle.dump((files, result.sites, result.errors), fh)
+        old = _stage_run(_base_tree(base, Path(tmp) / "base"), inputs, jobs)
+        new = _stage_run(ROOT, inputs, jobs)
+    print(f"origins stage, cold, jobs={jobs}, each in a fresh process:")
+    for label, run in ((f"base {base}", old), ("this tree", new)):
+        print(
+            f"  {label:<16} {run['wall']:8.2f} s wall {run['cpu']:8.2f} s cpu"
+            f"  ({run['errors']} errors, output {run['digest']})"
+        )
+    ratio = float(str(old["wall"])) / max(float(str(new["wall"])), 1e-9)
+    cpu_ratio = float(str(old["cpu"])) / max(float(str(new["cpu"])), 1e-9)
+    print(f"  ratio            {ratio:8.2f} x wall {cpu_ratio:8.2f} x cpu")
+    if old["digest"] != new["digest"]:
+        print("  the outputs differ")
+        return 1
+    print("  the outputs are identical")
+    return 0
 
 
 def main(argv: list[str]) -> int:
-    repo_arg = argv[0] if argv else os.environ.get("RAISE_MINER_CORPUS", ".corpus/sglang")
-    rev = argv[1] if len(argv) > 1 else "v0.5.19"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "repo", nargs="?", default=os.environ.get("RAISE_MINER_CORPUS", ".corpus/sglang")
+    )
+    parser.add_argument("rev", nargs="?", default="v0.5.19")
+    parser.add_argument("--base", default="3730f18", help="the revision to compare against")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
     start = time.perf_counter()
-    repo, commit, info = pipeline.pin(repo_arg, rev)
+    repo, commit, info = pipeline.pin(args.repo, args.rev)
     entries = source.python_blobs(repo, commit)
     result = pipeline.assemble(info, pipeline.extract(repo, entries).files)
     mined = time.perf_counter()
-    files = {
-        e.path: source.read_blob(repo, e.blob) for e in entries if pipeline.skip_reason(e) is None
-    }
+    files = pipeline.facts_sources(repo, entries, result)
     read = time.perf_counter()
     repo_facts = collect(files, result.sites)
     facts = time.perf_counter()
+    traced = trace_origins(files, result.errors, repo_facts, jobs=args.jobs)
+    origins = time.perf_counter()
     analyses = analyze(result, repo_facts)
     done = time.perf_counter()
     print(f"{info.slug}@{info.short_sha}: {len(result.errors)} errors, {len(analyses)} analyses")
     print(f"mine    {mined - start:8.2f} s")
     print(f"read    {read - mined:8.2f} s  ({len(files)} files)")
     print(f"facts   {facts - read:8.2f} s")
-    print(f"analyze {done - facts:8.2f} s")
-    return 0
+    print(f"origins {origins - facts:8.2f} s  ({len(traced.origins)} errors, jobs={args.jobs})")
+    print(f"analyze {done - origins:8.2f} s")
+    return side_by_side(files, result, args.base, args.jobs)
 
 
 if __name__ == "__main__":

@@ -19,12 +19,14 @@ A pure function of the commit's files (path -> bytes), its sites and its
 from __future__ import annotations
 
 import ast
+import gc
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from miner.analysis.callers import Caller, target_name
-from miner.analysis.condition import Reach, reach_of, site_reach
+from miner.analysis.condition import Reach, reach_of
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker
 from miner.analysis.origins import kinds
@@ -33,7 +35,7 @@ from miner.analysis.origins.calls import function_calls
 from miner.analysis.origins.caught import logged
 from miner.analysis.origins.source import Module, Modules
 from miner.analysis.origins.tracer import MAX_DEPTH, Tracer
-from miner.analysis.origins.walk import Place, Walk
+from miner.analysis.origins.walk import Place, Walk, unparsed
 from miner.lifecycle import fork_map
 from miner.model import (
     ANY,
@@ -41,6 +43,7 @@ from miner.model import (
     Condition,
     Constraint,
     Error,
+    Guard,
     Hop,
     Origin,
     OriginKind,
@@ -160,7 +163,18 @@ def _call_reach(tracer: Tracer, call: Caller) -> tuple[Module, Reach] | None:
     module = tracer.modules.get(call.path)
     if reach is None or module is None:
         return None
-    return module, reach_of(reach.guards, reach.exits)
+    return module, _reach(tracer, reach.guards, reach.exits)
+
+
+def _reach(tracer: Tracer, guards: tuple[Guard, ...], exits: tuple[Guard, ...]) -> Reach:
+    """:func:`~miner.analysis.condition.reach_of` the guards and exits,
+    memoized (the sites after the same guards share it; each error reads
+    its site's twice)."""
+    key = (guards, exits)
+    found = tracer.reaches.get(key)
+    if found is None:
+        found = tracer.reaches[key] = reach_of(guards, exits)
+    return found
 
 
 def _call_atom_walk(
@@ -202,7 +216,7 @@ def site_origins(tracer: Tracer, site: Site, error: Error | None = None) -> tupl
     module = tracer.modules.get(site.path)
     if module is None:
         return ()
-    reach = site_reach(site)
+    reach = _reach(tracer, site.guards, site.exits)
     found: list[Origin] = []
     for atom in reach.condition.atoms():
         found += _atom_walk(tracer, module, site, reach, atom).found
@@ -243,7 +257,7 @@ def site_unreachable(tracer: Tracer, site: Site) -> Unreachable | None:
     module = tracer.modules.get(site.path)
     if module is None or not _calls_known(tracer, module, site.scope, site.line):
         return None
-    reach = site_reach(site)
+    reach = _reach(tracer, site.guards, site.exits)
     for conjunct in reach.condition.conjuncts():
         walk = _atom_walk(tracer, module, site, reach, conjunct) if _plain(conjunct) else None
         if walk is not None and _never_true(walk):
@@ -331,8 +345,44 @@ class _Job:
 _Row = tuple[str, tuple[Origin, ...], Caught | None, Unreachable | None]
 
 
-#: Errors per task sent to a worker (:func:`trace_origins` with ``jobs`` > 1).
-CHUNK = 400
+def _rows(
+    files: Mapping[str, bytes], errors: list[Error], facts: RepoFacts, jobs: int
+) -> list[_Row]:
+    """One row per error (:meth:`_Job.one`), in the order of ``errors``.
+
+    With ``jobs`` > 1, each worker gets one task: the errors of a run of
+    files (by path), so that it parses the files of its own errors and
+    few others (the trees a worker builds are its own; with tasks of mixed
+    files, every worker would parse nearly every file). What the trace
+    built is freed on return (the trees with their last reference, not by
+    a collection)."""
+    modules = Modules(files)
+    linker = Linker(facts.config, dict(facts.predicates))
+    tracer = Tracer(modules, linker, facts, request_fields(modules))
+    modules.attribute_writers("")  # the indexes, built once before any fork
+    tracer.named.index()
+    job = _Job(tracer, modules, facts)
+    jobs = jobs if len(errors) >= PARALLEL_MIN else 1
+    by_file = sorted(errors, key=lambda e: e.primary.path)
+    rows = fork_map(jobs, job.one, by_file, -(-len(errors) // jobs))
+    unparsed.cache_clear()
+    found = {row[0]: row for row in rows}
+    return [found[e.error_id] for e in errors]
+
+
+@contextmanager
+def _uncollected() -> Iterator[None]:
+    """No garbage collection while the block runs (forks made in it
+    included): the stage builds millions of syntax-tree nodes that live to
+    its end and make no cycles, and each full collection would visit them
+    all (it took three times the parsing's time)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def trace_origins(
@@ -344,13 +394,8 @@ def trace_origins(
     ``facts`` what :func:`miner.analysis.facts.collect` gathered from them.
     ``jobs`` > 1: the errors are traced in that many forked processes (the
     same result: each error's trace reads only the files and the facts)."""
-    modules = Modules(files)
-    linker = Linker(facts.config, dict(facts.predicates))
-    tracer = Tracer(modules, linker, facts, request_fields(modules))
-    modules.attribute_writers("")  # the index, built once before any fork
-    errors = list(errors)
-    job = _Job(tracer, modules, facts)
-    rows = fork_map(jobs if len(errors) >= PARALLEL_MIN else 1, job.one, errors, CHUNK)
+    with _uncollected():
+        rows = _rows(files, list(errors), facts, jobs)
     return Traced(
         origins={row[0]: row[1] for row in rows},
         logged={row[0]: row[2] for row in rows if row[2] is not None},

@@ -365,7 +365,7 @@ def function_calls(tracer: Tracer, function: Function) -> list[Call] | None:
     if tracer.facts.definitions.get(target, 1) > 1:
         key = (function.qualname, function.node.lineno)
         if key not in tracer.overloads:
-            found = signature_calls(tracer.modules, function, target)
+            found = signature_calls(tracer.named, function, target)
             tracer.overloads[key] = found
         named = tracer.overloads[key]
         if named is None:

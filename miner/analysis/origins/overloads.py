@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
-from miner.analysis.code import call_name, comment_start
+from miner.analysis.code import comment_start
 from miner.analysis.origins.source import Function, Module, Modules
 
 #: Most calls by name looked at (more: the calls are not listed).
 MAX_NAMED_CALLS = 12
+#: A word of source (an identifier, a keyword, a number) as the bytes hold it.
+_WORD = re.compile(rb"\w+")
 
 
 def binds(function: Function, call: ast.Call) -> bool:
@@ -62,35 +64,98 @@ def _static(function: Function) -> bool:
     )
 
 
+class NamedCalls:
+    """The calls of each name defined more than once, by the name
+    (:meth:`calls`): the files are searched by an index of the words they
+    hold, built once for those names (:meth:`index`), and each name's calls
+    are found once for every definition of it."""
+
+    def __init__(self, modules: Modules, names: Iterable[str]) -> None:
+        self.modules = modules
+        self.names = frozenset(n for n in names if n.isascii())
+        """The names indexed (ASCII only: a word of ``\\w`` in bytes)."""
+        self._files: dict[str, list[str]] | None = None
+        self._calls: dict[str, list[tuple[Module, ast.Call]] | None] = {}
+
+    def index(self) -> dict[str, list[str]]:
+        """Name -> the files (sorted) in which it is a word, for :attr:`names`."""
+        if self._files is None:
+            wanted = {n.encode() for n in self.names}
+            found: dict[str, list[str]] = {}
+            for path, data in sorted(self.modules.files.items()):
+                for word in wanted.intersection(_WORD.findall(data)):
+                    found.setdefault(word.decode(), []).append(path)
+            self._files = found
+        return self._files
+
+    def files_naming(self, name: str) -> list[str]:
+        """The files (sorted) holding ``name`` as a word, or more (every file
+        holding its bytes when the name is not indexed)."""
+        if name in self.names:
+            return self.index().get(name, [])
+        raw = name.encode()
+        return sorted(p for p, data in self.modules.files.items() if raw in data)
+
+    def calls(self, name: str) -> list[tuple[Module, ast.Call]] | None:
+        """Every call of ``name`` in the commit, with its module, in (path,
+        :func:`ast.walk`) order; None when the calls cannot all be known
+        (see :func:`signature_calls`)."""
+        if name not in self._calls:
+            self._calls[name] = self._find(name)
+        return self._calls[name]
+
+    def _find(self, name: str) -> list[tuple[Module, ast.Call]] | None:
+        pattern = re.compile(rb"(?<![\w])" + re.escape(name.encode()) + rb"(?!\w)")
+        calling: list[tuple[str, list[int] | None]] = []
+        for path in self.files_naming(name):
+            data = self.modules.files[path]
+            uses: set[str] = set()
+            for use in _uses(data, pattern):
+                if use == "other":
+                    return None
+                uses.add(use)
+            if "call" in uses:
+                calling.append((path, _lines_of(data, pattern)))
+        found: list[tuple[Module, ast.Call]] = []
+        for path, lines in calling:
+            module = self.modules.get(path)
+            if module is None:
+                return None
+            found += [(module, node) for node in module.calls_named(name, lines)]
+            if len(found) > MAX_NAMED_CALLS:
+                return None
+        return found
+
+
+def _lines_of(data: bytes, pattern: re.Pattern[bytes]) -> list[int] | None:
+    """The lines (sorted) of every occurrence of the name in ``data``: a
+    call of it names it on one of them, in a comment or not. None when the
+    bytes' lines may not be the parser's (a byte outside ASCII, which may
+    spell the name another way; a lone carriage return, which ends a line)."""
+    if not data.isascii() or b"\r" in data.replace(b"\r\n", b""):
+        return None
+    lines: list[int] = []
+    line, seen = 1, 0
+    for m in pattern.finditer(data):
+        line += data.count(b"\n", seen, m.start())
+        seen = m.start()
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
 def signature_calls(
-    modules: Modules, function: Function, name: str
+    named: NamedCalls, function: Function, name: str
 ) -> list[tuple[Module, ast.Call]] | None:
     """Every call of ``name`` in the commit that can bind to ``function``
     (:func:`binds`), with its module, in (path, line) order; None when the
     calls cannot all be known: the name is used other than in a call, a
     ``def`` or a comment (an alias, a string, a table), a file calling it
     does not parse, or it is called more than :data:`MAX_NAMED_CALLS` times."""
-    raw = name.encode()
-    pattern = re.compile(rb"(?<![\w])" + re.escape(raw) + rb"(?!\w)")
-    found: list[tuple[Module, ast.Call]] = []
-    named = 0
-    for path in sorted(p for p, data in modules.files.items() if raw in data):
-        uses = list(_uses(modules.files[path], pattern))
-        if "other" in uses:
-            return None
-        if "call" not in uses:
-            continue
-        module = modules.get(path)
-        if module is None:
-            return None
-        for node in ast.walk(module.tree):
-            if isinstance(node, ast.Call) and call_name(node) == name:
-                named += 1
-                if binds(function, node):
-                    found.append((module, node))
-        if named > MAX_NAMED_CALLS:
-            return None
-    return found
+    calls = named.calls(name)
+    if calls is None:
+        return None
+    return [(module, node) for module, node in calls if binds(function, node)]
 
 
 def _uses(data: bytes, pattern: re.Pattern[bytes]) -> Iterator[str]:
@@ -98,7 +163,8 @@ def _uses(data: bytes, pattern: re.Pattern[bytes]) -> Iterator[str]:
     word in ``data`` (occurrences in a comment are left out)."""
     for m in pattern.finditer(data):
         start = data.rfind(b"\n", 0, m.start()) + 1
-        line = data[start : data.find(b"\n", m.end()) if b"\n" in data[m.end() :] else len(data)]
+        end = data.find(b"\n", m.end())
+        line = data[start : end if end != -1 else len(data)]
         text = line.decode("utf-8", "replace")
         at = len(data[start : m.start()].decode("utf-8", "replace"))
         mark = comment_start(text)

@@ -10,12 +10,15 @@ and as ``self.x`` in each class. Nothing here decides what a value means;
 from __future__ import annotations
 
 import ast
+import bisect
 import gc
 import re
 import warnings
 from collections import defaultdict, deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from miner.analysis.code import call_name
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -51,6 +54,8 @@ class Function:
     qualname: str
     owner: ast.ClassDef | None
     """The class the ``def`` is a method of, None for a function."""
+    walrus: bool = True
+    """Whether the module may hold a ``:=`` (else no expression binds a name)."""
     _binds: dict[str, list[Binding]] | None = None
 
     @property
@@ -65,7 +70,7 @@ class Function:
         """The statements of this function's own body binding ``name``, in order."""
         if self._binds is None:
             self._binds = defaultdict(list)
-            for b in scope_bindings(self.node.body):
+            for b in scope_bindings(self.node.body, self.walrus):
                 self._binds[b.name].append(b)
         return self._binds.get(name, [])
 
@@ -82,12 +87,20 @@ class Module:
     _attrs: dict[int, dict[str, list[tuple[Binding, Function]]]] = field(default_factory=dict)
     _handlers: dict[int, ast.Try] | None = None
     _writes: dict[str, list[tuple[Binding, Function | None]]] | None = None
-    _calls: dict[int, list[ast.Call]] | None = None
+    _calls: dict[int, list[ast.Call]] = field(default_factory=dict)
+    _named: dict[str, list[ast.Call]] | None = None
     _tries: list[ast.Try] | None = None
+    _at: dict[tuple[int, str], Function | None] = field(default_factory=dict)
 
     def function_at(self, line: int, qualname: str = "") -> Function | None:
         """The innermost ``def`` spanning ``line`` (the one named ``qualname``
         first when given)."""
+        key = (line, qualname)
+        if key not in self._at:
+            self._at[key] = self._function_at(line, qualname)
+        return self._at[key]
+
+    def _function_at(self, line: int, qualname: str) -> Function | None:
         best: Function | None = None
         for f in self.functions:
             if f.node.lineno <= line <= (f.node.end_lineno or f.node.lineno):
@@ -126,41 +139,59 @@ class Module:
             self._writes = dict(table)
         return self._writes.get(attr, [])
 
-    def _index(self) -> None:
-        """Walk the module once (in :func:`ast.walk` order) for its calls,
-        ``try`` statements and handlers."""
-        calls: dict[int, list[ast.Call]] = defaultdict(list)
+    def _index_tries(self) -> None:
+        """Walk the module's statements once (in :func:`ast.walk` order,
+        no expression entered: none holds a statement) for its ``try``
+        statements and handlers."""
         tries: list[ast.Try] = []
         handlers: dict[int, ast.Try] = {}
-        for node in walk(self.tree):
-            if isinstance(node, ast.Call):
-                calls[node.lineno].append(node)
-            elif isinstance(node, ast.Try):
+        for node in walk(self.tree, exprs=False):
+            if isinstance(node, ast.Try):
                 if node.body:
                     tries.append(node)
                 for h in node.handlers:
                     handlers[h.lineno] = node
-        self._calls, self._handlers = calls, handlers
+        self._handlers = handlers
         self._tries = sorted(tries, key=lambda t: t.lineno)
 
     def calls_at(self, line: int) -> list[ast.Call]:
-        """The calls that start on ``line`` (the module is walked once)."""
-        if self._calls is None:
-            self._index()
-        assert self._calls is not None
-        return self._calls.get(line, [])
+        """The calls that start on ``line``, in :func:`ast.walk` order (only
+        the nodes spanning the line are walked: :func:`nodes_at`)."""
+        found = self._calls.get(line)
+        if found is None:
+            found = [n for n in nodes_at(self.tree, (line,)) if isinstance(n, ast.Call)]
+            found = self._calls[line] = [n for n in found if n.lineno == line]
+        return found
+
+    def calls_named(self, name: str, lines: Sequence[int] | None = None) -> list[ast.Call]:
+        """The calls of ``name`` (:func:`~miner.analysis.code.call_name`), in
+        :func:`ast.walk` order: those spanning one of ``lines`` (sorted; only
+        the nodes spanning one are walked, :func:`nodes_at`), or of the
+        whole module (walked once for every name) when None."""
+        if lines is not None:
+            found = [n for n in nodes_at(self.tree, lines) if isinstance(n, ast.Call)]
+            return [n for n in found if call_name(n) == name]
+        if self._named is None:
+            named: dict[str, list[ast.Call]] = defaultdict(list)
+            for node in walk(self.tree):
+                if isinstance(node, ast.Call):
+                    called = call_name(node)
+                    if called is not None:
+                        named[called].append(node)
+            self._named = dict(named)
+        return self._named.get(name, [])
 
     def tries(self) -> list[ast.Try]:
         """Every ``try`` statement of the module, in source order."""
         if self._tries is None:
-            self._index()
+            self._index_tries()
         assert self._tries is not None
         return self._tries
 
     def try_of_handler(self, line: int) -> ast.Try | None:
         """The ``try`` statement with an ``except`` clause on ``line``, or None."""
         if self._handlers is None:
-            self._index()
+            self._index_tries()
         assert self._handlers is not None
         return self._handlers.get(line)
 
@@ -185,13 +216,47 @@ def child_nodes(node: ast.AST) -> list[ast.AST]:
     return out
 
 
-def walk(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node under ``node`` (itself first), in :func:`ast.walk` order."""
+def walk(node: ast.AST, exprs: bool = True) -> Iterator[ast.AST]:
+    """Every node under ``node`` (itself first), in :func:`ast.walk` order;
+    without ``exprs``, the nodes inside an expression are left out."""
     todo = deque([node])
     while todo:
         current = todo.popleft()
-        todo.extend(child_nodes(current))
+        if exprs:
+            todo.extend(child_nodes(current))
+        else:
+            todo.extend(c for c in child_nodes(current) if not isinstance(c, ast.expr))
         yield current
+
+
+def _first_line(node: ast.AST) -> int:
+    """The first line of a node's source, its decorators' included (a
+    ``def``'s own line is that of ``def``)."""
+    decorators = getattr(node, "decorator_list", None)
+    line: int = node.lineno  # type: ignore[attr-defined]
+    return min(line, *(d.lineno for d in decorators)) if decorators else line
+
+
+def nodes_at(tree: ast.AST, lines: Sequence[int]) -> Iterator[ast.AST]:
+    """The nodes of ``tree`` whose source spans one of ``lines`` (sorted;
+    and those without a position on the way), in :func:`ast.walk` order: a
+    subtree whose lines hold none of them is not entered (a node's lines
+    hold its children's)."""
+    todo = deque([tree])
+    while todo:
+        current = todo.popleft()
+        todo.extend(c for c in child_nodes(current) if _spans(c, lines))
+        yield current
+
+
+def _spans(node: ast.AST, lines: Sequence[int]) -> bool:
+    """Whether ``node``'s lines may hold one of ``lines`` (sorted; yes when
+    it has no position)."""
+    last = getattr(node, "end_lineno", None)
+    if last is None:
+        return True
+    at = bisect.bisect_left(lines, _first_line(node))
+    return at < len(lines) and lines[at] <= last
 
 
 def _parse(data: bytes, path: str) -> ast.Module | None:
@@ -208,16 +273,36 @@ def _parse(data: bytes, path: str) -> ast.Module | None:
             gc.enable()
 
 
-def build_module(path: str, tree: ast.Module) -> Module:
-    """The :class:`Module` of a parsed file."""
+#: The fields of a node that hold statements (or the clauses holding them).
+_BLOCKS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def _block_nodes(node: ast.AST) -> list[ast.AST]:
+    """The statements and clauses right under ``node``, in
+    :func:`child_nodes` order: a ``def`` or a ``class`` is only ever among
+    them (not in an expression, a parameter list or a pattern)."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        if name in _BLOCKS:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                out.extend(
+                    v for v in value if isinstance(v, ast.AST) and not isinstance(v, ast.expr)
+                )
+    return out
+
+
+def build_module(path: str, tree: ast.Module, walrus: bool = True) -> Module:
+    """The :class:`Module` of a parsed file (``walrus``: whether its source
+    may hold a ``:=``; False when its bytes have none)."""
     module = Module(path, tree)
     stack: list[tuple[ast.AST, str, ast.ClassDef | None]] = [(tree, "", None)]
     while stack:
         node, prefix, owner = stack.pop()
-        for child in child_nodes(node):
+        for child in _block_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 qual = f"{prefix}{child.name}"
-                module.functions.append(Function(child, qual, owner))
+                module.functions.append(Function(child, qual, owner, walrus))
                 stack.append((child, f"{qual}.<locals>.", None))
             elif isinstance(child, ast.ClassDef):
                 module.classes.setdefault(child.name, []).append(child)
@@ -226,7 +311,7 @@ def build_module(path: str, tree: ast.Module) -> Module:
                 stack.append((child, prefix, owner))
     module.functions.sort(key=lambda f: f.node.lineno)
     globals_: dict[str, list[Binding]] = defaultdict(list)
-    for b in scope_bindings(tree.body):
+    for b in scope_bindings(tree.body, walrus):
         globals_[b.name].append(b)
     module.globals = dict(globals_)
     return module
@@ -248,7 +333,8 @@ class Modules:
         if path not in self._modules:
             data = self.files.get(path)
             tree = None if data is None else _parse(data, path)
-            self._modules[path] = None if tree is None else build_module(path, tree)
+            walrus = data is not None and b":=" in data
+            self._modules[path] = None if tree is None else build_module(path, tree, walrus)
         return self._modules[path]
 
     def path_of(self, dotted: str) -> str | None:
@@ -328,10 +414,12 @@ def _statement_values(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr | None
 
 
 def _walk_scope(
-    body: list[ast.stmt],
+    body: list[ast.stmt], exprs: bool = True
 ) -> Iterator[tuple[ast.AST, ast.Try | None, ast.ExceptHandler | None]]:
     """Every node of a scope's body, not entering nested ``def``, ``class`` or
-    ``lambda`` bodies, with the innermost ``try`` (and handler) around it."""
+    ``lambda`` bodies, with the innermost ``try`` (and handler) around it;
+    without ``exprs``, no node inside an expression (no statement is: only
+    a ``:=`` binds there)."""
     stack: list[tuple[ast.AST, ast.Try | None, ast.ExceptHandler | None]] = [
         (s, None, None) for s in reversed(body)
     ]
@@ -346,12 +434,16 @@ def _walk_scope(
             stack.extend((s, node, None) for s in reversed(node.body))
             stack.extend((s, in_try, handler) for s in (*node.orelse, *node.finalbody))
             continue
-        stack.extend((c, in_try, handler) for c in reversed(child_nodes(node)))
+        children = child_nodes(node)
+        if not exprs:
+            children = [c for c in children if not isinstance(c, ast.expr)]
+        stack.extend((c, in_try, handler) for c in reversed(children))
 
 
-def scope_bindings(body: list[ast.stmt]) -> Iterator[Binding]:
-    """Every binding of a bare name in a scope's own body (see :class:`Binding`)."""
-    for node, in_try, handler in _walk_scope(body):
+def scope_bindings(body: list[ast.stmt], walrus: bool = True) -> Iterator[Binding]:
+    """Every binding of a bare name in a scope's own body (see :class:`Binding`;
+    ``walrus``: whether a ``:=`` may be in it)."""
+    for node, in_try, handler in _walk_scope(body, walrus):
         line = getattr(node, "lineno", 0)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             kind = "class" if isinstance(node, ast.ClassDef) else "def"
@@ -371,7 +463,7 @@ def scope_bindings(body: list[ast.stmt]) -> Iterator[Binding]:
 
 def attribute_bindings(body: list[ast.stmt], owner: str) -> Iterator[Binding]:
     """Every ``<owner>.name = value`` in a scope's body (``owner``: ``self``)."""
-    for node, in_try, handler in _walk_scope(body):
+    for node, in_try, handler in _walk_scope(body, exprs=False):
         for target, value, kind in _statement_values(node):
             if (
                 isinstance(target, ast.Attribute)
@@ -384,7 +476,7 @@ def attribute_bindings(body: list[ast.stmt], owner: str) -> Iterator[Binding]:
 def scope_attribute_bindings(body: list[ast.stmt]) -> Iterator[Binding]:
     """Every ``<obj>.name = value`` in a scope's body, on any object (the
     binding's name is the attribute's)."""
-    for node, in_try, handler in _walk_scope(body):
+    for node, in_try, handler in _walk_scope(body, exprs=False):
         for target, value, kind in _statement_values(node):
             if isinstance(target, ast.Attribute):
                 line = node.lineno  # type: ignore[attr-defined]

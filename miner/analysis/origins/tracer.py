@@ -23,12 +23,14 @@ import ast
 import builtins
 
 from miner.analysis.code import dotted, literal_text
+from miner.analysis.condition import Reach
 from miner.analysis.config import Option
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker, Read
 from miner.analysis.origins import kinds
 from miner.analysis.origins.bindings import follow_bindings, follow_self, follow_writers
 from miner.analysis.origins.calls import trace_call, trace_parameter
+from miner.analysis.origins.overloads import NamedCalls
 from miner.analysis.origins.source import Binding, Module, Modules
 from miner.analysis.origins.walk import (
     Place,
@@ -42,7 +44,16 @@ from miner.analysis.origins.walk import (
     show,
     unparsed,
 )
-from miner.model import ANY, Constraint, ConstraintOp, Hop, Origin, OriginKind, OriginReason
+from miner.model import (
+    ANY,
+    Constraint,
+    ConstraintOp,
+    Guard,
+    Hop,
+    Origin,
+    OriginKind,
+    OriginReason,
+)
 
 #: Most hops from the site to an origin; the trace says ``depth-limit`` beyond.
 MAX_DEPTH = 7
@@ -81,6 +92,13 @@ class Tracer:
         self.overloads: dict[tuple[str, int], list[tuple[Module, ast.Call]] | None] = {}
         """The calls that bind to a function whose name is defined more than
         once, by (``__qualname__``, line) (:func:`~miner.analysis.origins.calls.function_calls`)."""
+        self.reaches: dict[tuple[tuple[Guard, ...], tuple[Guard, ...]], Reach] = {}
+        """The condition of guards and exits (:func:`~miner.analysis.condition.reach_of`)."""
+        self._reads: dict[tuple[str, str, frozenset[str]], Read | None] = {}
+        """The first read :meth:`Linker.reads_in` finds in a text, by (text,
+        file, the names holding a view of the arguments object there)."""
+        self.named = NamedCalls(modules, (n for n, c in facts.definitions.items() if c > 1))
+        """The calls of each name defined more than once."""
 
     # ------------------------------------------------------------ entry points
 
@@ -403,9 +421,13 @@ class Tracer:
         self, node: ast.expr, place: Place, demand: Constraint, walk: Walk, chain: tuple[Hop, ...]
     ) -> bool:
         """A read the :class:`Linker` knows: a setting, a derived setting or a variable."""
-        reads = self.linker.reads_in(unparsed(node), place.path, place.line)
-        read = reads[0] if reads else None
-        if read is None or read.text != unparsed(node):
+        text = unparsed(node)
+        key = (text, place.path, self.config.views_in(place.path, place.line))
+        if key not in self._reads:
+            reads = self.linker.reads_in(text, place.path, place.line)
+            self._reads[key] = reads[0] if reads else None
+        read = self._reads[key]
+        if read is None or read.text != text:
             return False
         self._read(read, place, demand, walk, chain)
         return True

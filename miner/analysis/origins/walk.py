@@ -4,6 +4,7 @@ condition demands of its value, and the origins found so far."""
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -122,8 +123,10 @@ def environ(node: ast.expr) -> bool:
     return (dotted(node) or "").endswith("environ")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def unparsed(node: ast.AST) -> str:
-    """``node`` as one line of source."""
+    """``node`` as one line of source (cached by the node itself: a trace
+    reads the same statements again and again; the trees are not changed)."""
     try:
         text = ast.unparse(node)
     except (ValueError, RecursionError, AttributeError):
