@@ -169,9 +169,16 @@ def describe_stats(stats: RunStats) -> str:
 
 
 def cmd_corpus(args: argparse.Namespace) -> int:
-    from miner.corpus import build as corpus
+    from miner.files import locked
 
     versions = [v.strip() for v in args.versions.replace(",", " ").split() if v.strip()]
+    with locked(args.dest, option="--dest"):
+        return _build_corpus(args, versions)
+
+
+def _build_corpus(args: argparse.Namespace, versions: list[str]) -> int:
+    from miner.corpus import build as corpus
+
     built = corpus.build_corpus(
         args.dest,
         versions,
@@ -204,9 +211,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from miner.publish.output import read_manifest
 
     # ``--out OUT/diffs`` writes into a mined output folder: hold OUT's lock
-    # too, so that a ``miner mine`` replacing OUT cannot run meanwhile
+    # too, so that a ``miner mine`` replacing OUT cannot run meanwhile; OUT is
+    # found above the real path (``--out LINK``, a link into OUT, too)
     held = [args.out]
-    for parent in Path(args.out).absolute().parents:
+    for parent in Path(os.path.realpath(args.out)).parents:
         if read_manifest(parent) is not None:
             held.append(parent)
             break
@@ -943,23 +951,34 @@ def main(argv: Sequence[str] | None = None, *, exiting: bool = False) -> int:
 
 
 def _run_command(args: argparse.Namespace, *, exiting: bool) -> int:
-    """``args.func(args)`` with the one error family turned into exit codes."""
+    """``args.func(args)`` with the one error family turned into exit codes;
+    a stop signal wins over an error it caused (a git process it ended, a
+    ``KeyboardInterrupt`` Python wrapped in another error)."""
+    from miner.files import PUBLISHED
+
+    PUBLISHED.clear()  # what this command publishes (a test runs several)
     try:
-        code = int(args.func(args))
-        if exiting:
-            lifecycle.quiet()
-        return code
-    except MinerError as exc:
-        print(f"miner: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        lifecycle.quiet()
-        print(f"miner: interrupted; {_after_stop()}", file=sys.stderr)
-        return 130
-    except lifecycle.TerminatedError:
-        lifecycle.quiet()
-        print(f"miner: terminated; {_after_stop()}", file=sys.stderr)
-        return lifecycle.TerminatedError.exit_code
+        try:
+            code = int(args.func(args))
+            lifecycle.check_stop()  # a stop signal whose exception was swallowed
+            if exiting:
+                lifecycle.quiet()
+            return code
+        except MinerError as exc:
+            lifecycle.check_stop()
+            print(f"miner: error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except Exception:
+            lifecycle.check_stop()  # e.g. RuntimeError from __set_name__ around a Ctrl-C
+            raise
+    except (KeyboardInterrupt, lifecycle.TerminatedError) as stop:
+        lifecycle.quiet()  # a second signal now would cut the line below
+        interrupted = isinstance(stop, KeyboardInterrupt)
+        print(
+            f"miner: {'interrupted' if interrupted else 'terminated'}; {_after_stop()}",
+            file=sys.stderr,
+        )
+        return 130 if interrupted else lifecycle.TerminatedError.exit_code
     except BrokenPipeError:
         # The reader went away (``| head``): no traceback, and no second error
         # when Python flushes stdout at exit.
