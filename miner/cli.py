@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from miner import __version__, lifecycle
 from miner.errors import MinerError, UsageError
+from miner.files import PUBLISHED
 
 if TYPE_CHECKING:
     from miner.analysis.llm import LLMSettings
@@ -906,10 +907,21 @@ def _add_explain_command(sub: argparse._SubParsersAction) -> None:
     explain.set_defaults(func=cmd_explain)
 
 
+def _stopped(stop: BaseException, *, quiet: bool = True) -> int:
+    """Print the one line of a run a stop signal ended; its exit code (130
+    Ctrl-C, 143 ``SIGTERM``). ``quiet``: ignore the stop signals first."""
+    if quiet:
+        lifecycle.quiet()  # a second signal now would cut the line below
+    interrupted = isinstance(stop, KeyboardInterrupt)
+    print(
+        f"miner: {'interrupted' if interrupted else 'terminated'}; {_after_stop()}",
+        file=sys.stderr,
+    )
+    return 130 if interrupted else lifecycle.TerminatedError.exit_code
+
+
 def _after_stop() -> str:
     """What a stopped run left: nothing new, or the folder it had published."""
-    from miner.files import PUBLISHED
-
     if PUBLISHED:
         return f"{PUBLISHED[-1]} was published before the stop"
     return "the previous output is kept"
@@ -930,7 +942,18 @@ def run() -> None:
     collector runs at :data:`GC_THRESHOLDS` (forked workers inherit them)."""
     gc.set_threshold(*GC_THRESHOLDS)
     code = main(exiting=True)
+    _forget_escaped_interrupt()
     sys.exit(code)
+
+
+def _forget_escaped_interrupt() -> None:
+    """Clear the interpreter's note of a ``KeyboardInterrupt`` that left
+    code run by ``exec()`` of a string (a dataclass's methods, made while a
+    module is imported). Python keeps that note even when the interrupt was
+    caught (here, turned into exit 130), and a process started as ``python
+    -m miner`` then ends by ``SIGINT`` at exit instead of with its code
+    (status -2); a string run by ``exec()`` without an interrupt clears it."""
+    exec("None")  # noqa: S102 - a constant string: only its side effect on the note
 
 
 def main(argv: Sequence[str] | None = None, *, exiting: bool = False) -> int:
@@ -946,16 +969,19 @@ def main(argv: Sequence[str] | None = None, *, exiting: bool = False) -> int:
         format="%(message)s",
         stream=sys.stderr,
     )
-    with lifecycle.handled(keep=exiting):
-        return _run_command(args, exiting=exiting)
+    try:
+        with lifecycle.handled(keep=exiting):
+            return _run_command(args, exiting=exiting)
+    except (KeyboardInterrupt, lifecycle.TerminatedError) as stop:
+        # one arriving as the handlers are put in place (the previous ones
+        # are back already unless ``exiting``)
+        return _stopped(stop, quiet=exiting)
 
 
 def _run_command(args: argparse.Namespace, *, exiting: bool) -> int:
     """``args.func(args)`` with the one error family turned into exit codes;
     a stop signal wins over an error it caused (a git process it ended, a
     ``KeyboardInterrupt`` Python wrapped in another error)."""
-    from miner.files import PUBLISHED
-
     PUBLISHED.clear()  # what this command publishes (a test runs several)
     try:
         try:
@@ -972,13 +998,7 @@ def _run_command(args: argparse.Namespace, *, exiting: bool) -> int:
             lifecycle.check_stop()  # e.g. RuntimeError from __set_name__ around a Ctrl-C
             raise
     except (KeyboardInterrupt, lifecycle.TerminatedError) as stop:
-        lifecycle.quiet()  # a second signal now would cut the line below
-        interrupted = isinstance(stop, KeyboardInterrupt)
-        print(
-            f"miner: {'interrupted' if interrupted else 'terminated'}; {_after_stop()}",
-            file=sys.stderr,
-        )
-        return 130 if interrupted else lifecycle.TerminatedError.exit_code
+        return _stopped(stop)
     except BrokenPipeError:
         # The reader went away (``| head``): no traceback, and no second error
         # when Python flushes stdout at exit.
