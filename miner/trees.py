@@ -78,7 +78,7 @@ def link(entry: os.DirEntry[str], dst: str) -> None:
 
 def seed(source: str, target: str, seeded: dict[str, int], prefix: str = "") -> None:
     """Hard-link every entry under ``source`` into ``target`` (the same tree
-    of folders, same modes; :func:`_link`), leaving out temporary files and
+    of folders, same modes; :func:`link`), leaving out temporary files and
     staging leftovers; notes each entry's inode in ``seeded`` (path under
     ``source`` -> inode)."""
     with os.scandir(source) as entries:
@@ -120,7 +120,7 @@ def carry(
 
 
 def carry_one(entry: os.DirEntry[str], dst: str, seeded: dict[str, int], rel: str) -> str | None:
-    """:func:`_carry` of one late entry (path ``rel``): None once it is at
+    """:func:`carry` of one late entry (path ``rel``): None once it is at
     ``dst`` in the new tree (noted in ``seeded``, as if it had been seeded),
     or ``rel`` when the run wrote ``dst`` (an entry there that is not the
     seeded one)."""
@@ -198,6 +198,13 @@ def give(root: Path, owner: tuple[int, int]) -> None:
 
 
 def give_tree(path: str, owner: tuple[int, int], me: int) -> None:
+    """:func:`give` under ``path``: each entry whose owner is the user
+    ``me`` gets ``owner`` (uid, gid); symbolic links themselves, never their
+    targets.
+
+    Raises:
+        PermissionError: this process may not give files away.
+    """
     if os.lstat(path).st_uid == me:
         os.lchown(path, *owner)
     with os.scandir(path) as entries:

@@ -38,6 +38,7 @@ from typing import Any
 from miner import TEMPLATES, __version__
 from miner.errors import OutputError
 from miner.files import (
+    RANDOM_CHARS,
     Staging,
     free_bytes,
     inside,
@@ -188,9 +189,9 @@ def check_folder(dest: Path, kind: str) -> dict[str, Any] | None:
     return None
 
 
-#: How many random characters :func:`tempfile.mkdtemp` puts after a prefix:
-#: the staging folder beside ``OUT`` is ``.OUT.staging-`` and these.
-TEMP_RANDOM = 8
+#: How many random characters follow a prefix in a name a run makes beside
+#: ``OUT``: the staging folder is ``.OUT.staging-`` and these (the longest).
+TEMP_RANDOM = RANDOM_CHARS
 
 
 def _name_max(folder: Path) -> int | None:
