@@ -227,8 +227,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def _diff_locked(args: argparse.Namespace) -> int:
     from miner import pipeline
+    from miner.publish import output
     from miner.publish import releases as pages
 
+    stem = pages.revs_stem(args.old, args.new)  # checked before both are mined
+    output.check_report_folder(args.out, [f"{stem}.md", f"{stem}.json"])
     changes = pipeline.diff_commits(
         args.repo,
         args.old,

@@ -30,7 +30,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -319,6 +319,39 @@ def check_writable(out: Path) -> None:
         raise OutputError(
             f"{out}: cannot write the output folder ({problem}); pass --out with a writable folder"
         )
+
+
+def check_report_folder(folder: Path, names: Sequence[str], option: str = "--out") -> None:
+    """Check, before any work and without writing anything, that the files
+    ``names`` can be written into ``folder`` (each atomically, through a
+    temporary file ``.NAME.`` and :data:`TEMP_RANDOM` characters beside it):
+    ``folder`` is a folder or can be made, writable, and each temporary
+    name fits its file system's ``NAME_MAX``. ``option`` names ``folder``
+    on the command line.
+
+    Raises:
+        OutputError: one of them fails.
+    """
+    real = Path(os.path.realpath(folder))
+    probe = real
+    while not _exists(probe) and probe != probe.parent:
+        probe = probe.parent
+    problem = None
+    if not probe.is_dir():
+        problem = "not a folder" if probe == real else f"{probe} is not a folder"
+    elif (why := unwritable(probe)) is not None:
+        problem = why if probe == real else f"{probe} is not writable ({why})"
+    if problem is not None:
+        raise OutputError(f"{folder}: cannot write into it ({problem}); pass a writable {option}")
+    limit = _name_max(probe)
+    for name in names:
+        size = len(os.fsencode(name)) + 2 + TEMP_RANDOM  # .NAME.XXXXXXXX
+        if limit is not None and size > limit:
+            raise OutputError(
+                f"{folder}: the file name {name!r} is too long for its file system "
+                f"({size} bytes with its temporary file's; it allows {limit}); "
+                "name the revisions with shorter names (a commit id, a tag)"
+            )
 
 
 def check_output(out: Path, kind: str = RECORDS) -> dict[str, Any] | None:
