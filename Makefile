@@ -25,7 +25,7 @@ ARTIFACTS ?= .test-artifacts
 # release is mined in one worker only (tests/conftest.py groups its tests)
 TEST_JOBS ?= auto
 
-.PHONY: check-cards venv mine corpus demo test test-fast lint bench bench-hard bench-analysis clean site browser diff history release
+.PHONY: check-cards venv mine corpus demo test test-fast lint bench bench-hard bench-analysis bench-lookup clean site browser diff history release
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -103,6 +103,11 @@ bench: $(STAMP) corpus
 ## time the analysis stages (facts, analyze) on the release v0.5.19
 bench-analysis: $(STAMP) corpus
 	RAISE_MINER_CORPUS='$(CORPUS)' $(BIN)/python benchmarks/bench_analysis.py
+
+## precision and recall of lookup's "good" on the lookup table, and its latency, CLI and
+## site search (issue 35), on OUT: a mined v0.5.19 (make demo)
+bench-lookup: $(STAMP)
+	$(BIN)/python benchmarks/bench_lookup.py --out '$(OUT)'
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -804,7 +804,9 @@ ConstraintOp = Literal[
 #: ``default-only`` (the calls found leave the parameter to its default),
 #: ``unparsed`` (the file or the expression does not parse),
 #: ``dynamic`` (a value computed in a way not followed: a subscript by a
-#: variable, a call of a value, a comprehension).
+#: variable, a call of a value, a comprehension),
+#: ``field`` (a field of a dataclass that is no options class: its value is
+#: given where the object is built; the default written does not decide it).
 OriginReason = Literal[
     "",
     "depth-limit",
@@ -815,6 +817,7 @@ OriginReason = Literal[
     "default-only",
     "unparsed",
     "dynamic",
+    "field",
 ]
 
 

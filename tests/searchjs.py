@@ -56,3 +56,38 @@ def node_search(site: Path, pastes: list[str], limit: int = 5) -> list[list[list
     assert done.returncode == 0, done.stderr[-3000:]
     result: list[list[list[Any]]] = json.loads(done.stdout)
     return result
+
+
+#: Reads {"data", "script", "pastes"}; prints, per paste, what the page's
+#: parser reads: [[exception, messages, role, alone, [[path, line, function, code]]], ...].
+PARSE_RUNNER = r"""
+const fs = require("fs");
+const vm = require("vm");
+const input = JSON.parse(fs.readFileSync(0, "utf8"));
+globalThis.window = globalThis;
+vm.runInThisContext(fs.readFileSync(input.data, "utf8"));
+vm.runInThisContext(fs.readFileSync(input.script, "utf8"));
+process.stdout.write(JSON.stringify(input.pastes.map(text =>
+  window.raiseMinerSearch.parsePaste(text).map(r => [r.exception, r.messages, r.role, r.alone,
+    r.frames.map(f => [f.path, f.line, f.func, f.code])]))));
+"""
+
+
+def node_parse(site: Path, pastes: list[str]) -> list[list[list[Any]]]:
+    """How the site's search reads each paste (its port of ``parse_paste``)."""
+    payload = {
+        "data": str(site / "search-data.js"),
+        "script": str(site / "static" / "search.js"),
+        "pastes": pastes,
+    }
+    done = subprocess.run(
+        [node(), "-e", PARSE_RUNNER],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    result: list[list[list[Any]]] = json.loads(done.stdout)
+    return result

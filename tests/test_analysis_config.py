@@ -261,6 +261,32 @@ def test_dataclass_fields_become_flags():
     assert ("get_server_args", "") in config.accessors
 
 
+def test_an_accessor_named_for_a_namespace_returning_a_class_that_answers_attributes():
+    """SGLang's ``get_parallel() -> ParallelContext``, whose ``__getattr__``
+    serves the ``parallel`` leaves (``get_parallel().tp_size``)."""
+    args = ARGS_MODULE.replace(
+        "    plain: int = 3\n",
+        '    plain: int = 3\n    tp_size: A[int, "Tensor parallel size.", NS("parallel")] = 1\n'
+        '    lora_rank: A[int, "LoRA rank.", NS("lora")] = 8\n',
+    )
+    context = CONTEXT_MODULE + (
+        "\n\nclass ParallelContext:\n"
+        "    def __getattr__(self, name):\n"
+        "        return getattr(self._config, name)\n"
+        "\n\n_PARALLEL = ParallelContext()\n"
+        "\n\ndef get_parallel() -> ParallelContext:\n"
+        "    return _PARALLEL\n"
+        "\n\nclass LoraState:\n"
+        "    rank = 0\n"
+        "\n\ndef get_lora() -> LoraState:\n"
+        "    return LoraState()\n"
+    )
+    _, config = config_of({**DATACLASS_REPO, "pkg/server_args.py": args, "pkg/context.py": context})
+    assert ("get_parallel", "parallel") in config.accessors
+    assert config.option("lora_rank") is not None  # a namespace root, but no __getattr__
+    assert not any(call == "get_lora" for call, _ in config.accessors)
+
+
 def test_derived_settings_follow_delegation():
     _, config = config_of(DATACLASS_REPO)
     extra = config.derived_setting("enable_extra_buffer")

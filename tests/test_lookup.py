@@ -163,10 +163,14 @@ KeyError: 'tp_worker'
 
 def test_parse_chained_traceback() -> None:
     raised = parse_paste(CHAINED)
-    assert [(r.exception, r.role) for r in raised] == [
+    assert [(r.exception, r.role) for r in raised[:3]] == [
         ("KeyError", "final"),
         ("RuntimeError", "context"),
         ("ValueError", "cause"),
+    ]
+    # A line outside the blocks (the second line of a message) is a candidate too.
+    assert [(r.exception, r.messages, r.role) for r in raised[3:]] == [
+        (None, ("see the log above",), "message")
     ]
     assert raised[0].messages == ("'tp_worker'", "tp_worker")
     assert raised[1].messages[0] == "Initialization failed:\nsee the log above"

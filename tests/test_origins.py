@@ -561,3 +561,263 @@ def test_mine_with_origins_writes_them_into_the_records(make_repo, tmp_path, cap
     counts = json.loads((traced / "manifest.json").read_text())["counts"]
     assert counts["origins_by_kind"]["flag"] == 1
     assert counts["errors_unreachable"] == 0 and counts["errors_logged"] == 0
+
+
+SAMPLING = """
+from dataclasses import dataclass
+
+@dataclass
+class SamplingParams:
+    num_frames: int = 1
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--num-frames", type=int, default=1)
+"""
+
+
+def test_a_field_of_a_subclass_of_an_options_class_is_that_setting_not_its_default() -> None:
+    video = """
+    from dataclasses import dataclass
+    from pkg.sampling import SamplingParams
+
+    @dataclass
+    class VideoSamplingParams(SamplingParams):
+        conditional_frames: int = 1
+
+        def validate(self):
+            if self.conditional_frames < 0:
+                raise ValueError("conditional_frames must be >= 0")
+    """
+    found = origins_at({"pkg/sampling.py": SAMPLING, "pkg/video.py": video}, "pkg/video.py", 11)
+    assert brief(found) == [("flag", "conditional_frames", "<", ("0",))]
+    assert (found[0].owner, found[0].defined, found[0].default) == (
+        "VideoSamplingParams",
+        "pkg/video.py:7",
+        "1",
+    )
+
+
+def test_a_field_of_a_plain_dataclass_is_unknown_not_the_constant_default() -> None:
+    source = """
+    from dataclasses import dataclass
+
+    @dataclass
+    class Plan:
+        stages: int = 1
+
+        def check(self):
+            if self.stages <= 0:
+                raise ValueError("stages must be > 0")
+    """
+    found = origins_at({"pkg/plan.py": source}, "pkg/plan.py", 10)
+    assert [(o.kind.value, o.name, o.reason) for o in found] == [
+        ("unknown", "self.stages", "field")
+    ]
+
+
+def test_a_dataclass_an_options_class_carries_as_a_field_type_is_a_setting() -> None:
+    args = """
+    from dataclasses import dataclass, field
+    from pkg.quant import QuantArgs
+
+    @dataclass
+    class ServerArgs:
+        quant: str = "off"
+        quant_config: QuantArgs = field(default_factory=QuantArgs)
+
+        @staticmethod
+        def add_cli_args(parser):
+            parser.add_argument("--quant", type=str, default="off")
+    """
+    quant = """
+    from dataclasses import dataclass
+
+    @dataclass
+    class QuantArgs:
+        stages: int = 1
+
+        def validate(self):
+            if self.stages <= 0:
+                raise ValueError("quant-stages must be > 0")
+    """
+    found = origins_at({"pkg/server_args.py": args, "pkg/quant.py": quant}, "pkg/quant.py", 10)
+    assert [(o.kind.value, o.name, o.owner) for o in found] == [("flag", "stages", "QuantArgs")]
+
+
+def test_a_parameter_of_a_request_handler_is_a_field_of_the_request() -> None:
+    source = """
+    from fastapi import FastAPI
+
+    app = FastAPI()
+
+    @app.post("/v1/images")
+    async def create_image(prompt: str, size: int = 512):
+        if not prompt:
+            raise ValueError("Prompt cannot be empty")
+    """
+    found = origins_at({"pkg/api.py": source}, "pkg/api.py", 9)
+    assert [(o.kind.value, o.name, o.owner, o.defined) for o in found] == [
+        ("request", "prompt", "str", "pkg/api.py:7")
+    ]
+
+
+def test_audience_of_a_bare_assert_is_its_own_test_not_the_guards_around_it() -> None:
+    from miner.analysis.audience import classify_by_origins
+
+    source = """
+    def f(server_args, table):
+        if server_args.enable_thing:
+            assert table is not None
+    """
+    errors, found = traced({"pkg/server_args.py": ARGS, "pkg/f.py": source})
+    error = next(e for e in errors if e.primary.path == "pkg/f.py")
+    decision = classify_by_origins(error, found.origins[error.error_id])
+    assert (decision.audience.value, decision.rule) == ("internal", "origin-internal")
+    assert decision.reason == "condition reads only program state (table is None)"
+
+
+def test_audience_is_user_setting_when_the_message_names_a_flag_of_the_model() -> None:
+    from miner.analysis.audience import Settings, classify_by_origins
+
+    source = """
+    def f(server_args, tokens):
+        if tokens <= 0:
+            raise RuntimeError(
+                "Not enough memory. Please try to increase --mem-fraction-static."
+            )
+    """
+    errors, found = traced({"pkg/server_args.py": ARGS, "pkg/f.py": source})
+    error = next(e for e in errors if e.primary.path == "pkg/f.py")
+    settings = Settings(flags=frozenset({"--mem-fraction-static"}))
+    decision = classify_by_origins(error, found.origins[error.error_id], settings)
+    assert (decision.audience.value, decision.rule, decision.reason) == (
+        "user-setting",
+        "origin-advice",
+        "message names the flag '--mem-fraction-static'",
+    )
+    unknown = classify_by_origins(error, found.origins[error.error_id], Settings())
+    assert (unknown.audience.value, unknown.rule) == ("internal", "origin-internal")
+
+
+def test_audience_of_a_check_of_a_tools_own_flag_is_script() -> None:
+    """``--num-layers`` of a ``parse_args`` function (not of an options
+    class) is a flag of that tool's command line, in a path no path rule
+    calls a script."""
+    from miner.analysis.audience import classify_by_origins
+
+    tool = """
+    import argparse
+
+    def parse_args():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--num-layers", type=int, default=2)
+        return parser.parse_args()
+
+    def main():
+        args = parse_args()
+        if args.num_layers > 64:
+            raise ValueError("too many layers")
+    """
+    errors, found = traced({"pkg/loader/pack.py": tool})
+    origins = found.origins[errors[0].error_id]
+    assert [(o.kind.value, o.name, o.owner) for o in origins] == [
+        ("flag", "--num-layers", "parse_args")
+    ]
+    decision = classify_by_origins(errors[0], origins)
+    assert (decision.audience.value, decision.rule) == ("script", "origin-script")
+
+
+def test_audience_an_operand_setting_does_not_decide_beside_an_untraced_value() -> None:
+    """``size % page_size``: the setting is an operand of arithmetic with a
+    value the trace could not follow (a parameter no call passes), so it
+    does not make the error a setting's; ``page_size > 256`` narrows it and does."""
+    from miner.analysis.audience import classify_by_origins
+
+    args = ARGS.replace(
+        '    enable_thing: bool = False\n',
+        '    enable_thing: bool = False\n    page_size: int = 1\n',
+    ).replace(
+        '        parser.add_argument("--enable-thing", action="store_true")\n',
+        '        parser.add_argument("--enable-thing", action="store_true")\n'
+        '        parser.add_argument("--page-size", type=int, default=1)\n',
+    )
+    source = """
+    def pool(server_args, size):
+        if size % server_args.page_size != 0:
+            raise ValueError("size must be a multiple of the page size")
+
+    def pages(server_args):
+        if server_args.page_size > 256:
+            raise ValueError("page size too large")
+    """
+    errors, found = traced({"pkg/server_args.py": args, "pkg/f.py": source})
+    by_line = {e.primary.line: e for e in errors if e.primary.path == "pkg/f.py"}
+    operand = found.origins[by_line[4].error_id]
+    assert sorted((o.kind.value, o.constraint.op) for o in operand) == [
+        ("flag", "any"),
+        ("unknown", "any"),
+    ]
+    decision = classify_by_origins(by_line[4], operand)
+    assert (decision.audience.value, decision.rule) == ("internal", "origin-internal")
+    narrowed = classify_by_origins(by_line[8], found.origins[by_line[8].error_id])
+    assert (narrowed.audience.value, narrowed.reason) == (
+        "user-setting",
+        "flag --page-size (ServerArgs) via server_args.page_size > 256",
+    )
+
+
+def test_a_weight_loaders_loaded_weight_is_the_checkpoint() -> None:
+    source = """
+    def weight_loader(param, loaded_weight):
+        if param.shape != loaded_weight.shape:
+            raise ValueError("checkpoint shape does not match the model")
+    """
+    found = origins_at({"pkg/loader.py": source}, "pkg/loader.py", 4)
+    assert [(o.kind.value, o.name) for o in found if o.kind is OriginKind.CHECKPOINT] == [
+        ("checkpoint", "loaded_weight")
+    ]
+
+
+def test_audience_of_a_caught_error_or_a_hardware_check_under_a_flag() -> None:
+    """A raise every call of whose function is caught without raising again
+    is ``internal`` (origin-logged); a hardware probe under a guard that
+    tests a flag is a combination the release refuses (``unsupported``)."""
+    from miner.analysis.audience import classify_by_origins
+
+    source = """
+    import torch
+
+    def check(x):
+        if x < 0:
+            raise ValueError("negative")
+
+    def outer(x):
+        try:
+            check(x)
+        except ValueError:
+            pass
+
+    def pick(server_args):
+        if server_args.moe_runner_backend == "marlin":
+            if not torch.cuda.is_available():
+                raise RuntimeError("Marlin needs a GPU")
+    """
+    errors, found = traced({"pkg/server_args.py": ARGS, "pkg/f.py": source})
+    by_line = {e.primary.line: e for e in errors if e.primary.path == "pkg/f.py"}
+    caught = by_line[6].error_id
+    decision = classify_by_origins(
+        by_line[6], found.origins[caught], logged=found.logged.get(caught)
+    )
+    assert (decision.audience.value, decision.rule, decision.reason) == (
+        "internal",
+        "origin-logged",
+        "caught by except ValueError at pkg/f.py:11 and not raised again",
+    )
+    gpu = by_line[17]
+    combined = classify_by_origins(gpu, found.origins[gpu.error_id])
+    assert (combined.audience.value, combined.rule) == ("unsupported", "origin-combination")
+    assert combined.reason.endswith(
+        "under flag --moe-runner-backend (ServerArgs) via server_args.moe_runner_backend == "
+        '"marlin"'
+    )

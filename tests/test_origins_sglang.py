@@ -32,6 +32,22 @@ SITES = (
     (f"{SRT}/layers/attention/dsv4/compressor.py", 246),
 )
 COMPRESSOR = f"{SRT}/layers/attention/dsv4/compressor.py"
+#: Errors the word rules put before users that only program state decides
+#: (issue 33): a broker thread that did not stop, a kernel's argument check,
+#: an elastic-EP consistency check, an ffprobe check of SGLang's own output,
+#: an internal API contract, an out-of-tree plugin contract.
+INTERNAL_SITES = (
+    (f"{SRT}/utils/cuda_vmm_transport_utils.py", 106),
+    ("python/sglang/kernels/ops/gemm/flashinfer_pr4266_dense_bf16_gemm_sm100_direct.py", 331),
+    (f"{SRT}/managers/scheduler_components/dp_attn.py", 68),
+    (
+        f"{GEN}/runtime/pipelines_core/stages/model_specific_stages/minimax_h3/video_adapter.py",
+        473,
+    ),
+    (f"{GEN}/runtime/distributed/group_coordinator.py", 535),
+    (f"{SRT}/sampling/sampling_observer_pp.py", 52),
+)
+POOL = (f"{SRT}/model_executor/pool_configurator.py", 86)
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +56,7 @@ def traced(analysed_release, corpus) -> tuple[Traced, dict[tuple[str, int], str]
     mined, _ = analysed_release("v0.5.19")
     result = mined.result
     wanted = {(e.primary.path, e.primary.line): e for e in result.errors}
-    picked = {key: wanted[key] for key in SITES}
+    picked = {key: wanted[key] for key in (*SITES, *INTERNAL_SITES, POOL)}
     picked[(LASER, 23)] = wanted[(LASER, 23)]
     repo = git.Repo(corpus)
     entries = source.python_blobs(repo, source.resolve_commit(repo, "v0.5.19"))
@@ -174,3 +190,57 @@ def test_origins_are_counted_for_every_kind(traced: Any) -> None:
     assert set(counts) == {k.value for k in OriginKind}
     assert sum(counts.values()) == sum(len(o) for o in found.origins.values())
     assert counts["flag"] > 0 and counts["package"] > 0 and counts["model-config"] > 0
+
+
+@pytest.fixture(scope="module")
+def audiences(traced, analysed_release) -> dict[tuple[str, int], Any]:
+    """(path, line) -> the audience decided from the traced origins."""
+    from miner.analysis.audience import Settings, classify_by_origins
+
+    mined, _ = analysed_release("v0.5.19")
+    found, ids = traced
+    settings = Settings.from_config(mined.facts.config, mined.facts.predicates)
+    errors = {e.error_id: e for e in mined.result.errors}
+    return {
+        key: classify_by_origins(
+            errors[i], found.origins[i], settings, found.logged.get(i), found.unreachable.get(i)
+        )
+        for key, i in ids.items()
+    }
+
+
+@pytest.mark.parametrize("site", INTERNAL_SITES, ids=lambda s: f"{s[0].rsplit('/', 1)[-1]}:{s[1]}")
+def test_an_error_only_program_state_decides_is_internal(audiences, site) -> None:
+    decision = audiences[site]
+    assert (decision.audience.value, decision.rule) == ("internal", "origin-internal")
+
+
+def test_not_enough_memory_is_a_setting_the_message_names(traced, audiences) -> None:
+    """``pool_configurator.py:86`` builds its message in steps and names
+    ``--mem-fraction-static``, whose value the message shows."""
+    decision = audiences[POOL]
+    assert (decision.audience.value, decision.rule) == ("user-setting", "origin-advice")
+    shown = origins(record(traced, *POOL), "flag")
+    assert [(o["name"], o["role"], o["owner"]) for o in shown] == [
+        ("--mem-fraction-static", "message", "ServerArgs")
+    ]
+
+
+def test_deepep_is_a_dependency_and_marlin_on_an_old_gpu_a_combination(audiences) -> None:
+    """deepep.py:376 raises when neither ``deep_ep`` nor NPU's ``zbal``
+    imported; mxfp4.py:632, under ``--moe-runner-backend marlin`` (the guard
+    at line 618), when the GPU is none of SM90, SM100 or SM120 (line 627):
+    the hardware decides under a flag, a combination this release refuses."""
+    deepep = audiences[SITES[0]]
+    assert (deepep.audience.value, deepep.rule) == ("dependency", "origin-dependency")
+    marlin = audiences[SITES[1]]
+    assert (marlin.audience.value, marlin.rule) == ("unsupported", "origin-combination")
+    assert marlin.reason == (
+        "hardware get_platform().is_sm90 via get_platform().is_sm90 under "
+        "flag --moe-runner-backend (ServerArgs) via self.use_marlin"
+    )
+
+
+def test_a_tool_call_parse_error_caught_and_logged_is_internal(audiences) -> None:
+    decision = audiences[SITES[4]]
+    assert (decision.audience.value, decision.rule) == ("internal", "origin-logged")

@@ -9,6 +9,7 @@ table checks that the port scores with them as the CLI does.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import git
@@ -112,6 +113,62 @@ PASTES = [
 ]
 
 
+#: The shapes of issue 35: a log line before a cut traceback, a traceback
+#: starting mid-way, errors inside JSON (and a Python dict's repr), wrapped
+#: and indented lines, a bare assert in a moved folder, a megabyte line.
+SHAPES = [
+    "[2025-08-12 08:24:37] Error in request: Host-pool retraction does not support Mamba models.\n"
+    "Traceback (most recent call last):\n"
+    f'  File "{SP}/srt/server.py", line 10, in handle\n'
+    "    run()\n",
+    f'  File "{SP}/srt/registry.py", line 5, in create\n'
+    '    raise ValueError("Unknown tree cache kind")\n'
+    "ValueError: Unknown tree cache kind\n"
+    "Traceback (most recent call last):\n"
+    f'  File "{SP}/srt/server.py", line 3, in main\n',
+    json.dumps({"object": "error", "message": "Unknown tree cache kind", "code": 400}),
+    "data: "
+    + json.dumps(
+        {
+            "choices": [
+                {
+                    "finish_reason": {
+                        "type": "abort",
+                        "message": "KeyError: 'no model registered as \\'llama\\''",
+                    }
+                }
+            ]
+        }
+    ),
+    "openai.BadRequestError: Error code: 400 - "
+    + repr({"object": "error", "message": "Host-pool retraction does not support Mamba models."}),
+    "2025-08-12 08:24:37 ERROR "
+    + json.dumps(
+        {
+            "exc_info": "Traceback (most recent call last):\n"
+            f'  File "{SP}/srt/cache.py", line 9, in __init__\n'
+            '    assert pages % 16 == 0, "pages must be a multiple of 16"\n'
+            "AssertionError: pages must be a multiple of 16"
+        }
+    ),
+    "[2025-08-12 08:24:37 TP0] RuntimeError: the kernels of this wheel were built for machines\n"
+    "    that does not support Mamba models.\n",
+    "[2025-08-12 08:24:36 TP0] Load weight end.\n"
+    "[2025-08-12 08:24:37 TP0] ValueError: Host-pool retraction does not\n"
+    "        support Mamba models.\n"
+    "[2025-08-12 08:24:37] Received sigquit from a child process.\n",
+    "    Traceback (most recent call last):\n"
+    f'      File "{SP}/srt/registry.py", line 44, in create\n'
+    "    ValueError: Unknown tree cache kind\n",
+    "Traceback (most recent call last):\n"
+    f'  File "{SP}/srt/legacy/cache.py", line 30, in __init__\n'
+    '    assert pages % 16 == 0, "pages must be a multiple of 16"\n'
+    "AssertionError\n",
+    "[" + "TP0 " * 262_144,
+    "[2026-01-01 10:00:00 TP0] ValueError: Unknown tree cache kind" + " " * 300_000,
+]
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> tuple[MineResult, Path]:
     root = tmp_path_factory.mktemp("parity")
@@ -153,8 +210,8 @@ def test_the_site_ships_the_rules(built) -> None:
 def test_site_search_and_lookup_agree_on_every_paste(built) -> None:
     result, site = built
     index = LookupIndex.from_errors(result.errors)
-    page = node_search(site, PASTES)
-    for paste, shown in zip(PASTES, page, strict=True):
+    page = node_search(site, PASTES + SHAPES)
+    for paste, shown in zip(PASTES + SHAPES, page, strict=True):
         expected = python_results(index, paste)
         got = [[r[0], round(r[1], 3), r[2], r[3]] for r in shown]
         assert got == expected, paste
@@ -207,3 +264,57 @@ def test_errors_of_other_releases_are_searched(built, tmp_path: Path) -> None:
         copy, ["ValueError: Host-pool retraction does not support Jamba models."]
     )
     assert top[0] == "0123456789abcdef" and top[1] >= 0.9
+
+
+def test_the_shapes_find_their_cards(built) -> None:
+    """The shapes of issue 35 are no table of misses either: each finds its
+    card with a good score, the wrapped pieces of another message and the
+    megabyte line none."""
+    result, _ = built
+    index = LookupIndex.from_errors(result.errors)
+    by_message = {e.message: e.error_id for e in result.errors}
+    host = by_message["Host-pool retraction does not support Mamba models."]
+    unknown = by_message["Unknown tree cache kind"]
+    pages = by_message["pages must be a multiple of 16"]
+    model = by_message["no model registered as {name!r}"]
+    expected = [
+        host,
+        unknown,
+        unknown,
+        model,
+        host,
+        pages,
+        None,
+        host,
+        unknown,
+        pages,
+        None,
+        unknown,
+    ]
+    found = []
+    for paste in SHAPES:
+        best = index.search(paste)
+        found.append(best[0].card.error_id if best and best[0].good else None)
+    assert found == expected
+
+
+def test_the_page_reads_pastes_as_parse_paste(built) -> None:
+    """Every exception, reading, role and frame the CLI reads in a paste,
+    the page reads too, in the same order."""
+    from searchjs import node_parse
+
+    from miner.lookup import parse_paste
+
+    pastes = PASTES + SHAPES[:-1]
+    for text, page in zip(pastes, node_parse(built[1], pastes), strict=True):
+        python = [
+            [
+                r.exception,
+                list(r.messages),
+                r.role,
+                r.alone,
+                [[f.path, f.line, f.function, f.code] for f in r.frames],
+            ]
+            for r in parse_paste(text)
+        ]
+        assert page == python, text[:200]

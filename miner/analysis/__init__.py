@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from miner.analysis.audience import Settings, classify
+from miner.analysis.audience import AudienceDecision, Settings, classify, classify_by_origins
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker, settings_of
 from miner.analysis.paths import evidence_lines
@@ -82,9 +82,24 @@ class _Job:
     author: str
     facts: RepoFacts
 
+    def audience(self, error: Error) -> AudienceDecision:
+        """Who can cause and fix ``error``: from its origins when the commit's
+        were traced (:func:`~miner.analysis.audience.classify_by_origins`),
+        else from the words and paths of its sites (:func:`classify`)."""
+        if self.facts.origins:
+            i = error.error_id
+            return classify_by_origins(
+                error,
+                self.facts.origins.get(i, ()),
+                self.settings,
+                logged=self.facts.logged.get(i),
+                unreachable=self.facts.unreachable.get(i),
+            )
+        return classify(error, self.settings)
+
     def one(self, error: Error) -> Analysis:
         """The analysis of ``error`` (the rule sections; no language model)."""
-        decision = classify(error, self.settings)
+        decision = self.audience(error)
         reading = self.writer.read(error, decision.audience.value)
         solutions, example = self.writer.solutions(reading)
         return Analysis(

@@ -97,7 +97,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
 
-from miner.model import Error, Guard, Origin, OriginKind, Site
+from miner.model import Caught, Error, Guard, Origin, OriginKind, Site, Unreachable
 
 if TYPE_CHECKING:
     from miner.analysis.config import ConfigModel, Derived
@@ -737,29 +737,129 @@ ORIGIN_AUDIENCE: dict[OriginKind, Audience] = {
 _ORIGIN_ORDER = (Audience.USER_SETTING, Audience.DEPENDENCY, Audience.USER_INPUT)
 
 
-def _deciding(origins: Iterable[Origin]) -> dict[Audience, Origin]:
+def script_flag(origin: Origin) -> bool:
+    """A flag of a tool's own command line: its owner is the function or
+    module that builds the parser (``parse_args``, ``main``, ``<module>``),
+    not an options class of the program."""
+    return origin.kind is OriginKind.FLAG and not origin.owner[:1].isupper()
+
+
+def _deciding(origins: tuple[Origin, ...]) -> dict[Audience, Origin]:
     """The first origin of each audience among the condition's (and the
-    callers' conditions') user-controlled origins."""
+    callers' conditions') user-controlled origins. When the trace of these
+    origins stopped somewhere (an ``unknown`` among them), a user-controlled
+    value that is only an operand (constraint ``any``: ``size % page_size``)
+    does not decide: what it is compared with is not known. A tool's flag
+    (:func:`script_flag`) decides nothing here."""
+    partial = any(o.kind is OriginKind.UNKNOWN and o.role != "message" for o in origins)
     found: dict[Audience, Origin] = {}
     for origin in origins:
         audience = ORIGIN_AUDIENCE.get(origin.kind)
-        if origin.role != "message" and audience is not None:
-            found.setdefault(audience, origin)
+        if origin.role == "message" or audience is None or script_flag(origin):
+            continue
+        if partial and origin.constraint.op == "any":
+            continue
+        found.setdefault(audience, origin)
     return found
 
 
 def _decisive(site: Site, origins: tuple[Origin, ...]) -> tuple[Origin, ...]:
-    """The origins read by the innermost ``if`` / ``while`` / ``assert`` around
-    the site (what makes it raise; the exits before it are only the way
-    there), when that guard has any; else every origin."""
-    guards = [g for g in site.guards if g.kind in ("if", "while", "assert")]
-    if not guards:
-        return origins
-    line = guards[-1].line
-    mine = tuple(
-        o for o in origins if o.role == "condition" and o.chain and o.chain[0].line == line
+    """The origins that make the site raise.
+
+    Those the innermost ``if`` / ``while`` / ``assert`` around it reads, when
+    one of them is under the user's control or runtime state; an ``assert``
+    (an invariant of the code where it stands) has only its own test.
+    Otherwise (its reads end in constants or ``unknown``, which do not say
+    what varies): the user-controlled origins of every such guard, else
+    those of the innermost. Only a site under no such guard is decided by
+    every origin: its early exits and its callers' conditions (under a guard
+    they are the way to the raise, not its cause)."""
+    guards = [g.line for g in site.guards if g.kind in ("if", "while", "assert")]
+
+    def read_at(lines: list[int]) -> tuple[Origin, ...]:
+        return tuple(
+            o for o in origins if o.role == "condition" and o.chain and o.chain[0].line in lines
+        )
+
+    inner = read_at(guards[-1:])
+    if site.kind == "assert" or any(o.user or o.kind is OriginKind.INTERNAL for o in inner):
+        return inner
+    outer = tuple(o for o in read_at(guards) if o.user)
+    return outer or (inner if guards else origins)
+
+
+def _unseen(logged: Caught | None, unreachable: Unreachable | None) -> AudienceDecision | None:
+    """``internal`` for an error no user meets: unreachable, or caught and not raised again."""
+    if unreachable is not None:
+        where = f"{unreachable.path}:{unreachable.line}"
+        return AudienceDecision(
+            Audience.INTERNAL,
+            f"no in-tree call makes {unreachable.condition} hold ({where})",
+            "origin-unreachable",
+        )
+    if logged is not None:
+        caught = logged.types or "everything"
+        return AudienceDecision(
+            Audience.INTERNAL,
+            f"caught by except {caught} at {logged.path}:{logged.line} and not raised again",
+            "origin-logged",
+        )
+    return None
+
+
+def _combination(
+    error: Error,
+    origins: tuple[Origin, ...],
+    deciding: dict[Audience, Origin],
+    settings: Settings | None,
+) -> AudienceDecision | None:
+    """``unsupported`` when only a package or the hardware decides and a
+    guard around the raise (not the innermost) reads a flag or variable, or
+    the message names one (:func:`_advice`: "--fp8-gemm-backend=cutlass is
+    deprecated on this hardware")."""
+    if set(deciding) != {Audience.DEPENDENCY}:
+        return None
+    site = error.primary
+    advice = _advice(error, message_text(error), settings)
+    if advice is not None:
+        reason = f"{_named(deciding[Audience.DEPENDENCY])}; {advice.reason}"
+        return AudienceDecision(Audience.UNSUPPORTED, reason, "origin-combination")
+    outer = [g.line for g in site.guards if g.kind in ("if", "while")][:-1]
+    setting = next(
+        (
+            o
+            for o in origins
+            if o.role == "condition"
+            and o.chain
+            and o.chain[0].line in outer
+            and o.kind in (OriginKind.FLAG, OriginKind.ENV)
+            and not script_flag(o)
+            and o.constraint.op != "any"
+        ),
+        None,
     )
-    return mine or origins
+    if setting is None:
+        return None
+    reason = f"{_named(deciding[Audience.DEPENDENCY])} under {_named(setting)}"
+    return AudienceDecision(Audience.UNSUPPORTED, reason, "origin-combination")
+
+
+def _advice(error: Error, words: str, settings: Settings | None) -> AudienceDecision | None:
+    """``user-setting`` when the message names a flag or a variable the
+    configuration model defines (the code's own advice: "Please try to
+    increase --mem-fraction-static"); None otherwise."""
+    known = settings.flags if settings is not None else frozenset()
+    flags = [f for f in named_flags(words) if f in known]
+    if flags:
+        return AudienceDecision(
+            Audience.USER_SETTING, f"message names the flag '{flags[0]}'", "origin-advice"
+        )
+    names = named_env_vars(words, settings.env_vars if settings is not None else ())
+    if names:
+        return AudienceDecision(
+            Audience.USER_SETTING, f"message names the variable '{names[0]}'", "origin-advice"
+        )
+    return None
 
 
 def _named(origin: Origin) -> str:
@@ -768,7 +868,11 @@ def _named(origin: Origin) -> str:
 
 
 def classify_by_origins(
-    error: Error, origins: Iterable[Origin], settings: Settings | None = None
+    error: Error,
+    origins: Iterable[Origin],
+    settings: Settings | None = None,
+    logged: Caught | None = None,
+    unreachable: Unreachable | None = None,
 ) -> AudienceDecision:
     """The audience of ``error`` from what its condition reads (issue 33, item 2).
 
@@ -780,20 +884,39 @@ def classify_by_origins(
     with a ``NotImplementedError`` or a message saying "not supported"
     ``unsupported``. Several kinds: the word rules (:func:`classify`) break
     the tie when they name one of them, else flag before package before
-    request. [origin-internal] a condition whose origins are all internal
-    state, constants or unknown: ``internal``. Only the origins of the
-    innermost ``if`` / ``while`` / ``assert`` count when it has any (an
-    early exit on a flag is the way to the raise, not its cause). No origin at all (a raise its
+    request. [origin-advice] no user-controlled origin, but the message
+    names a flag or variable of the configuration model: ``user-setting``.
+    [origin-script] only a flag of a tool's own parser decides
+    (:func:`script_flag`): ``script``.
+    [origin-internal] a condition whose origins are all internal state,
+    constants or unknown: ``internal``. The user-controlled origins of the
+    innermost ``if`` / ``while`` / ``assert`` count first, then those of the
+    other guards, then the early exits' and the callers' (the way to the
+    raise, not its cause): :func:`_decisive`. No origin at all (a raise its
     function always reaches, no call condition known): :func:`classify`
-    decides. The reason names the origins."""
-    origins = tuple(origins)
+    decides. The reason names the origins.
+
+    [origin-unreachable] no in-tree call can make the condition true
+    (``unreachable``) and [origin-logged] a handler catches the error without
+    raising again (``logged``): ``internal``, whatever the origins, since no
+    user meets it as an error. [origin-unsupported] a package or the hardware
+    decides under a guard that reads a flag or variable: the combination is
+    not implemented (``--fp8-gemm-backend cutlass`` on a GPU it does not
+    serve)."""
+    all_origins = tuple(origins)
     words = message_text(error)
-    fixed = _by_path(error) or _abstract(error, words)
+    fixed = _by_path(error) or _abstract(error, words) or _unseen(logged, unreachable)
     if fixed is not None:
         return fixed
-    origins = _decisive(error.primary, origins)
+    origins = _decisive(error.primary, all_origins)
     deciding = _deciding(origins)
     if not deciding:
+        advice = _advice(error, words, settings)
+        if advice is not None:
+            return advice
+        tool = next((o for o in origins if o.role != "message" and script_flag(o)), None)
+        if tool is not None:
+            return AudienceDecision(Audience.SCRIPT, _named(tool), "origin-script")
         if any(o.role != "message" for o in origins):
             reads = ", ".join(dict.fromkeys(o.read for o in origins if o.role != "message"))
             return AudienceDecision(
@@ -802,6 +925,9 @@ def classify_by_origins(
                 "origin-internal",
             )
         return classify(error, settings)
+    combined = _combination(error, all_origins, deciding, settings)
+    if combined is not None:
+        return combined
     unsupported = _unsupported(error, words)
     if unsupported is not None:
         first = next(iter(deciding.values()))

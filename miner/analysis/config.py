@@ -1256,6 +1256,9 @@ _RETURNS_CLASS = rb"def (get_\w+)\(\)\s*->\s*['\"]?%s['\"]?\s*:"
 _RETURNS_BAG = re.compile(
     rb"def (get_\w+)\(\)[^:\n]*:\s*\n\s+return [\w.]+\(\s*['\"](\w+)['\"]\s*\)\s*\n"
 )
+#: ``def get_parallel() -> ParallelContext:``: an accessor named for a namespace
+#: that returns an object of a class of the same file.
+_RETURNS_NAMED = re.compile(rb"def get_(\w+)\(\)\s*->\s*['\"]?(\w+)['\"]?\s*:")
 
 
 def _accessors(
@@ -1263,8 +1266,11 @@ def _accessors(
 ) -> list[tuple[str, str]]:
     """Zero-argument module functions returning the primary arguments object
     (``def get_x() -> Primary:``) or one namespace of it (``def get_disagg():
-    return <call>("disagg")`` with ``disagg`` a namespace root), by regular
-    expression over the files that mention them."""
+    return <call>("disagg")`` with ``disagg`` a namespace root; or ``def
+    get_parallel() -> ParallelContext:`` where ``parallel`` is a namespace root
+    and the class, defined in the same file, answers its attributes with a
+    ``__getattr__``: SGLang's ``ParallelContext`` serves the ``parallel``
+    leaves), by regular expression over the files that mention them."""
     if not classes:
         return []
     returns_class = re.compile(_RETURNS_CLASS % re.escape(classes[0]).encode())
@@ -1277,7 +1283,22 @@ def _accessors(
             name, ns = m.group(1).decode(), m.group(2).decode()
             if ns in roots and name == f"get_{ns}":
                 out.add((name, ns))
+        for m in _RETURNS_NAMED.finditer(data):
+            ns, cls = m.group(1).decode(), m.group(2)
+            if ns in roots and _answers_attributes(data, cls):
+                out.add((f"get_{ns}", ns))
     return sorted(out)
+
+
+def _answers_attributes(data: bytes, cls: bytes) -> bool:
+    """Whether the file ``data`` defines the class ``cls`` with a ``__getattr__``
+    before its next top-level statement."""
+    start = re.search(rb"^class %s\b[^\n]*:\n" % re.escape(cls), data, re.M)
+    if start is None:
+        return False
+    end = re.search(rb"^\S", data[start.end() :], re.M)
+    body = data[start.end() : start.end() + end.start()] if end else data[start.end() :]
+    return re.search(rb"^\s+def __getattr__\(", body, re.M) is not None
 
 
 def argument_objects(classes: tuple[str, ...] | list[str]) -> frozenset[str]:

@@ -9,7 +9,11 @@ from __future__ import annotations
 #: (JavaScript-compatible syntax: the site's search uses the same list).
 PREFIX_PATTERNS: tuple[str, ...] = (
     # [2026-09-10 12:00:00 TP0], [2026-09-10 12:00:00 DP1 TP3], [TP0], [12:00:00]
-    r"^\[[^\]\n]*(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|\b(?:TP|DP|PP|EP|CP|RANK)\d+\b)[^\]\n]*\] ?",
+    # (linear: the look-ahead finds the closing bracket first, so a line of
+    # "[" and "TP0 " repeated, with no "]", is given up after one scan; the
+    # text before the tag is taken lazily, each position tried once)
+    r"^\[(?=[^\]\n]*\])[^\]\n]*?(?:\d{4}-\d\d-\d\d|\d\d:\d\d:\d\d|\b(?:TP|DP|PP|EP|CP|RANK)\d+\b)"
+    r"[^\]\n]*\] ?",
     # 2026-09-10 12:00:00,123 - / 2026-09-10T12:00:00.123Z |
     r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?: ?[-|:])? ?",
     # 09-10 12:00:00 and a bare 12:00:00.123
@@ -46,6 +50,10 @@ RULES: dict[str, float | int | str] = {
     "MIN_FRAGMENT": 12,
     "MAX_MESSAGE": 4000,
     "MAX_HEADS": 3,
+    "MAX_PREFIX": 256,
+    "MAX_READING_LINES": 40,
+    "MAX_JSON_VALUES": 64,
+    "MAX_JSON_DEPTH": 2,
     "SIMILAR_CODE": 0.75,
     "MAX_CODE": 300,
     "END_PUNCTUATION": ".!?,;:\u2026",
@@ -58,6 +66,8 @@ LINE_PATTERNS: dict[str, str] = {
     "FRAME": r'^\s*File "([^"\n]+)", line (\d+)(?:, in (.+))?\s*$',
     # Type: message (type, message)
     "EXCEPTION_LINE": r"^([A-Za-z_][\w.]*)(?::(?: (.*))?)?$",
+    # the last name of an exception class, as classes are named
+    "EXCEPTION_NAME": r"(?:Error|Exception|Warning|Interrupt|Exit)$",
     # a dotted name in lower case: a logger or module, never an exception class
     "LOGGER_NAME": r"^[a-z_][a-z0-9_]*(?:\.[a-z_][a-z0-9_]*)+$",
     # path.py:123 or path.py", line 123 pasted alone: path, line
@@ -68,6 +78,13 @@ LINE_PATTERNS: dict[str, str] = {
     "CARETS": r"^\s*[~^]+\s*$",
     # the start of a statement a frame's source line is compared by
     "CODE_HEAD": r"^(?:raise\s+[\w.]+|assert\b|[\w.]+\()",
+    # a string of a JSON object or of a Python dict's repr ("..." or '...'),
+    # cut by the end of its line or not, or a brace (linear: each character
+    # is read by one branch)
+    "JSON_TOKEN": r'[{}]|"(?:[^"\\\r\n]|\\[^\r\n])*"?|\'(?:[^\'\\\r\n]|\\[^\r\n])*\'?',
+    # an escape of a Python string literal, as repr() writes them: a backslash
+    # and x41, u00e9, U0001f600 or one character (n, t, a quote...)
+    "PY_ESCAPE": r"\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[\s\S])",
     # a word for the word-overlap score (the text lower-cased first)
     "WORD": r"[a-z_][a-z0-9_]+|[0-9]+",
 }

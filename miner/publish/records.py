@@ -318,6 +318,11 @@ def manifest_json(
             "errors_unreachable": sum(
                 1 for a in (analyses or {}).values() if a.unreachable is not None
             ),
+            "user_facing_with_user_origin": sum(
+                1
+                for a in (analyses or {}).values()
+                if a.audience in get_args(AudienceName)[:4] and any(o.user for o in a.origins)
+            ),
         },
         "files": notes,
         "written": list(written),

@@ -356,6 +356,7 @@ def _counts() -> Schema:
     properties["origins_by_kind"] = obj({k.value: count for k in OriginKind}, required=())
     properties["errors_logged"] = count
     properties["errors_unreachable"] = count
+    properties["user_facing_with_user_origin"] = count
     return obj(properties, description="What was mined: files, sites and errors.")
 
 

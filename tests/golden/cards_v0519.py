@@ -1293,21 +1293,9 @@ CARDS: tuple[dict[str, Any], ...] = (
             "when": (
                 r"`--enable-tp-lm-head-all-to-all`",
                 r"`pynccl_comm` is `None`",
+                on("--enable-tp-lm-head-all-to-all"),
             ),
+            "solutions": (r"`--no-enable-tp-lm-head-all-to-all`",),
         },
-        defects=(
-            dict(
-                reason=(
-                    "reached only on cuda with --enable-tp-lm-head-all-to-all on and tp_size > 1 "
-                    "(bootstrap.py:130-135), which is the default on pure-DP-attention decode "
-                    "nodes (overrides.py:1410-1429); the card neither states the flag is on nor "
-                    "offers --no-enable-tp-lm-head-all-to-all, the opt-out its help names"
-                ),
-                must={
-                    "when": (on("--enable-tp-lm-head-all-to-all"),),
-                    "solutions": (r"`--no-enable-tp-lm-head-all-to-all`",),
-                },
-            ),
-        ),
     ),
 )

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import TYPE_CHECKING
 
-from miner.analysis.code import call_name
+from miner.analysis.code import call_name, dotted
 from miner.analysis.origins import kinds
 from miner.analysis.origins.calls import enter
 from miner.analysis.origins.source import Binding, Function, Module
@@ -280,12 +280,116 @@ def _class_assignments(
 ) -> list[tuple[Binding, Function | None]]:
     """``self.attr = ...`` in the methods of ``cls`` and ``attr = ...`` in its body."""
     found: list[tuple[Binding, Function | None]] = list(module.self_assignments(cls, attr))
+    field = _is_dataclass(cls)
     for stmt in cls.body:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [getattr(stmt, "target", None)]
         value = getattr(stmt, "value", None)
         if value is not None and any(isinstance(t, ast.Name) and t.id == attr for t in targets):
-            found.append((Binding(attr, stmt.lineno, "assign", value, stmt), None))
+            kind = "field" if field and isinstance(stmt, ast.AnnAssign) else "assign"
+            found.append((Binding(attr, stmt.lineno, kind, value, stmt), None))
     return found
+
+
+def _is_dataclass(cls: ast.ClassDef) -> bool:
+    """Whether ``cls`` is decorated ``@dataclass`` / ``@dataclasses.dataclass(...)``:
+    its annotated class-level assignments are fields whose values are given
+    where an object is built, the value written being only a default."""
+    for deco in cls.decorator_list:
+        target = deco.func if isinstance(deco, ast.Call) else deco
+        if (dotted(target) or "").rsplit(".", 1)[-1] == "dataclass":
+            return True
+    return False
+
+
+def _holders(tracer: Tracer) -> dict[str, str]:
+    """Class name -> the options class with a field annotated with it (the
+    diffusion ``ServerArgs.kv_cache_quant_config: QVGKVQuantArgs``: a typed
+    config object an options class carries), read from the files defining
+    the options (:attr:`ConfigModel.options`); built once per tracer."""
+    found = _HOLDERS.get(id(tracer))
+    if found is not None:
+        return found
+    found = {}
+    owners = {(o.owner, o.path) for o in tracer.config.options if o.owner in tracer.config.classes}
+    for owner, path in sorted(owners):
+        module = tracer.modules.get(path)
+        for cls in module.classes.get(owner, []) if module is not None else []:
+            for stmt in cls.body:
+                if isinstance(stmt, ast.AnnAssign):
+                    for name in ast.walk(stmt.annotation):
+                        if isinstance(name, ast.Name) and name.id[:1].isupper():
+                            found.setdefault(name.id, owner)
+    _HOLDERS.clear()
+    _HOLDERS[id(tracer)] = found
+    return found
+
+
+#: :func:`_holders` of the tracer in use (one at a time).
+_HOLDERS: dict[int, dict[str, str]] = {}
+
+
+def _options_class(tracer: Tracer, module: Module, cls: ast.ClassDef) -> str | None:
+    """The options class (:attr:`ConfigModel.classes`) that ``cls`` is,
+    derives from by a base's name (``Cosmos3SamplingParams(SamplingParams)``)
+    or is carried by as a field's type (:func:`_holders`), or None."""
+    known = set(tracer.config.classes)
+    held = _holders(tracer).get(cls.name)
+    if held is not None and cls.name not in known:
+        return held
+    seen: set[str] = set()
+    todo = [cls]
+    while todo:
+        one = todo.pop()
+        if one.name in known:
+            return one.name
+        seen.add(one.name)
+        for base in one.bases:
+            name = (dotted(base) or "").rsplit(".", 1)[-1]
+            if name in known:
+                return name
+            if name and name not in seen:
+                todo += module.classes.get(name, [])
+    return None
+
+
+def _field(
+    tracer: Tracer,
+    node: ast.Attribute,
+    cls: ast.ClassDef,
+    bind: Binding,
+    place: Place,
+    demand: Constraint,
+    walk: Walk,
+    chain: tuple[Hop, ...],
+) -> None:
+    """``self.x`` where ``x`` is a field of the dataclass ``cls``: a setting of
+    an options class when ``cls`` is one or derives from one (the flag when
+    one is defined for ``x``, else the field by name with the class as owner);
+    otherwise an ``unknown`` ``field``: the value is given where the object is
+    built, and its default (``bind``) does not decide it."""
+    module = place.module
+    hop = Hop(module.path, bind.line, unparsed(bind.statement))
+    owner = _options_class(tracer, module, cls)
+    if owner is None:
+        tracer.stop(walk, node, chain, "field", Place(module, None, bind.line))
+        return
+    carried = owner != cls.name and cls.name in _holders(tracer)
+    options = () if carried else tracer.config.options_named(node.attr)
+    opt = next((o for o in options if o.owner == owner), None)
+    if opt is not None:
+        tracer.flag(walk, opt, (*chain, hop), demand)
+        return
+    default = unparsed(bind.value) if bind.value is not None else None
+    tracer.add(
+        walk,
+        OriginKind.FLAG,
+        node.attr,
+        (*chain, hop),
+        demand,
+        owner=cls.name,
+        defined=f"{module.path}:{bind.line}",
+        default=default,
+    )
 
 
 def _related_classes(module: Module, cls: ast.ClassDef) -> list[ast.ClassDef]:
@@ -346,7 +450,15 @@ def _follow_attribute(
         return
     for bind, method in found:
         key = (module.path, bind.line, node.attr)
-        if key in walk.seen or not may_meet(bind.value, demand):
+        if key in walk.seen:
+            continue
+        if bind.kind == "field":
+            walk.seen.add(key)
+            cls = _field_class(module, bind)
+            if cls is not None:
+                _field(tracer, node, cls, bind, place, demand, walk, chain)
+            continue
+        if not may_meet(bind.value, demand):
             continue
         walk.seen.add(key)
         owner = unparsed(getattr(bind.statement, "targets", [None])[0] or node)
@@ -355,6 +467,15 @@ def _follow_attribute(
         if bind.value is not None:
             wanted = demand if bind.kind == "assign" else ANY
             tracer.trace(bind.value, at, wanted, walk, (*chain, hop))
+
+
+def _field_class(module: Module, bind: Binding) -> ast.ClassDef | None:
+    """The class of the module whose body holds the field statement of ``bind``."""
+    for group in module.classes.values():
+        for cls in group:
+            if any(stmt is bind.statement for stmt in cls.body):
+                return cls
+    return None
 
 
 def _is_property(function: Function) -> bool:

@@ -275,6 +275,41 @@ def _argument(
     tracer.trace(node, at, demand, walk, chain)
 
 
+#: Methods of a web framework's app or router that register a request handler
+#: (FastAPI, Starlette, Flask): ``@app.post("/v1/x")``, ``@router.api_route(...)``.
+_ROUTE_METHODS = frozenset(
+    {"get", "post", "put", "patch", "delete", "api_route", "route", "websocket"}
+)
+
+
+def endpoint_route(function: Function) -> str | None:
+    """The route of a request handler (``@app.post("/generate")`` ->
+    ``/generate``; ``""`` when not a literal), None when ``function`` is not
+    one: its parameters are fields of the request the client sent."""
+    for deco in function.node.decorator_list:
+        if (
+            isinstance(deco, ast.Call)
+            and isinstance(deco.func, ast.Attribute)
+            and deco.func.attr in _ROUTE_METHODS
+            and isinstance(deco.func.value, (ast.Name, ast.Attribute))
+        ):
+            first = deco.args[0] if deco.args else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                return first.value
+            return ""
+    return None
+
+
+def _annotation(function: Function, name: str) -> str:
+    """The annotation of the parameter ``name`` as written
+    (``ChatCompletionRequest``), or ``""``."""
+    a = function.node.args
+    for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+        if arg.arg == name and arg.annotation is not None:
+            return unparsed(arg.annotation)
+    return ""
+
+
 def _from_callers(
     tracer: Tracer,
     name: str,
@@ -284,6 +319,11 @@ def _from_callers(
     walk: Walk,
     chain: tuple[Hop, ...],
 ) -> None:
+    if endpoint_route(function) is not None:
+        owner = _annotation(function, name)
+        defined = f"{place.module.path}:{function.node.lineno}"
+        tracer.add(walk, OriginKind.REQUEST, name, chain, demand, owner=owner, defined=defined)
+        return
     calls = function_calls(tracer, function)
     if calls is None or len(calls) > MAX_CALLERS:
         tracer.stop(walk, ast.Name(name), chain, "many-callers", place)

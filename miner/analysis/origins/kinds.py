@@ -201,6 +201,10 @@ CHECKPOINT_NAMES = frozenset(
         "hf_weights_files",
     }
 )
+#: Parameters that hold what the checkpoint gives, whoever calls: a weight
+#: loader's ``loaded_weight`` (``weights`` is left out: kernels name their
+#: operands so).
+CHECKPOINT_PARAMS = CHECKPOINT_NAMES - {"weights", "safetensors"}
 
 
 _ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")

@@ -263,6 +263,9 @@ class Tracer:
             if binds:
                 follow_bindings(self, binds, name, place, demand, walk, chain)
                 return
+            if name in function.params and name in kinds.CHECKPOINT_PARAMS:
+                self.add(walk, OriginKind.CHECKPOINT, name, chain, demand)
+                return
             if name in function.params:
                 trace_parameter(self, name, place, demand, walk, chain)
                 return
@@ -392,7 +395,7 @@ class Tracer:
         owner = function.owner.name
         for opt in self.config.options_named(node.attr):
             if opt.owner == owner and opt.path == place.path:
-                self._flag(walk, opt, chain, demand)
+                self.flag(walk, opt, chain, demand)
                 return True
         return False
 
@@ -415,7 +418,7 @@ class Tracer:
         elif read.kind == "option":
             opt = self.config.option_in(read.target, read.option_path)
             if opt is not None:
-                self._flag(walk, opt, chain, demand)
+                self.flag(walk, opt, chain, demand)
         else:
             self._derived(read.target, place, demand, walk, chain)
 
@@ -436,11 +439,12 @@ class Tracer:
             if cond.env:
                 self.env(walk, cond.name, (*chain, hop), wanted)
             elif opt is not None:
-                self._flag(walk, opt, (*chain, hop), wanted)
+                self.flag(walk, opt, (*chain, hop), wanted)
 
     # ------------------------------------------------------------ results
 
-    def _flag(self, walk: Walk, opt: Option, chain: tuple[Hop, ...], demand: Constraint) -> None:
+    def flag(self, walk: Walk, opt: Option, chain: tuple[Hop, ...], demand: Constraint) -> None:
+        """The origin of the option ``opt``: its flag (or name), owner, definition, default."""
         name = opt.flag or opt.name
         self.add(
             walk,

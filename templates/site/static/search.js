@@ -1,21 +1,26 @@
 /* raise-miner: offline search, no server needed (the table of all.html: table.js).
  *
- * The matcher is a line-for-line port of `miner lookup`'s (miner/lookup.py:
- * parse_paste, LookupIndex.score / _combine / search, compile_template,
- * code_similarity), and every number and line pattern it uses comes from the
- * same Python definitions (miner/publish/patterns.py: PREFIX_PATTERNS, RULES,
- * LINE_PATTERNS), shipped in search-data.js: one set of rules, and one test
- * table runs both readers on the same pastes (tests/test_search_parity.py).
- * A paste is read as the CLI reads it: collectors' shared line prefixes and
- * log prefixes stripped, messages after ": " in a line, logger names that are
- * no exception types, `path.py:123` alone; the message is matched against
- * every template (literal parts exact, placeholders any text, end
+ * The matcher is a function-for-function port of `miner lookup`'s (the
+ * package miner/lookup/: prefixes, jsonvalues, traceback and scan read the
+ * paste; candidates, template, frames and index score it), and every number
+ * and line pattern it uses comes from the same Python definitions
+ * (miner/publish/patterns.py: PREFIX_PATTERNS, RULES, LINE_PATTERNS), shipped
+ * in search-data.js: one set of rules, and one test table runs both readers
+ * on the same pastes (tests/test_search_parity.py). A paste is read as the
+ * CLI reads it: collectors' shared line prefixes and log prefixes stripped
+ * (each pattern reads a line's first MAX_PREFIX characters), traceback
+ * blocks complete or cut at either end, indented continuation lines joined
+ * to the line above, messages after ": " in a line, logger names that are
+ * no exception types, string values of JSON objects read as pastes,
+ * `path.py:123` alone; the message is matched against every template whose
+ * anchor it holds (literal parts exact, placeholders any text, end
  * punctuation aside), frames pin sites by line, file, function and source
- * line, and MiniSearch (full text with prefix and fuzzy terms) ranks the
- * rest below the matches when nothing matches. Results are built with
- * textContent only: messages come from source code and are never HTML.
- * Each result links to its card: `errors/<id>.html` for an error users can
- * cause, `<audience>/<module>.html#<id>` for the others (search-data.js).
+ * line (in a file that moved, by function and source line), and MiniSearch
+ * (full text with prefix and fuzzy terms) ranks the rest below the matches
+ * when nothing matches. Results are built with textContent only: messages
+ * come from source code and are never HTML. Each result links to its card:
+ * `errors/<id>.html` for an error users can cause,
+ * `<audience>/<module>.html#<id>` for the others (search-data.js).
  */
 (function () {
   "use strict";
@@ -25,7 +30,13 @@
   var GOOD = R.GOOD, MIN_LITERAL = R.MIN_LITERAL, MIN_COVERAGE = R.MIN_COVERAGE,
     MIN_SPECIFIC = R.MIN_SPECIFIC, WEAK_COVERAGE = R.WEAK_COVERAGE, MIN_FRAGMENT = R.MIN_FRAGMENT,
     MAX_MESSAGE = R.MAX_MESSAGE, MAX_HEADS = R.MAX_HEADS, SIMILAR_CODE = R.SIMILAR_CODE,
-    MAX_CODE = R.MAX_CODE, END_PUNCTUATION = R.END_PUNCTUATION;
+    MAX_CODE = R.MAX_CODE, END_PUNCTUATION = R.END_PUNCTUATION, MAX_PREFIX = R.MAX_PREFIX,
+    MAX_READING_LINES = R.MAX_READING_LINES, MAX_JSON_VALUES = R.MAX_JSON_VALUES,
+    MAX_JSON_DEPTH = R.MAX_JSON_DEPTH;
+  /* Length of the anchor piece the anchor index files a template under (candidates.py: GRAM). */
+  var GRAM = 4;
+  /* The closest errors by word overlap taken as candidates (candidates.py: MAX_WORD_CANDIDATES). */
+  var MAX_WORD_CANDIDATES = 64;
   var HEAD = "Traceback (most recent call last):";
   var CAUSE = "The above exception was the direct cause of the following exception:";
   var CONTEXT = "During handling of the above exception, another exception occurred:";
@@ -33,6 +44,8 @@
   var CARETS = new RegExp(P.CARETS), LOGGER = new RegExp(P.LOGGER_NAME);
   var COLLECTOR_MARK = new RegExp(P.COLLECTOR_MARK), PATH_LINE = new RegExp(P.PATH_LINE);
   var CODE_HEAD = new RegExp(P.CODE_HEAD), WORD = new RegExp(P.WORD, "g");
+  var EXC_NAME = new RegExp(P.EXCEPTION_NAME), JSON_TOKEN = new RegExp(P.JSON_TOKEN, "g");
+  var PY_ESCAPE = new RegExp(P.PY_ESCAPE, "g");
   var PREFIXES = DATA.prefixes.map(function (p) { return new RegExp(p); });
   var docs = DATA.docs, paths = DATA.paths, pages = DATA.pages || [];
   /* The page of a result: its card, or its entry on a grouped page. */
@@ -40,18 +53,28 @@
   var root = typeof window !== "undefined" ? window : globalThis;
   root.raiseMinerCard = function (index) { return cardOf(docs[index]); };
 
+  /* ---- Paste scanning (miner/lookup/prefixes.py, jsonvalues.py, traceback.py, scan.py). ---- */
+  function isBlank(text) { return !text.trim(); }
+  function normalize(text) { return text.replace(/\s+/g, " ").trim(); }
+  function solid(text) { return text.replace(/\s+/g, "").length; }
+  function rstripChars(text, chars) {
+    var end = text.length;
+    while (end > 0 && chars.indexOf(text.charAt(end - 1)) >= 0) end--;
+    return text.slice(0, end);
+  }
+  function rstrip(text) { return text.replace(/\s+$/, ""); }
+  /* strip_prefixes: each pattern reads the first MAX_PREFIX characters only. */
   function stripPrefixes(line) {
     for (var round = 0; round < 8; round++) {
-      var changed = false;
+      var head = line.slice(0, MAX_PREFIX), tail = line.slice(MAX_PREFIX), changed = false;
       for (var i = 0; i < PREFIXES.length; i++) {
-        var next = line.replace(PREFIXES[i], "");
-        if (next !== line) { line = next; changed = true; break; }
+        var next = head.replace(PREFIXES[i], "");
+        if (next !== head) { line = next + tail; changed = true; break; }
       }
       if (!changed) break;
     }
     return line;
   }
-  function isBlank(text) { return !text.trim(); }
   /* strip_common_prefix: the prefix every line carries, put there by a log
      collector: only when its first word holds a digit, -, _, |, [, : or /. */
   function stripCommonPrefix(lines) {
@@ -71,11 +94,148 @@
         prefix.indexOf(HEAD) >= 0 || FRAME.test(prefix)) return lines;
     return lines.map(function (l) { return l.indexOf(prefix) === 0 ? l.slice(prefix.length) : l; });
   }
+  function indent(line) { var n = 0; while (n < line.length && (line.charAt(n) === " " || line.charAt(n) === "\t")) n++; return n; }
+  function indented(line) { return line.charAt(0) === " " || line.charAt(0) === "\t"; }
+  /* dedent: the indentation every non-blank line shares goes. */
+  function dedent(lines) {
+    var common = -1;
+    lines.forEach(function (l) { if (!isBlank(l)) common = common < 0 ? indent(l) : Math.min(common, indent(l)); });
+    if (common <= 0) return lines;
+    return lines.map(function (l) { return isBlank(l) ? "" : l.slice(common); });
+  }
+  /* read_lines: prefixes stripped, each line cut at MAX_MESSAGE, shared indentation removed. */
+  function readLines(text) {
+    var lines = stripCommonPrefix(stripCommonPrefix(text.split(/\r\n|\r|\n/)).map(stripPrefixes));
+    return dedent(lines.map(function (l) { return l.slice(0, MAX_MESSAGE); }));
+  }
+  /* python_string: a Python string literal as repr() writes it. */
+  var NAMED = { n: "\n", t: "\t", r: "\r", "\\": "\\", "'": "'", '"': '"' };
+  function pythonString(token) {
+    return token.slice(1, -1).replace(PY_ESCAPE, function (all, code) {
+      if (code.length > 1) {
+        var value = parseInt(code.slice(1), 16);
+        return value <= 0x10FFFF ? String.fromCodePoint(value) : all;
+      }
+      return Object.prototype.hasOwnProperty.call(NAMED, code) ? NAMED[code] : all;
+    });
+  }
+  /* _string: the text of a complete string token, or null. */
+  function stringOf(token) {
+    var body = token.slice(1, -1), trailing = body.length - body.replace(/\\+$/, "").length;
+    if (token.length < 2 || token.charAt(token.length - 1) !== token.charAt(0) || trailing % 2) return null;
+    if (token.charAt(0) === '"') {
+      var value;
+      try { value = JSON.parse(token); } catch (e) { return pythonString(token); }
+      return typeof value === "string" ? value : null;
+    }
+    return pythonString(token);
+  }
+  /* json_strings: decoded string values (not keys) inside braces, in one pass. */
+  function jsonStrings(text, limit) {
+    var out = [], depth = 0, position = 0;
+    while (out.length < limit) {
+      if (depth === 0) { position = text.indexOf("{", position); if (position < 0) break; }
+      JSON_TOKEN.lastIndex = position;
+      var token = JSON_TOKEN.exec(text);
+      if (!token) break;
+      position = JSON_TOKEN.lastIndex;
+      var found = token[0];
+      if (found === "{") depth++;
+      else if (found === "}") depth = Math.max(depth - 1, 0);
+      else if (text.slice(position, position + 64).replace(/^\s+/, "").charAt(0) !== ":") {
+        var value = stringOf(found);
+        if (value !== null) out.push(value);
+      }
+    }
+    return out;
+  }
+  function isHead(line) { return rstrip(line).endsWith(HEAD); }
   function isException(name) {
     var last = name.split(".").pop();
     return /^[A-Z]/.test(last) && !LOGGER.test(name);
   }
-  /* _heads: where a line's message may start: `Type: message`, then after each of the first ": ". */
+  /* looks_raised: `Name: message` or `Name`, Name an exception class by its name. */
+  function looksRaised(line) {
+    var head = EXC_LINE.exec(line.trim());
+    return !!head && isException(head[1]) && EXC_NAME.test(head[1].split(".").pop());
+  }
+  /* is_code: whether the line after a frame is its source line. */
+  function isCode(lines, index) {
+    var line = lines[index];
+    if (isBlank(line) || FRAME.test(line) || CARETS.test(line) || isHead(line)) return false;
+    if (indented(line)) return !looksRaised(line);
+    var after = index + 1 < lines.length ? lines[index + 1] : "";
+    return !EXC_LINE.test(line) && (EXC_LINE.test(after) || FRAME.test(after));
+  }
+  /* _frame_at: the frame, its source line, and the index after what it takes. */
+  function frameAt(lines, index) {
+    var m = FRAME.exec(lines[index]), code = null, after = index + 1;
+    if (after < lines.length && isCode(lines, after)) {
+      code = lines[after].trim(); after++;
+      var own = indent(lines[index]);
+      while (after < lines.length && !isBlank(lines[after]) && indent(lines[after]) > own &&
+             !FRAME.test(lines[after]) && !looksRaised(lines[after])) after++;
+    }
+    while (after < lines.length && CARETS.test(lines[after])) after++;
+    return [{ path: m[1], line: +m[2], func: m[3] === undefined ? null : m[3], code: code }, after];
+  }
+  function isSeparator(line) { var t = line.trim(); return t === CAUSE || t === CONTEXT; }
+  /* _read_block: frames, then the exception line (null: cut before it). */
+  function readBlock(lines, start) {
+    var frames = [], index = isHead(lines[start]) ? start + 1 : start;
+    while (index < lines.length) {
+      var line = lines[index];
+      if (FRAME.test(line)) { var got = frameAt(lines, index); frames.push(got[0]); index = got[1]; }
+      else if (isBlank(line)) { if (frames.length) break; index++; }
+      else if (CARETS.test(line)) index++;
+      else if (isHead(line) || isSeparator(line)) break;
+      else return { frames: frames, exceptionLine: index, end: index + 1 };
+    }
+    return { frames: frames, exceptionLine: null, end: index };
+  }
+  /* read_blocks: every block with its role in the chain, and which lines they take. */
+  function readBlocks(lines) {
+    var blocks = [], links = [], taken = lines.map(function () { return false; });
+    var pending = "context", index = 0;
+    while (index < lines.length) {
+      var line = lines[index];
+      if (isSeparator(line)) {
+        pending = line.trim() === CAUSE ? "cause" : "context"; taken[index] = true; index++;
+      } else if (isHead(line) || FRAME.test(line)) {
+        var block = readBlock(lines, index);
+        for (var n = index; n < block.end; n++) taken[n] = true;
+        blocks.push(block); links.push(pending); pending = "context";
+        index = Math.max(block.end, index + 1);
+      } else index++;
+    }
+    var roles = blocks.length ? links.slice(1).concat(["final"]) : [];
+    blocks.forEach(function (b, i) { b.role = roles[i]; });
+    return { blocks: blocks, taken: taken };
+  }
+  /* message_readings: the message from its first line, then with each following line. */
+  function readings(lines) {
+    lines = lines.slice(0, MAX_READING_LINES + 1);
+    while (lines.length && isBlank(lines[lines.length - 1])) lines.pop();
+    var out = [];
+    for (var end = lines.length; end > 0; end--) {
+      var text = lines.slice(0, end).join("\n").trim();
+      if (text && out.indexOf(text) < 0) out.push(text);
+    }
+    out.slice().forEach(function (text) {
+      var value = unquote(text);
+      if (value !== null && out.indexOf(value) < 0) out.push(value);
+    });
+    return out;
+  }
+  /* unquote: the value of a text that is one quoted string, as repr writes one. */
+  function unquote(text) {
+    JSON_TOKEN.lastIndex = 0;
+    var token = JSON_TOKEN.exec(text);
+    if (!token || token.index !== 0 || token[0].length !== text.length) return null;
+    if (text.charAt(0) !== "'" && text.charAt(0) !== '"') return null;
+    return stringOf(text);
+  }
+  /* heads: where a line's message may start: `Type: message`, then after each of the first ": ". */
   function heads(line) {
     var out = [], seen = new Set(), start = 0;
     for (var round = 0; round <= MAX_HEADS; round++) {
@@ -91,107 +251,90 @@
     }
     return out;
   }
-  function normalize(text) { return text.replace(/\s+/g, " ").trim(); }
-  function solid(text) { return text.replace(/\s+/g, "").length; }
-  function rstripChars(text, chars) {
-    var end = text.length;
-    while (end > 0 && chars.indexOf(text.charAt(end - 1)) >= 0) end--;
-    return text.slice(0, end);
+  function opens(line) { return isHead(line) || FRAME.test(line) || isSeparator(line); }
+  /* exception_of: a block's exception, its message read on up to the next block. */
+  function exceptionOf(lines, block) {
+    if (block.exceptionLine === null) return { exception: null, messages: [], frames: block.frames, role: block.role, alone: false };
+    var tail = [], after = block.exceptionLine + 1;
+    while (after < lines.length && tail.length < MAX_READING_LINES && !opens(lines[after])) tail.push(lines[after++]);
+    var text = lines[block.exceptionLine].trim(), head = EXC_LINE.exec(text);
+    if (!head) return { exception: null, messages: readings([text].concat(tail)), frames: block.frames, role: block.role, alone: false };
+    var first = head[2] || "", exception = head[1];
+    if (head[2] !== undefined && !isException(head[1])) { exception = null; first = head[2]; }
+    return { exception: exception, messages: readings([first].concat(tail)), frames: block.frames, role: block.role, alone: false };
   }
-  function rstrip(text) { return text.replace(/\s+$/, ""); }
-
-  /* _message_readings: the message from its first line, then with each following line. */
-  function readings(lines) {
-    lines = lines.slice();
-    while (lines.length && isBlank(lines[lines.length - 1])) lines.pop();
-    var out = [];
-    for (var end = Math.min(lines.length, 40); end > 0; end--) {
-      var text = lines.slice(0, end).join("\n").trim();
-      if (text && out.indexOf(text) < 0) out.push(text);
-    }
-    out.slice().forEach(function (text) {
-      var q = text.charAt(0);
-      if (text.length >= 2 && (q === "'" || q === '"') && text.charAt(text.length - 1) === q) {
-        var inner = text.slice(1, -1);
-        if (inner.indexOf("\\") < 0 && inner.indexOf(q) < 0 && out.indexOf(inner) < 0) out.push(inner);
-      }
+  /* records: a plain line and the indented lines right under it. */
+  function records(lines, taken) {
+    var out = [], open = false;
+    lines.forEach(function (line, n) {
+      if (taken[n] || isBlank(line)) { open = false; return; }
+      if (open && indented(line)) out[out.length - 1].push(n); else out.push([n]);
+      open = true;
     });
     return out;
   }
-  /* _is_code: whether the line after a frame is its source line. */
-  function isCode(lines, index) {
-    var line = lines[index];
-    if (isBlank(line) || FRAME.test(line) || CARETS.test(line) || line.indexOf(HEAD) >= 0) return false;
-    if (line.charAt(0) === " " || line.charAt(0) === "\t") return true;
-    var after = index + 1 < lines.length ? lines[index + 1] : "";
-    return !EXC_LINE.test(line) && (EXC_LINE.test(after) || FRAME.test(after));
-  }
-  function framesOf(lines) {
-    var frames = [], taken = new Set();
-    lines.forEach(function (line, index) {
-      var m = FRAME.exec(line);
-      if (!m) return;
-      taken.add(index);
-      var code = null, next = index + 1;
-      if (next < lines.length && isCode(lines, next)) { code = lines[next].trim(); taken.add(next); }
-      frames.push({ path: m[1], line: +m[2], func: m[3] === undefined ? null : m[3], code: code });
+  /* runs: the runs of plain lines between blocks, blank lines at either end left out. */
+  function runs(lines, taken) {
+    var out = [[]];
+    lines.forEach(function (line, n) { if (taken[n]) out.push([]); else out[out.length - 1].push(line); });
+    var trimmed = [];
+    out.forEach(function (run) {
+      var shown = [];
+      run.forEach(function (l, n) { if (!isBlank(l)) shown.push(n); });
+      if (shown.length) trimmed.push(run.slice(shown[0], shown[shown.length - 1] + 1));
     });
-    return { frames: frames, taken: taken };
+    return trimmed;
   }
-  function parseBlock(lines, role) {
-    var got = framesOf(lines), frames = got.frames;
-    var start = got.taken.size ? Math.max.apply(null, Array.from(got.taken)) + 1 : 0;
-    while (start < lines.length && (isBlank(lines[start]) || /^[ \t]/.test(lines[start]) || CARETS.test(lines[start]))) start++;
-    if (start >= lines.length) return { exception: null, messages: [], frames: frames, role: role };
-    var head = EXC_LINE.exec(lines[start]);
-    if (!head) return { exception: null, messages: readings(lines.slice(start)), frames: frames, role: role };
-    var first = head[2] || "", exception = head[1];
-    if (head[2] !== undefined && !isException(head[1])) { exception = null; first = head[2]; }
-    return { exception: exception, messages: readings([first].concat(lines.slice(start + 1))), frames: frames, role: role };
-  }
-  function parsePlain(lines) {
-    var got = framesOf(lines), frames = got.frames;
-    var body = lines.filter(function (_, i) { return !got.taken.has(i); });
+  /* plain_messages: runs read whole and from their start, then each record. */
+  function plainMessages(lines, taken, alone) {
     var out = [], seen = new Set();
     function add(exception, texts) {
       var fresh = readings(texts).filter(function (t) { return !seen.has(exception + "\u0000" + t); });
       fresh.forEach(function (t) { seen.add(exception + "\u0000" + t); });
-      if (fresh.length) out.push({ exception: exception, messages: fresh, frames: frames, role: "message" });
+      if (fresh.length) out.push({ exception: exception, messages: fresh, frames: [], role: "message", alone: alone });
     }
-    var groups = [body];
-    if (body.length > 1) body.slice(0, 30).forEach(function (line) { groups.push([line]); });
-    groups.forEach(function (group) {
-      if (!group.length) return;
-      add(null, [group.join("\n")]);
-      heads(group[0]).forEach(function (h) { add(h[0], [h[1]].concat(group.slice(1))); });
+    function read(group) {
+      var first = group[0].trim();
+      add(null, [first].concat(group.slice(1)));
+      heads(first).forEach(function (h) { add(h[0], [h[1]].concat(group.slice(1))); });
+    }
+    var groups = records(lines, taken);
+    runs(lines, taken).forEach(function (run) {
+      if (run.filter(function (l) { return !isBlank(l) && !indented(l); }).length > 1) {
+        add(null, [run.join("\n")]);
+        read(run);
+      }
     });
-    if (!out.length && frames.length) out.push({ exception: null, messages: [], frames: frames, role: "message" });
+    groups.forEach(function (group) { read(group.map(function (n) { return lines[n]; })); });
     return out;
   }
-  /* _path_query: `path.py:123` pasted alone. */
+  /* path_query: `path.py:123` pasted alone. */
   function pathQuery(text) {
     text = text.trim();
     if (text.length > 1000) return null;
     var m = PATH_LINE.exec(text);
     if (!m) return null;
-    return { exception: null, messages: [], frames: [{ path: m[1], line: +m[2], func: null, code: null }], role: "path" };
+    return { exception: null, messages: [], frames: [{ path: m[1], line: +m[2], func: null, code: null }], role: "path", alone: false };
   }
-  function parsePaste(text) {
+  /* parse_paste: the blocks' exceptions (final first), plain lines, JSON string values. */
+  function scan(text, depth, budget) {
     var query = pathQuery(text);
     if (query) return [query];
-    var lines = stripCommonPrefix(stripCommonPrefix(text.split(/\r\n|\r|\n/)).map(stripPrefixes));
-    if (!lines.some(function (l) { return l.indexOf(HEAD) >= 0; })) return parsePlain(lines);
-    var blocks = [], links = [], current = null, pending = "context";
-    lines.forEach(function (line) {
-      var t = line.trim();
-      if (line.indexOf(HEAD) >= 0) { current = []; blocks.push(current); links.push(pending); pending = "context"; }
-      else if (t === CAUSE) { pending = "cause"; current = null; }
-      else if (t === CONTEXT) { pending = "context"; current = null; }
-      else if (current) current.push(line);
-    });
-    var roles = links.slice(1).concat(["final"]);
-    return blocks.map(function (b, i) { return parseBlock(b, roles[i]); }).reverse();
+    var lines = readLines(text), got = readBlocks(lines);
+    var raised = got.blocks.slice().reverse().map(function (b) { return exceptionOf(lines, b); });
+    var alone = !got.blocks.length && lines.filter(function (l) { return !isBlank(l); }).length === 1;
+    raised = raised.concat(plainMessages(lines, got.taken, alone));
+    if (depth < MAX_JSON_DEPTH && budget[0] > 0 && text.indexOf("{") >= 0) {
+      var values = jsonStrings(text, budget[0]);
+      budget[0] -= values.length;
+      values.forEach(function (value) {
+        if (solid(value) < MIN_LITERAL) return;
+        scan(value, depth + 1, budget).forEach(function (r) { r.alone = false; raised.push(r); });
+      });
+    }
+    return raised;
   }
+  function parsePaste(text) { return scan(text, 0, [MAX_JSON_VALUES]); }
 
   /* The template matcher of miner/lookup.py (compile_template, Solid,
    * Template.match_solid): no RegExp built from a template, no backtracking.
@@ -284,8 +427,34 @@
     return entry.loose;
   }
 
-  /* LookupIndex.__init__: per-document entries, sites by path, path suffixes, word weights. */
+  /* LookupIndex.__init__: per-document entries, sites by path, path suffixes,
+     word weights, and the anchor index (candidates.py: AnchorIndex). */
   var prepared = null, suffixes = null, byName = null, sitesByPath = null, byWord = null, idf = null;
+  var byGram = null, always = null;
+  function grams(text) {
+    var out = new Set();
+    for (var k = 0; k + GRAM <= text.length; k++) out.add(text.substr(k, GRAM));
+    return out;
+  }
+  function prepareAnchors() {
+    var counts = new Map(), distinct = new Set();
+    byGram = new Map(); always = [];
+    prepared.forEach(function (entry, i) { if (docs[i][5] && entry.size >= MIN_LITERAL) distinct.add(entry.anchor); });
+    distinct.forEach(function (anchor) { grams(anchor).forEach(function (g) { counts.set(g, (counts.get(g) || 0) + 1); }); });
+    prepared.forEach(function (entry, i) {
+      if (!docs[i][5] || entry.size < MIN_LITERAL) return;
+      var anchor = entry.anchor;
+      if (anchor.length < GRAM) { always.push(i); return; }
+      var best = null;
+      grams(anchor).forEach(function (g) {
+        if (best === null || counts.get(g) < counts.get(best) || (counts.get(g) === counts.get(best) && g < best)) best = g;
+      });
+      if (!byGram.has(best)) byGram.set(best, new Map());
+      var filed = byGram.get(best);
+      if (!filed.has(anchor)) filed.set(anchor, []);
+      filed.get(anchor).push(i);
+    });
+  }
   function prepare() {
     if (prepared) return;
     byWord = new Map(); sitesByPath = new Map();
@@ -318,6 +487,44 @@
     var total = Math.max(prepared.length, 1);
     idf = new Map();
     byWord.forEach(function (ids, w) { idf.set(w, Math.log(1 + total / ids.length)); });
+    prepared.forEach(function (entry) {
+      entry.own = 0;
+      entry.words.forEach(function (w) { entry.own += idf.get(w); });
+    });
+    prepareAnchors();
+  }
+  /* AnchorIndex.hits: the documents whose anchor is in a line. */
+  function lineHits(line) {
+    var out = new Set(always);
+    grams(line).forEach(function (g) {
+      var filed = byGram.get(g);
+      if (filed) filed.forEach(function (ids, anchor) { if (line.indexOf(anchor) >= 0) ids.forEach(function (i) { out.add(i); }); });
+    });
+    return out;
+  }
+  /* LineHits: each line read once per paste; a line inside the line read
+     last keeps those of its hits whose anchor it holds. */
+  function makeHits() {
+    var cache = new Map(), last = "", alwaysSet = new Set(always);
+    function hitsOf(line) {
+      var found = cache.get(line);
+      if (found) return found;
+      if (last && last.indexOf(line) >= 0) {
+        found = new Set();
+        cache.get(last).forEach(function (i) {
+          if (alwaysSet.has(i) || line.indexOf(prepared[i].anchor) >= 0) found.add(i);
+        });
+      } else {
+        found = lineHits(line); last = line;
+      }
+      cache.set(line, found);
+      return found;
+    }
+    return function (text) {
+      var out = new Set();
+      text.split("\n").forEach(function (line) { hitsOf(line).forEach(function (i) { out.add(i); }); });
+      return out;
+    };
   }
   function smallest(set) { return Array.from(set).sort()[0]; }
   /* repo_path: the repository path a traceback path ends in, or null. */
@@ -382,16 +589,19 @@
     return ratio(a, b);
   }
 
-  /* _message_scores: coverage of a message by every template that matches it,
-     and whether only with the end punctuation aside: index -> [coverage, loose]. */
-  function messageScores(text) {
+  /* Matcher.message_scores: coverage of a message by every template that
+     matches it (only those whose anchor a line holds), and whether only with
+     the end punctuation aside: index -> [coverage, loose]. */
+  function messageScores(text, hits) {
     text = text.slice(0, MAX_MESSAGE);
-    var read = solidOf(text), trimmed = rstripChars(rstrip(text), END_PUNCTUATION);
-    var loose = solidOf(trimmed), size = read.text.length, out = new Map();
+    var out = new Map(), candidates = hits(text);
+    if (!candidates.size) return out;
+    var read = solidOf(text), size = read.text.length;
     if (!size) return out;
-    prepared.forEach(function (entry, i) {
-      if (!docs[i][5] || entry.size < MIN_LITERAL || entry.size > size) return;
-      if (text.indexOf(entry.anchor) < 0) return;
+    var trimmed = rstripChars(rstrip(text), END_PUNCTUATION), loose = solidOf(trimmed);
+    candidates.forEach(function (i) {
+      var entry = prepared[i];
+      if (entry.size > size || text.indexOf(entry.anchor) < 0) return;
       var coverage = Math.min(entry.size / size, 1);
       if (coverage < MIN_COVERAGE && entry.size < MIN_SPECIFIC) return;
       if (matchSolid(templateOf(entry), read)) { out.set(i, [coverage, false]); return; }
@@ -405,7 +615,7 @@
     return out;
   }
   function fragmentScores(text) {
-    var needle = normalize(text), out = new Map();
+    var needle = normalize(text.slice(0, MAX_MESSAGE)), out = new Map();
     var truncated = /(\.\.\.|\u2026)$/.test(needle);
     needle = rstrip(rstripChars(needle, END_PUNCTUATION));
     if (solid(needle) < MIN_FRAGMENT) return out;
@@ -419,7 +629,7 @@
     return out;
   }
   function wordScores(text) {
-    var words = new Set((text.toLowerCase().match(WORD) || []).filter(function (w) { return idf.has(w); }));
+    var words = new Set((text.slice(0, MAX_MESSAGE).toLowerCase().match(WORD) || []).filter(function (w) { return idf.has(w); }));
     var out = new Map();
     if (!words.size) return out;
     var hits = new Map(), query = 0;
@@ -427,54 +637,82 @@
       query += idf.get(w);
       byWord.get(w).forEach(function (i) { hits.set(i, (hits.get(i) || 0) + idf.get(w)); });
     });
-    hits.forEach(function (shared, i) {
-      var own = 0;
-      prepared[i].words.forEach(function (w) { own += idf.get(w); });
-      out.set(i, shared / (query + own - shared));
-    });
+    var scored = [];
+    hits.forEach(function (shared, i) { scored.push([i, shared / (query + prepared[i].own - shared)]); });
+    scored.sort(function (a, b) { return round9(b[1]) - round9(a[1]) || a[0] - b[0]; });
+    scored.slice(0, MAX_WORD_CANDIDATES).forEach(function (x) { out.set(x[0], x[1]); });
     return out;
   }
+  function round9(x) { return Math.round(x * 1e9) / 1e9; }
 
-  /* _frame_evidence: what the frames of one exception say about each error. */
+  /* frame_evidence (miner/lookup/frames.py): what the frames of one exception say about each error. */
+  function pinAlike(ev, alike, moved) {
+    if (!alike.length) return;
+    var top = Math.max.apply(null, alike.map(function (x) { return x[0]; }));
+    var leaders = new Set(alike.filter(function (x) { return x[0] === top; }).map(function (x) { return x[1]; }));
+    alike.forEach(function (x) {
+      var where = paths[x[2][0]] + " in " + x[2][3] + (moved ? "; the file moved" : "");
+      if (x[0] === top && leaders.size === 1) {
+        var strength = x[0] === 1 ? 0.85 : 0.8 + 0.16 * (x[0] - SIMILAR_CODE);
+        ev.pin(x[1], x[2], strength, "a traceback frame shows " + (x[0] === 1 ? "its line" : "a line like its own") + " (" + where + ")");
+      } else {
+        ev.pin(x[1], x[2], 0.6, "a traceback frame shows a line like its own (" + where + ")");
+      }
+    });
+  }
+  function sameFile(ev, frame, path, innermost) {
+    var code = frame.code ? normalize(frame.code).slice(0, MAX_CODE) : null, alike = [];
+    (sitesByPath.get(path) || []).forEach(function (pair) {
+      var i = pair[0], site = pair[1];
+      ev.sameFile.add(i);
+      var scoped = frame.func === null || scopeName(site[3]) === frame.func;
+      if (scoped && frame.func !== null) ev.sameScope.add(i);
+      if (!innermost && site[4] !== "call") return;
+      var similar = code !== null && site[5] ? codeSimilarity(code, site[5]) : 0;
+      var inside = site[1] <= frame.line && frame.line <= site[2];
+      if (inside && (similar >= SIMILAR_CODE || (code === null && scoped))) {
+        ev.pin(i, site, 0.9, "a traceback frame points at " + path + ":" + site[1]);
+      } else if (similar >= SIMILAR_CODE && scoped && frame.func !== null) {
+        alike.push([similar, i, site]);
+      }
+    });
+    return alike;
+  }
+  function folders(path) {
+    var comps = path.replace(/\\/g, "/").split("/");
+    return new Set(comps.slice(0, -1).filter(Boolean));
+  }
+  /* _moved_file: sites of the frame's function in files of its name elsewhere, by source line. */
+  function movedFile(frame, innermost) {
+    if (frame.code === null || frame.func === null) return [];
+    var code = normalize(frame.code).slice(0, MAX_CODE), alike = [];
+    if (/[(\[{\\]$/.test(code)) return [];
+    var own = folders(frame.path), name = frame.path.replace(/\\/g, "/").split("/").pop();
+    Array.from(byName.get(name) || []).sort().forEach(function (path) {
+      var shared = 0;
+      folders(path).forEach(function (f) { if (own.has(f)) shared++; });
+      if (shared < 2) return;
+      sitesByPath.get(path).forEach(function (pair) {
+        var site = pair[1];
+        if (scopeName(site[3]) !== frame.func || !(innermost || site[4] === "call") || !site[5]) return;
+        var similar = codeSimilarity(code, site[5]);
+        if (similar >= SIMILAR_CODE) alike.push([similar, pair[0], site]);
+      });
+    });
+    return alike;
+  }
   function frameEvidence(frames) {
     var ev = { pinned: new Map(), sameScope: new Set(), sameFile: new Set(), raisedHere: false };
-    function pin(i, site, strength, reason) {
+    ev.pin = function (i, site, strength, reason) {
       var cur = ev.pinned.get(i);
       if (!cur || strength > cur[1]) ev.pinned.set(i, [site, strength, reason]);
-    }
+    };
     var last = frames.length - 1;
     for (var position = last; position >= 0; position--) {
       var frame = frames[position], path = repoPath(frame.path);
-      if (path === null) continue;
+      if (path === null) { pinAlike(ev, movedFile(frame, position === last), true); continue; }
       ev.raisedHere = ev.raisedHere || position === last;
-      var code = frame.code ? normalize(frame.code).slice(0, MAX_CODE) : null;
-      var alike = [];
-      (sitesByPath.get(path) || []).forEach(function (pair) {
-        var i = pair[0], site = pair[1];
-        ev.sameFile.add(i);
-        var scoped = frame.func === null || scopeName(site[3]) === frame.func;
-        if (scoped && frame.func !== null) ev.sameScope.add(i);
-        if (position !== last && site[4] !== "call") return;
-        var similar = code !== null && site[5] ? codeSimilarity(code, site[5]) : 0;
-        var inside = site[1] <= frame.line && frame.line <= site[2];
-        if (inside && (similar >= SIMILAR_CODE || (code === null && scoped))) {
-          pin(i, site, 0.9, "a traceback frame points at " + path + ":" + site[1]);
-        } else if (similar >= SIMILAR_CODE && scoped && frame.func !== null) {
-          alike.push([similar, i, site]);
-        }
-      });
-      if (!alike.length) continue;
-      var top = Math.max.apply(null, alike.map(function (x) { return x[0]; }));
-      var leaders = new Set(alike.filter(function (x) { return x[0] === top; }).map(function (x) { return x[1]; }));
-      alike.forEach(function (x) {
-        var where = paths[x[2][0]] + " in " + x[2][3];
-        if (x[0] === top && leaders.size === 1) {
-          var strength = x[0] === 1 ? 0.85 : 0.8 + 0.16 * (x[0] - SIMILAR_CODE);
-          pin(x[1], x[2], strength, "a traceback frame shows " + (x[0] === 1 ? "its line" : "a line like its own") + " (" + where + ")");
-        } else {
-          pin(x[1], x[2], 0.6, "a traceback frame shows a line like its own (" + where + ")");
-        }
-      });
+      pinAlike(ev, sameFile(ev, frame, path, position === last), false);
     }
     return ev;
   }
@@ -512,16 +750,14 @@
   function better(a, b) { return !b || a[0] > b[0] || (a[0] === b[0] && a[1] && !b[1]); }
 
   /* LookupIndex.score: index -> [score, site or null, reasons] for one parsed exception. */
-  function scoreRaised(raised) {
+  function scoreRaised(raised, hits, words) {
     var ev = frameEvidence(raised.frames), message = new Map();
     raised.messages.forEach(function (text) {
-      messageScores(text).forEach(function (found, i) { if (better(found, message.get(i))) message.set(i, found); });
+      messageScores(text, hits).forEach(function (found, i) { if (better(found, message.get(i))) message.set(i, found); });
     });
-    var fragment = new Map(), words = new Map();
-    if (!message.size && raised.messages.length) {
-      fragment = fragmentScores(raised.messages[0]);
-      words = wordScores(raised.messages[0]);
-    }
+    var fragment = new Map();
+    if (message.size || !raised.messages.length) words = new Map();
+    if (raised.alone && !message.size && raised.messages.length) fragment = fragmentScores(raised.messages[0]);
     var shown = lastName(raised.exception), out = new Map();
     var candidates = new Set([].concat(Array.from(ev.pinned.keys()), Array.from(message.keys()),
       Array.from(fragment.keys()), Array.from(words.keys())));
@@ -538,23 +774,25 @@
       }
       out.set(i, [Math.min(value, 1), got[1], got[2]]);
     });
-    if (raised.role === "path") {
-      raised.frames.forEach(function (frame) {
-        var found = repoPath(frame.path);
-        var files = found !== null ? [found] : Array.from(byName.get(frame.path) || []).sort();
-        files.forEach(function (path) {
-          (sitesByPath.get(path) || []).forEach(function (pair) {
-            var i = pair[0], site = pair[1];
-            if (site[1] <= frame.line && frame.line <= site[2]) {
-              if (!out.has(i) || out.get(i)[0] < 0.9) out.set(i, [0.9, site, ["the path and line point at " + path + ":" + site[1]]]);
-            } else if (!out.has(i)) {
-              out.set(i, [files.length === 1 ? 0.6 : 0.5, site, ["raised in " + path]]);
-            }
-          });
+    if (raised.role === "path") pathScores(raised, out);
+    return out;
+  }
+  /* _path_scores: every error raised in the file of a pasted path.py:123. */
+  function pathScores(raised, out) {
+    raised.frames.forEach(function (frame) {
+      var found = repoPath(frame.path);
+      var files = found !== null ? [found] : Array.from(byName.get(frame.path.replace(/\\/g, "/").split("/").pop()) || []).sort();
+      files.forEach(function (path) {
+        (sitesByPath.get(path) || []).forEach(function (pair) {
+          var i = pair[0], site = pair[1];
+          if (site[1] <= frame.line && frame.line <= site[2]) {
+            if (!out.has(i) || out.get(i)[0] < 0.9) out.set(i, [0.9, site, ["the path and line point at " + path + ":" + site[1]]]);
+          } else if (!out.has(i)) {
+            out.set(i, [files.length === 1 ? 0.6 : 0.5, site, ["raised in " + path]]);
+          }
         });
       });
-    }
-    return out;
+    });
   }
 
   /* A path or folder typed in the box (`sglang/srt/mem_cache/`): the errors raised under it. */
@@ -592,11 +830,14 @@
   /* LookupIndex.search: ranked results [{index, score, reasons, site}], best first. */
   function search(text) {
     prepare();
-    var best = new Map();
+    var best = new Map(), hits = makeHits();
     var raised = parsePaste(text);
-    raised.forEach(function (r) {
+    var first = -1;
+    raised.some(function (r, n) { if (r.messages.length) { first = n; return true; } return false; });
+    var words = first >= 0 ? wordScores(raised[first].messages[0]) : new Map();
+    raised.forEach(function (r, position) {
       var weight = r.role === "final" || r.role === "message" || r.role === "path" ? 1 : 0.97;
-      scoreRaised(r).forEach(function (got, i) {
+      scoreRaised(r, hits, position === first ? words : new Map()).forEach(function (got, i) {
         var value = Math.round(got[0] * weight * 1e4) / 1e4, cur = best.get(i);
         if (!cur || value > cur.score) best.set(i, { index: i, score: value, reasons: got[2], site: got[1] || docs[i][6][0] });
       });
