@@ -1,3 +1,3 @@
-from miner.cli import run
+from miner.entry import run
 
 run()

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from miner import __version__, lifecycle
 from miner.errors import MinerError, UsageError
+from miner.files import PUBLISHED
 
 if TYPE_CHECKING:
     from miner.analysis.llm import LLMSettings
@@ -169,9 +170,16 @@ def describe_stats(stats: RunStats) -> str:
 
 
 def cmd_corpus(args: argparse.Namespace) -> int:
-    from miner.corpus import build as corpus
+    from miner.files import locked
 
     versions = [v.strip() for v in args.versions.replace(",", " ").split() if v.strip()]
+    with locked(args.dest, option="--dest"):
+        return _build_corpus(args, versions)
+
+
+def _build_corpus(args: argparse.Namespace, versions: list[str]) -> int:
+    from miner.corpus import build as corpus
+
     built = corpus.build_corpus(
         args.dest,
         versions,
@@ -204,9 +212,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from miner.publish.output import read_manifest
 
     # ``--out OUT/diffs`` writes into a mined output folder: hold OUT's lock
-    # too, so that a ``miner mine`` replacing OUT cannot run meanwhile
+    # too, so that a ``miner mine`` replacing OUT cannot run meanwhile; OUT is
+    # found above the real path (``--out LINK``, a link into OUT, too)
     held = [args.out]
-    for parent in Path(args.out).absolute().parents:
+    for parent in Path(os.path.realpath(args.out)).parents:
         if read_manifest(parent) is not None:
             held.append(parent)
             break
@@ -218,8 +227,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def _diff_locked(args: argparse.Namespace) -> int:
     from miner import pipeline
+    from miner.publish import output
     from miner.publish import releases as pages
 
+    stem = pages.revs_stem(args.old, args.new)  # checked before both are mined
+    output.check_report_folder(args.out, [f"{stem}.md", f"{stem}.json"])
     changes = pipeline.diff_commits(
         args.repo,
         args.old,
@@ -898,10 +910,21 @@ def _add_explain_command(sub: argparse._SubParsersAction) -> None:
     explain.set_defaults(func=cmd_explain)
 
 
+def _stopped(stop: BaseException, *, quiet: bool = True) -> int:
+    """Print the one line of a run a stop signal ended; its exit code (130
+    Ctrl-C, 143 ``SIGTERM``). ``quiet``: ignore the stop signals first."""
+    if quiet:
+        lifecycle.quiet()  # a second signal now would cut the line below
+    interrupted = isinstance(stop, KeyboardInterrupt)
+    print(
+        f"miner: {'interrupted' if interrupted else 'terminated'}; {_after_stop()}",
+        file=sys.stderr,
+    )
+    return 130 if interrupted else lifecycle.TerminatedError.exit_code
+
+
 def _after_stop() -> str:
     """What a stopped run left: nothing new, or the folder it had published."""
-    from miner.files import PUBLISHED
-
     if PUBLISHED:
         return f"{PUBLISHED[-1]} was published before the stop"
     return "the previous output is kept"
@@ -922,7 +945,18 @@ def run() -> None:
     collector runs at :data:`GC_THRESHOLDS` (forked workers inherit them)."""
     gc.set_threshold(*GC_THRESHOLDS)
     code = main(exiting=True)
+    _forget_escaped_interrupt()
     sys.exit(code)
+
+
+def _forget_escaped_interrupt() -> None:
+    """Clear the interpreter's note of a ``KeyboardInterrupt`` that left
+    code run by ``exec()`` of a string (a dataclass's methods, made while a
+    module is imported). Python keeps that note even when the interrupt was
+    caught (here, turned into exit 130), and a process started as ``python
+    -m miner`` then ends by ``SIGINT`` at exit instead of with its code
+    (status -2); a string run by ``exec()`` without an interrupt clears it."""
+    exec("None")  # noqa: S102 - a constant string: only its side effect on the note
 
 
 def main(argv: Sequence[str] | None = None, *, exiting: bool = False) -> int:
@@ -938,28 +972,36 @@ def main(argv: Sequence[str] | None = None, *, exiting: bool = False) -> int:
         format="%(message)s",
         stream=sys.stderr,
     )
-    with lifecycle.handled(keep=exiting):
-        return _run_command(args, exiting=exiting)
+    try:
+        with lifecycle.handled(keep=exiting):
+            return _run_command(args, exiting=exiting)
+    except (KeyboardInterrupt, lifecycle.TerminatedError) as stop:
+        # one arriving as the handlers are put in place (the previous ones
+        # are back already unless ``exiting``)
+        return _stopped(stop, quiet=exiting)
 
 
 def _run_command(args: argparse.Namespace, *, exiting: bool) -> int:
-    """``args.func(args)`` with the one error family turned into exit codes."""
+    """``args.func(args)`` with the one error family turned into exit codes;
+    a stop signal wins over an error it caused (a git process it ended, a
+    ``KeyboardInterrupt`` Python wrapped in another error)."""
+    PUBLISHED.clear()  # what this command publishes (a test runs several)
     try:
-        code = int(args.func(args))
-        if exiting:
-            lifecycle.quiet()
-        return code
-    except MinerError as exc:
-        print(f"miner: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        lifecycle.quiet()
-        print(f"miner: interrupted; {_after_stop()}", file=sys.stderr)
-        return 130
-    except lifecycle.TerminatedError:
-        lifecycle.quiet()
-        print(f"miner: terminated; {_after_stop()}", file=sys.stderr)
-        return lifecycle.TerminatedError.exit_code
+        try:
+            code = int(args.func(args))
+            lifecycle.check_stop()  # a stop signal whose exception was swallowed
+            if exiting:
+                lifecycle.quiet()
+            return code
+        except MinerError as exc:
+            lifecycle.check_stop()
+            print(f"miner: error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except Exception:
+            lifecycle.check_stop()  # e.g. RuntimeError from __set_name__ around a Ctrl-C
+            raise
+    except (KeyboardInterrupt, lifecycle.TerminatedError) as stop:
+        return _stopped(stop)
     except BrokenPipeError:
         # The reader went away (``| head``): no traceback, and no second error
         # when Python flushes stdout at exit.

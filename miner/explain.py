@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -205,40 +204,22 @@ def _where(site: Mapping[str, Any]) -> str:
 
 
 def terminal_safe(text: str) -> str:
-    """``text`` with every control character (:func:`miner.lookup.visible`:
-    C0 and C1 controls, tab and new line included, DEL, line and paragraph
-    separators, bidirectional controls, lone surrogates) and every other
-    format character (Unicode category ``Cf``: zero-width space and joiners,
-    soft hyphen, byte order mark, tag characters...) written as an escape
-    (``\\x1b``, ``\\u202e``, ``\\u200b``, ``\\U000e0041``)."""
-    text = visible(text)
-    if text.isascii():
-        return text
-    return "".join(_format_escape(c) if unicodedata.category(c) == "Cf" else c for c in text)
-
-
-def _format_escape(char: str) -> str:
-    code = ord(char)
-    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+    """``text`` with every control character and every format character
+    written as an escape (:func:`miner.lookup.visible`: C0 and C1 controls,
+    tab and new line included, DEL, line and paragraph separators, lone
+    surrogates, and Unicode category ``Cf``: bidirectional controls,
+    zero-width space and joiners, soft hyphen, byte order mark, tag
+    characters; ``\\x1b``, ``\\u202e``, ``\\u200b``, ``\\U000e0041``)."""
+    return visible(text)
 
 
 def json_safe(text: str) -> str:
-    """JSON text made safe to print, the same JSON value: what
-    :func:`miner.lookup.visible_json` escapes, and every format character
-    (``Cf``) as ``\\uXXXX`` (a surrogate pair beyond U+FFFF). Such characters
-    occur only inside JSON strings, where the escape means the character."""
-    text = visible_json(text)
-    if text.isascii():
-        return text
-    return "".join(_json_escape(c) if unicodedata.category(c) == "Cf" else c for c in text)
-
-
-def _json_escape(char: str) -> str:
-    code = ord(char)
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    """JSON text made safe to print, the same JSON value
+    (:func:`miner.lookup.visible_json`: controls, separators and every
+    format character ``Cf`` as ``\\uXXXX``, a surrogate pair beyond U+FFFF).
+    Such characters occur only inside JSON strings, where the escape means
+    the character."""
+    return visible_json(text)
 
 
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")

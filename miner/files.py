@@ -26,15 +26,20 @@ import errno
 import fcntl
 import filecmp
 import hashlib
+import logging
 import os
 import re
-import shutil
+import secrets
+import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
 from miner.errors import OutputError
-from miner.lifecycle import signals_held
+from miner.lifecycle import check_stop, signals_held
+from miner.trees import carry, give, remove_tree, retire, seed
+
+log = logging.getLogger(__name__)
 
 
 def write_text(path: Path, text: str) -> bool:
@@ -130,20 +135,6 @@ def write_chunks(path: Path, chunks: Iterable[str]) -> tuple[bool, int]:
     return True, size
 
 
-#: Temporary files of :func:`write_bytes` (``.<name>.<8 random characters>``)
-#: and of the old write check (``.write-test.<8>``): never carried into a new
-#: output, so those a killed run of an older version left behind go away.
-TEMP_FILE = re.compile(
-    r"^\.(?:.+\.(?:md|json|jsonl|html|js|css|txt|svg|nojekyll)|write-test)\.[a-z0-9_]{8}$"
-)
-#: Leftovers of a staging of a folder inside this one (``.site.staging-x``).
-_STAGING_DIR = re.compile(r"^\..+\.(?:staging|old)-[A-Za-z0-9_]+$")
-#: A staging or old folder of an interrupted publication (public name).
-STAGING_DIR = _STAGING_DIR
-#: Lock files of folders inside this one (``.site.lock``): not carried over.
-_LOCK_FILE = re.compile(r"^\.[^/]+\.lock$")
-
-
 def _names(dest: Path) -> tuple[Path, str]:
     """The folder holding ``dest`` and ``dest``'s name, symbolic links resolved
     (the staging goes where the files are)."""
@@ -183,7 +174,7 @@ _HELD: dict[str, tuple[int, int]] = {}
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
 
 
-def _open_lock(dest: Path, path: Path) -> int:
+def _open_lock(dest: Path, path: Path, option: str) -> int:
     """A descriptor holding the lock of ``path`` (the file still at that
     path: a run that released and removed it meanwhile makes us try again).
 
@@ -209,7 +200,7 @@ def _open_lock(dest: Path, path: Path) -> int:
             if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
                 raise BusyError(
                     f"{dest}: another miner run (pid {holder or '?'}) is writing this folder; "
-                    "wait for it to end or pass another --out"
+                    f"wait for it to end or pass another {option}"
                 ) from None
             raise OutputError(f"{dest}: cannot lock {path} ({exc.strerror or exc})") from None
         if _same_file(fd, path):
@@ -229,9 +220,10 @@ def _same_file(fd: int, path: Path) -> bool:
 
 
 @contextlib.contextmanager
-def locked(dest: Path) -> Iterator[None]:
+def locked(dest: Path, option: str = "--out") -> Iterator[None]:
     """Hold the lock of ``dest`` (re-entrant within a process); the lock file
-    (:func:`lock_path`) is removed when it is released.
+    (:func:`lock_path`) is removed when it is released. ``option``: the
+    command-line option that named ``dest`` (for the message).
 
     Raises:
         BusyError: another process holds it.
@@ -248,17 +240,21 @@ def locked(dest: Path) -> Iterator[None]:
             fd, depth = _HELD[key]
             _HELD[key] = (fd, depth - 1)
         return
-    fd = _open_lock(dest, path)
-    _HELD[key] = (fd, 1)
+    fd = -1
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with signals_held():  # taken and recorded, or not taken: never a lock file left
+            fd = _open_lock(dest, path, option)
+            _HELD[key] = (fd, 1)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
-        del _HELD[key]
-        with contextlib.suppress(OSError):
-            path.unlink()  # still locked: a waiter that opened it tries again
-        os.close(fd)  # releases the lock
+        if fd >= 0:
+            with signals_held():  # nor between its removal and its release
+                del _HELD[key]
+                with contextlib.suppress(OSError):
+                    path.unlink()  # still locked: a waiter that opened it tries again
+                os.close(fd)  # releases the lock
 
 
 def holds_lock(dest: Path) -> bool:
@@ -310,27 +306,40 @@ def exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(b))
 
 
-def remove_tree(path: Path) -> None:
-    """Delete a folder and everything under it (missing: nothing to do)."""
-    if path.is_symlink() or path.is_file():
-        path.unlink(missing_ok=True)
-    elif path.exists():
-        shutil.rmtree(path, ignore_errors=True)
+def made_path(dest: Path) -> Path:
+    """The record of the folders runs made beside ``dest`` and have not
+    removed yet (``<cache>/locks/<name>-<hash>.made``, beside its lock file,
+    one name a line): what a run killed before it cleaned up left, and
+    nothing else, is what the next run removes."""
+    return lock_path(dest).with_suffix(".made")
 
 
 #: Folders this process has published (swapped in), in order: what a stop
 #: signal's message names.
 PUBLISHED: list[Path] = []
+#: Characters of the random part of a name a run makes beside its destination.
+RANDOM_CHARS = 8
+
+
+class LateFileError(OutputError):
+    """A file appeared in the destination while a run wrote it, at a path the
+    run writes too: nothing was published."""
 
 
 class Staging:
-    """The staging folder of one destination folder (module docstring)."""
+    """The staging folder of one destination folder (module docstring). Call
+    its methods with the destination's lock held (:func:`locked`)."""
 
     def __init__(self, dest: Path) -> None:
         self.dest = Path(dest).absolute()
         self.parent, self.name = _names(dest)
         self.real = self.parent / self.name
         self.root: Path | None = None
+        self.journal = made_path(self.real)
+        self.seeded: dict[str, int] = {}
+        """Folder-relative path -> inode of every entry seeded (not folders)."""
+        self.owner: tuple[int, int] | None = None
+        """(uid, gid) of the folder replaced (None: there was none)."""
 
     @property
     def prefix(self) -> str:
@@ -340,26 +349,57 @@ class Staging:
     def old_prefix(self) -> str:
         return f".{self.name}.old-"
 
-    def leftovers(self) -> list[Path]:
-        """Staging and old folders that killed runs left beside the destination."""
-        if not self.parent.is_dir():
+    def made(self) -> list[str]:
+        """Names beside the destination that runs made and did not remove
+        (:func:`made_path`; never a name without this destination's staging
+        or old prefix)."""
+        try:
+            text = self.journal.read_text(encoding="utf-8", errors="surrogateescape")
+        except OSError:
             return []
-        return sorted(
-            p for p in self.parent.iterdir() if p.name.startswith((self.prefix, self.old_prefix))
-        )
+        ours = (self.prefix, self.old_prefix)
+        return [name for name in text.splitlines() if name.startswith(ours) and "/" not in name]
+
+    def _note(self, *, add: str | None = None, drop: str | None = None) -> None:
+        """Record ``add`` as made, ``drop`` as gone (the record is removed
+        when it lists nothing)."""
+        with signals_held():  # a short write: the record is never left half-updated
+            names = [name for name in self.made() if name != drop]
+            if add is not None and add not in names:
+                names.append(add)
+            if names:
+                write_text(self.journal, "".join(f"{name}\n" for name in names))
+            else:
+                self.journal.unlink(missing_ok=True)
+
+    def reserve(self, prefix: str) -> Path:
+        """A new name beside the destination, ``prefix`` and
+        :data:`RANDOM_CHARS` random characters, recorded as made before
+        anything is made there (so a kill at any point leaves nothing
+        unrecorded)."""
+        path = _free_name(self.parent, prefix)
+        self._note(add=path.name)
+        return path
+
+    def leftovers(self) -> list[Path]:
+        """What killed runs left beside the destination: the recorded names
+        that exist (a user's ``.OUT.staging-x`` is not one)."""
+        return [self.parent / n for n in self.made() if os.path.lexists(self.parent / n)]
 
     def recover(self) -> None:
-        """Call with the lock held: put back an old folder that a run killed
-        between the two renames of the fallback swap left aside, and remove
-        every other leftover."""
+        """Put back an old folder that a run killed between the two renames
+        of the fallback swap left aside, and remove every other leftover."""
+        names = self.made()
         olds = [p for p in self.leftovers() if p.name.startswith(self.old_prefix)]
-        if not self.real.exists() and len(olds) == 1:
+        if not os.path.lexists(self.real) and len(olds) == 1:
             olds[0].rename(self.real)
-        for path in self.leftovers():
-            remove_tree(path)
+        for name in names:
+            remove_tree(self.parent / name)
+        if names:
+            self.journal.unlink(missing_ok=True)
 
     def open(self) -> Path:
-        """Create the staging folder, seeded with hard links of every file of
+        """Create the staging folder, seeded with hard links of every entry of
         the destination (but temporary files); returns it.
 
         Raises:
@@ -368,13 +408,15 @@ class Staging:
         try:
             self.parent.mkdir(parents=True, exist_ok=True)
             self.recover()
-            with signals_held():  # no stop between the folder's creation and its record
-                root = Path(tempfile.mkdtemp(prefix=self.prefix, dir=self.parent))
+            with signals_held():  # no stop between the folder's record and its creation
+                root = self.reserve(self.prefix)
+                root.mkdir(mode=0o700)
                 self.root = root
             mode = 0o777 & ~_umask()
             if self.real.is_dir():
-                mode = self.real.stat().st_mode & 0o7777
-                _seed(self.real, root)
+                info = self.real.stat()
+                mode, self.owner = stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
+                seed(str(self.real), str(root), self.seeded)
             root.chmod(mode)
         except OSError as exc:
             self.discard()
@@ -387,10 +429,16 @@ class Staging:
             raise
         return root
 
-    def swap(self) -> None:
-        """Put the staging folder in the destination's place and remove the old tree.
+    def swap(self, owned: Collection[str] = ()) -> None:
+        """Put the staging folder in the destination's place and remove the
+        old tree: of it, only the entries of ``owned`` (folder-relative paths
+        the tool wrote there), the seeded ones and the ones carried over.
+        An entry that appeared in the destination since it was seeded is
+        carried into the new tree first (a hard link); one at a path the run
+        wrote too stops the swap (:class:`LateFileError`).
 
         Raises:
+            LateFileError: see above; the new tree is kept beside, renamed.
             OutputError: the rename failed (the old folder is left as it was).
         """
         assert self.root is not None, "swap before open"
@@ -400,20 +448,14 @@ class Staging:
             # a stop signal held here is raised when the block ends: the old
             # tree put aside is removed all the same (the finally below)
             with signals_held():
-                if not self.real.exists() and not self.real.is_symlink():
-                    self.root.rename(self.real)
-                elif exchange(self.root, self.real):
-                    old = self.root
-                else:
-                    old = Path(tempfile.mkdtemp(prefix=self.old_prefix, dir=self.parent))
-                    old.rmdir()
-                    self.real.rename(old)
-                    self.root.rename(self.real)
+                check_stop()  # a stop signal swallowed earlier: never published
+                self._prepare(owned)
+                old = self._exchange()
                 self.root = None
                 swapped = True
                 PUBLISHED.append(self.dest)
         except OSError as exc:
-            if old is not None and not self.real.exists():
+            if old is not None and not os.path.lexists(self.real):
                 with contextlib.suppress(OSError):
                     old.rename(self.real)  # the fallback's first rename, undone
             self.discard()
@@ -421,16 +463,112 @@ class Staging:
                 f"{self.dest}: cannot put the new output in place ({exc.strerror or exc}); "
                 "the previous output is kept"
             ) from None
+        except BaseException:  # a stop signal before the swap: nothing published
+            if not swapped:
+                self.discard()
+            raise
         finally:
             if swapped and old is not None:
-                _remove_to_the_end(old)
+                self._retire_to_the_end(old, owned)
+
+    def _prepare(self, owned: Collection[str]) -> None:
+        """Before the swap: carry what appeared in the destination since it
+        was seeded into the new tree, and give the new tree the replaced
+        folder's owner.
+
+        Raises:
+            LateFileError: a late file is at a path the run wrote.
+        """
+        assert self.root is not None
+        if self.real.is_dir() and not self.real.is_symlink():
+            clash = carry(str(self.real), str(self.root), self.seeded, frozenset(owned), "")
+            if clash is not None:
+                self._refuse(clash)
+        if self.owner is not None:
+            give(self.root, self.owner)
+
+    def _refuse(self, clash: str) -> None:
+        """Keep the new tree beside the destination under a name of its own
+        (no later run removes it) and raise :class:`LateFileError`."""
+        assert self.root is not None
+        kept = _free_name(self.parent, f"{self.name}.new-")
+        self.root.rename(kept)
+        self._note(drop=self.root.name)
+        self.root = None
+        raise LateFileError(
+            f"{self.dest}: {clash} was written into it while this run wrote it, and the run "
+            "writes that file too; nothing published: the previous output and that file are "
+            f"kept, the new output is in {kept}; move the file and run again"
+        )
+
+    def _exchange(self) -> Path | None:
+        """The swap itself; returns where the old tree now is (None: there
+        was none)."""
+        assert self.root is not None
+        if not os.path.lexists(self.real):
+            self.root.rename(self.real)
+            self._note(drop=self.root.name)
+            return None
+        if exchange(self.root, self.real):
+            return self.root
+        old = self.reserve(self.old_prefix)
+        self.real.rename(old)
+        self.root.rename(self.real)
+        self._note(drop=self.root.name)
+        return old
+
+    def _retire_to_the_end(self, old: Path, owned: Collection[str]) -> None:
+        """Remove the old tree (:func:`_retire`), finished even when a stop
+        signal cuts it (raised once it is done); what it keeps (files that
+        appeared during the swap at paths the new tree has too) goes to a
+        name of its own beside the destination, with a warning. One it
+        cannot remove stays recorded: the next run removes it."""
+        mine = frozenset(owned)
+        try:
+            try:
+                kept = retire(str(old), str(self.real), self.seeded, mine, "")
+            except BaseException:
+                with signals_held():
+                    kept = retire(str(old), str(self.real), self.seeded, mine, "")
+                    self._keep_late(old, kept)
+                raise
+            self._keep_late(old, kept)
+        except OSError as exc:
+            log.warning("%s: the previous output is left in %s (%s)", self.dest, old, exc)
+
+    def _keep_late(self, old: Path, kept: bool) -> None:
+        """Drop the emptied old tree, or keep what it holds under a name of
+        its own (no later run removes it)."""
+        if kept:
+            aside = _free_name(self.parent, f"{self.name}.late-")
+            old.rename(aside)
+            log.warning(
+                "%s: files written into it during the swap, at paths the new output has "
+                "too, are kept in %s",
+                self.dest,
+                aside,
+            )
+        else:
+            remove_tree(old)  # empty but for what could not be deleted
+        self._note(drop=old.name)
 
     def discard(self) -> None:
         """Remove the staging folder (after a failure or an interruption); a
         stop signal while removing it lets the removal finish first."""
         if self.root is not None:
-            _remove_to_the_end(self.root)
-            self.root = None
+            root, self.root = self.root, None
+            try:
+                _remove_to_the_end(root)
+            finally:
+                self._note(drop=root.name)
+
+
+def _free_name(parent: Path, prefix: str) -> Path:
+    """``parent / (prefix + random characters)`` where nothing is yet."""
+    while True:
+        path = parent / f"{prefix}{secrets.token_hex(RANDOM_CHARS // 2)}"
+        if not os.path.lexists(path):
+            return path
 
 
 def _remove_to_the_end(path: Path) -> None:
@@ -448,30 +586,6 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
-
-
-def _seed(source: Path, target: Path) -> None:
-    """Hard-link every file under ``source`` into ``target`` (the same tree of
-    folders, same modes; symbolic links copied as links; a file that cannot be
-    linked is copied), leaving out temporary files and staging leftovers."""
-    with os.scandir(source) as entries:
-        for entry in entries:
-            dst = target / entry.name
-            if entry.is_symlink():
-                dst.symlink_to(Path(entry.path).readlink())
-            elif entry.is_dir(follow_symlinks=False):
-                if _STAGING_DIR.match(entry.name):
-                    continue
-                dst.mkdir()
-                _seed(Path(entry.path), dst)
-                dst.chmod(entry.stat(follow_symlinks=False).st_mode & 0o7777)
-            elif entry.is_file(follow_symlinks=False):
-                if TEMP_FILE.match(entry.name) or _LOCK_FILE.match(entry.name):
-                    continue
-                try:
-                    os.link(entry.path, dst, follow_symlinks=False)
-                except OSError:
-                    shutil.copy2(entry.path, dst, follow_symlinks=False)
 
 
 def inside(root: Path, rel: str) -> Path:

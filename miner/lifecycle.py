@@ -5,7 +5,12 @@ the few steps that a signal must not cut in two.
   ``SIGINT`` (Ctrl-C) becomes ``KeyboardInterrupt``: both unwind the stack, so
   every ``finally`` runs (the staging folder of an output is removed, worker
   pools are stopped) before :func:`miner.cli.main` prints one line and exits
-  143 or 130.
+  143 or 130. Later stop signals are only noted (a second Ctrl-C does not
+  cut the clean-up in two), and so is one whose exception was swallowed
+  (raised inside a ``__del__``): :func:`check_stop` raises it again.
+* :func:`children_quiet` starts child processes with the stop signals
+  blocked, so one sent to the whole process group while a child starts
+  prints nothing from it.
 * :func:`die_with_parent` is called first thing in every worker process (the
   mining pool's, the site's render pool's): the kernel kills the worker when
   its parent dies, even by ``SIGKILL`` (``prctl(PR_SET_PDEATHSIG)``); workers
@@ -48,28 +53,107 @@ class TerminatedError(BaseException):
     exit_code = 128 + signal.SIGTERM
 
 
+#: The stop signals this process received since :func:`handled` began, in
+#: order: noted by the handlers before they raise, so that a signal whose
+#: exception was swallowed (raised inside a ``__del__`` or a weak reference's
+#: callback, where Python only reports it) still stops the run at the next
+#: :func:`check_stop`.
+_RECEIVED: list[int] = []
+
+
+def _note(signum: int, frame: Any) -> None:
+    """A stop signal after the first: noted only (the run is ending; an
+    exception now would cut the clean-up of the first in two)."""
+    _RECEIVED.append(signum)
+
+
+def _stop(signum: int) -> None:
+    """Note ``signum``; on the first stop signal, make later ones
+    :func:`_note` only and raise its exception."""
+    first = not _RECEIVED
+    _RECEIVED.append(signum)
+    if first:
+        for number in STOP_SIGNALS:
+            if signal.getsignal(number) != signal.SIG_IGN:
+                signal.signal(number, _note)
+        raise _stop_error(signum)
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
-    raise TerminatedError
+    _stop(signum)
+
+
+def _on_sigint(signum: int, frame: Any) -> None:
+    _stop(signum)
+
+
+def _stop_error(signum: int) -> BaseException:
+    return KeyboardInterrupt() if signum == signal.SIGINT else TerminatedError()
+
+
+def received() -> int | None:
+    """The first stop signal received since :func:`handled` began, or None."""
+    return _RECEIVED[0] if _RECEIVED else None
+
+
+def check_stop() -> None:
+    """Raise the exception of a stop signal that arrived and did not end the
+    run (its exception was swallowed: :data:`_RECEIVED`); nothing otherwise.
+
+    Raises:
+        KeyboardInterrupt: ``SIGINT`` arrived.
+        TerminatedError: ``SIGTERM`` arrived.
+    """
+    if _RECEIVED:
+        raise _stop_error(_RECEIVED[0])
+
+
+def _unraisable(hook: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``sys.unraisablehook`` that takes a stop signal's exception raised
+    where Python cannot raise it (a ``__del__``) silently: the signal is
+    noted (:data:`_RECEIVED`) and :func:`check_stop` raises it again; other
+    exceptions go to ``hook``."""
+
+    def report(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, (KeyboardInterrupt, TerminatedError)):
+            if not _RECEIVED:
+                kind = isinstance(unraisable.exc_value, KeyboardInterrupt)
+                _RECEIVED.append(signal.SIGINT if kind else signal.SIGTERM)
+            return
+        hook(unraisable)
+
+    return report
 
 
 def install_handlers() -> None:
-    """Make ``SIGTERM`` raise :class:`TerminatedError` (main thread only)."""
+    """Make ``SIGTERM`` raise :class:`TerminatedError` and ``SIGINT``
+    ``KeyboardInterrupt``, each noted first (:func:`check_stop`); main
+    thread only. A ``SIGINT`` ignored stays ignored (a shell starts its
+    background jobs so: the terminal's Ctrl-C is not theirs)."""
     signal.signal(signal.SIGTERM, _on_sigterm)
+    if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _on_sigint)
 
 
 @contextlib.contextmanager
 def handled(*, keep: bool = False) -> Iterator[None]:
-    """Run the block with :func:`install_handlers`, then put the stop signals'
-    previous handlers back, so a caller in the same process (a test calling
-    ``cli.main``) is left as it was; a child it starts later would inherit an
-    ignored ``SIGINT``. ``keep``: leave them as the block left them (the
-    process is about to exit; :func:`quiet` then covers its teardown)."""
+    """Run the block with :func:`install_handlers` (and no stop signal
+    received yet), then put the stop signals' previous handlers back, so a
+    caller in the same process (a test calling ``cli.main``) is left as it
+    was; a child it starts later would inherit an ignored ``SIGINT``.
+    ``keep``: leave them as the block left them (the process is about to
+    exit; :func:`quiet` then covers its teardown)."""
     previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
+    hook = sys.unraisablehook
+    _RECEIVED.clear()
     install_handlers()
+    sys.unraisablehook = _unraisable(hook)
     try:
         yield
     finally:
         if not keep:
+            _RECEIVED.clear()  # a caller's later work is not stopped by this block's signals
+            sys.unraisablehook = hook
             for signum, handler in previous.items():
                 with contextlib.suppress(ValueError, OSError, TypeError):
                     signal.signal(signum, handler)
@@ -83,14 +167,36 @@ def quiet() -> None:
             signal.signal(signum, signal.SIG_IGN)
 
 
+@contextlib.contextmanager
+def children_quiet() -> Iterator[None]:
+    """Block the stop signals in this thread while the block starts child
+    processes (a fork, a forkserver's ``exec``): they inherit the blocked
+    mask, so a Ctrl-C sent to the whole group while one is starting (before
+    :func:`die_with_parent`, or while a forkserver imports its modules)
+    prints no traceback from it. A signal sent to this process meanwhile is
+    taken by another thread or delivered when the block ends: never lost."""
+    if not hasattr(signal, "pthread_sigmask"):  # pragma: no cover - not POSIX
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def die_with_parent() -> None:
     """In a worker process: be killed when the parent process dies, and leave
-    Ctrl-C to the parent (no traceback from each worker).
+    Ctrl-C to the parent (no traceback from each worker); ``SIGTERM`` ends
+    it. The stop signals, blocked while it started (:func:`children_quiet`),
+    are unblocked once so handled.
 
     When the parent died already (before the request took effect), exit now.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     parent = os.getppid()
     if sys.platform.startswith("linux"):
         try:
@@ -142,6 +248,13 @@ def worker_pool(
         return None
     context = multiprocessing.get_context("fork")
     return ProcessPoolExecutor(jobs, mp_context=context, initializer=initializer, initargs=initargs)
+
+
+def submit(pool: ProcessPoolExecutor, func: Callable[..., R], *args: Any) -> Future[R]:
+    """``pool.submit(func, *args)``, its workers (forked at the first
+    submission) started with the stop signals blocked (:func:`children_quiet`)."""
+    with children_quiet():
+        return pool.submit(func, *args)
 
 
 def stop_pool(pool: ProcessPoolExecutor, *, graceful: bool) -> None:
@@ -224,7 +337,7 @@ def _beside_in(
     pool: ProcessPoolExecutor, func: Callable[..., T], args: tuple[Any, ...]
 ) -> Iterator[Callable[[], T]]:
     """:func:`beside` with its worker ``pool`` made."""
-    future: Future[T] = pool.submit(_run_beside)
+    future: Future[T] = submit(pool, _run_beside)
 
     def result() -> T:
         try:
@@ -303,7 +416,7 @@ def _bounded(
     sent = 0
     while sent < len(spans) or pending:  # what is left when it stops: :func:`stop_pool`
         while sent < len(spans) and len(pending) < ahead:
-            pending.append(pool.submit(_map_span, spans[sent]))
+            pending.append(submit(pool, _map_span, spans[sent]))
             sent += 1
         yield pending.popleft().result()
 

@@ -876,6 +876,8 @@ def republish_site(out: Path, dest: Path, *, jobs: int | None = None) -> tuple[i
             f"{dest}: the site cannot replace or hold the mined folder {out}; "
             "pass --dest with another folder"
         )
+    if dest_real.is_relative_to(out_real):
+        output.check_site_inside(out, dest)  # before the records are read
     with locked(out):
         published = records.read_mined(out)
         diffs = html.load_diffs(out)

@@ -79,6 +79,7 @@ def mine_repo(root: Path, out: Path, *extra: str) -> Mined:
 #: Whole-repository mines of every hard input (about a minute): make test runs them.
 pytestmark = pytest.mark.slow
 
+
 @pytest.fixture(scope="module")
 def cases_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("cases") / "repo"

@@ -4,6 +4,7 @@ down (or sideways within a layer), never up.
 Layers, lowest first::
 
     0  miner (the package: __version__), miner.errors, miner.model, miner.files,
+       miner.trees (the walks of an output's tree),
        miner.lifecycle (signals, workers that die with their parent),
        miner.progress (what a run shows on stderr)
     1  miner.extract      the parsers
@@ -13,7 +14,7 @@ Layers, lowest first::
     5  miner.publish      records, cards, html, releases, patterns
     6  miner.lookup, miner.checks, miner.explain (readers of a published folder)
     7  miner.pipeline
-    8  miner.cli, miner.__main__
+    8  miner.cli, miner.entry (the command's first code), miner.__main__
 
 ``miner.corpus`` is a separate tool: it imports only layer 0, and only the
 command line imports it. Imports are read with :mod:`ast`, at module level and
@@ -39,6 +40,7 @@ LAYERS: dict[str, int] = {
     "miner.errors": 0,
     "miner.model": 0,
     "miner.files": 0,
+    "miner.trees": 0,
     "miner.lifecycle": 0,
     "miner.progress": 0,
     "miner.extract": 1,
@@ -51,6 +53,7 @@ LAYERS: dict[str, int] = {
     "miner.explain": 6,
     "miner.pipeline": 7,
     "miner.cli": 8,
+    "miner.entry": 8,
     "miner.__main__": 8,
 }
 CORPUS = "miner.corpus"

@@ -15,6 +15,7 @@ import json
 import random
 import re
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -243,6 +244,41 @@ def test_cli_lookup_prints_no_control_characters(tmp_path: Path, capsys, monkeyp
     assert payload["results"][0]["message"] == HOSTILE_TEXT + " {x}"
     assert payload["results"][0]["scope"] == f"f{NUL}{CSI}"
     assert payload["pasted"][0]["message"] == paste
+
+
+#: Invisible format characters (Unicode ``Cf``) outside the bidirectional
+#: embeddings, overrides and isolates: a right-to-left mark, the Arabic
+#: letter mark, a zero-width space, a byte order mark, a tag character.
+FORMAT_TEXT = "txt\u200f\u061cexe zero\u200bwidth bom\ufeff tag\U000e0041"
+
+
+def format_card() -> Card:
+    return Card(
+        error_id="fedcba9876543210",
+        exception="ValueError",
+        message=FORMAT_TEXT + " {x}",
+        message_parts=(T(FORMAT_TEXT + " "), T(expr="x")),
+        title=FORMAT_TEXT,
+        sites=(SiteRef("python/sglang/a.py", 3, 3, "f"),),
+    )
+
+
+def test_cli_lookup_shows_every_format_character_escaped(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    index = LookupIndex([format_card()])
+    monkeypatch.setattr(LookupIndex, "load", classmethod(lambda cls, out: index))
+    paste = f"ValueError: {FORMAT_TEXT} 42"
+    assert cli.main(["lookup", "--out", str(tmp_path), paste]) == 0
+    out = capsys.readouterr().out
+    shown = r"txt\u200f\u061cexe zero\u200bwidth bom\ufeff tag\U000e0041"
+    assert f"ValueError: {shown} {{x}}" in out
+    assert not any(unicodedata.category(c) == "Cf" for c in out)
+    assert cli.main(["lookup", "--out", str(tmp_path), "--json", paste]) == 0
+    out = capsys.readouterr().out
+    assert r"tag\udb40\udc41" in out  # a surrogate pair: the same JSON value
+    assert not any(unicodedata.category(c) == "Cf" for c in out)
+    assert json.loads(out)["results"][0]["message"] == FORMAT_TEXT + " {x}"
 
 
 def test_report_json_is_the_same_value(tmp_path: Path) -> None:

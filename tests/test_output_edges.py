@@ -186,3 +186,51 @@ def test_out_path_with_a_folder_name_too_long_is_refused(make_repo, tmp_path: Pa
         f"miner: error: {out}: a folder name on this path is {limit + 1} bytes long; its file "
         f"system allows {limit}; pass --out with shorter names"
     ]
+
+
+def _never_mined(monkeypatch) -> None:
+    from miner import pipeline
+
+    def mined(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the revisions were mined before the check")
+
+    monkeypatch.setattr(pipeline, "diff_commits", mined)
+
+
+def test_diff_into_a_file_is_refused_before_mining(
+    make_repo, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    repo = make_repo({"pkg/a.py": "raise ValueError('x')\n"})
+    (tmp_path / "notes").write_text("mine\n")
+    _never_mined(monkeypatch)
+    out = tmp_path / "notes" / "diffs"
+    assert main(["diff", "--repo", str(repo), "v1", "v1", "--out", str(out)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        f"miner: error: {out}: cannot write into it ({tmp_path / 'notes'} is not a folder); "
+        "pass a writable --out"
+    ]
+    assert (tmp_path / "notes").read_text() == "mine\n"
+
+
+def test_diff_report_name_too_long_is_refused_before_mining(
+    make_repo, tmp_path: Path, capsys, monkeypatch
+) -> None:
+    import os
+
+    import git
+
+    repo = make_repo({"pkg/a.py": "raise ValueError('x')\n"})
+    old, new = "o" * 120, "n" * 120  # each a valid tag; the report's name is not
+    for tag in (old, new):
+        git.Repo(repo).create_tag(tag)
+    limit = os.pathconf(tmp_path, "PC_NAME_MAX")
+    _never_mined(monkeypatch)
+    out = tmp_path / "diffs"
+    assert main(["diff", "--repo", str(repo), old, new, "--out", str(out)]) == 2
+    name = f"{old}..{new}.json"
+    assert capsys.readouterr().err.splitlines() == [
+        f"miner: error: {out}: the file name {name!r} is too long for its file system "
+        f"({len(name) + 10} bytes with its temporary file's; it allows {limit}); name the "
+        "revisions with shorter names (a commit id, a tag)"
+    ]
+    assert not out.exists()

@@ -176,9 +176,7 @@ def test_wheel_carries_every_file_of_the_package(wheel: Path) -> None:
         ).decode()
     shipped = sorted(n for n in names if n.startswith("miner/"))
     # the top-level templates/ ships as miner/templates/ (force-include)
-    source = package_files(SOURCE_PACKAGE) + [
-        f"miner/{p}" for p in package_files(TEMPLATES)
-    ]
+    source = package_files(SOURCE_PACKAGE) + [f"miner/{p}" for p in package_files(TEMPLATES)]
     missing = sorted(set(source) - set(shipped))
     assert not missing, f"files of miner/ or templates/ missing from the wheel: {missing}"
     extra = sorted(set(shipped) - set(source))
@@ -189,7 +187,7 @@ def test_wheel_carries_every_file_of_the_package(wheel: Path) -> None:
         "miner/templates/card.md.j2",
         "miner/templates/group.md.j2",
     } <= set(shipped)
-    assert "miner = miner.cli:run" in entry_points
+    assert "miner = miner.entry:run" in entry_points
 
 
 def test_installed_wheel_mines_a_repository_with_its_site(

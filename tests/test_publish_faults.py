@@ -413,8 +413,9 @@ def test_temporary_files_of_a_killed_older_run_go_away(make_repo, tmp_path: Path
     assert main(mine_args(repo, "v1", out)) == 0
     (out / "api" / "errors" / ".29523a91d30f1d06.json.qhw_75dk").write_text("{")
     (out / ".index.md.abcd_123").write_text("#")
-    (tmp_path / ".out.staging-abc123").mkdir()
-    (tmp_path / ".out.staging-abc123" / "manifest.json").write_text("{}")
+    staging = Staging(out).reserve(f".{out.name}.staging-")  # a killed run's, recorded
+    staging.mkdir()
+    (staging / "manifest.json").write_text("{}")
     assert main(mine_args(repo, "v1", out)) == 0
     assert leftovers(out) == []
     assert listed(out) == files_under(out)
@@ -428,8 +429,9 @@ def test_an_old_folder_put_aside_by_a_killed_swap_comes_back(make_repo, tmp_path
     )
     out = tmp_path / "out"
     assert main(mine_args(repo, "v1", out)) == 0
-    out.rename(tmp_path / ".out.old-k1ll3d")
-    (tmp_path / ".out.staging-half").mkdir()
+    staging = Staging(out)  # the names the killed run made, recorded as it made them
+    out.rename(staging.reserve(staging.old_prefix))
+    staging.reserve(staging.prefix).mkdir()
     with locked(out):
         Staging(out).recover()
     assert complete(out)
@@ -483,8 +485,8 @@ def test_ctrl_c_while_the_staging_is_seeded_removes_it(
     files: the staging goes, the old output stays."""
     from miner import files
 
-    def interrupted(source: Path, target: Path) -> None:
-        (target / "half").write_text("")
+    def interrupted(source: str, target: str, seeded: dict[str, int]) -> None:
+        Path(target, "half").write_text("")
         raise KeyboardInterrupt
 
     repo = make_repo(
@@ -493,7 +495,7 @@ def test_ctrl_c_while_the_staging_is_seeded_removes_it(
     out = tmp_path / "out"
     assert main(mine_args(repo, "v1", out)) == 0
     before = files_under(out)
-    monkeypatch.setattr(files, "_seed", interrupted)
+    monkeypatch.setattr(files, "seed", interrupted)
     assert main(mine_args(repo, "v1", out, "--no-cache", "--site")) == 130
     assert files_under(out) == before and complete(out)
     assert leftovers(out) == []

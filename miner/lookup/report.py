@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -108,9 +109,20 @@ def _escape(match: re.Match[str]) -> str:
 
 def visible(text: str) -> str:
     """``text`` with every character of :data:`UNSAFE` written as an escape
-    (``\\x1b``, ``\\x07``, ``\\x00``, ``\\t``, ``\\n``, ``\\u009b``, ``\\u202e``);
-    everything else, backslashes included, as it is."""
-    return UNSAFE.sub(_escape, text)
+    (``\\x1b``, ``\\x07``, ``\\x00``, ``\\t``, ``\\n``, ``\\u009b``, ``\\u202e``),
+    and every other invisible format character (Unicode category ``Cf``:
+    the marks ``\\u200e``/``\\u200f``, zero-width space and joiners, soft
+    hyphen, byte order mark, tag characters ``\\U000e0041``) too; everything
+    else, backslashes included, as it is."""
+    text = UNSAFE.sub(_escape, text)
+    if text.isascii():
+        return text
+    return "".join(_format_escape(c) if unicodedata.category(c) == "Cf" else c for c in text)
+
+
+def _format_escape(char: str) -> str:
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 #: The characters of :data:`UNSAFE` that JSON leaves raw in its strings.
@@ -120,10 +132,23 @@ _JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\
 def visible_json(text: str) -> str:
     """JSON text (``json.dumps(..., ensure_ascii=False)``, which escapes C0
     controls but not DEL, C1 controls or the separators and bidirectional
-    controls of :data:`UNSAFE`) with those written as ``\\uXXXX``: the same
-    JSON value, safe to print. They occur only inside strings, where such an
-    escape means the character itself."""
-    return _JSON_RAW.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    controls of :data:`UNSAFE`), and every other format character
+    (``Cf``), with those written as ``\\uXXXX`` (a surrogate pair beyond
+    U+FFFF): the same JSON value, safe to print. They occur only inside
+    strings, where such an escape means the character itself."""
+    text = _JSON_RAW.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    if text.isascii():
+        return text
+    return "".join(_json_escape(c) if unicodedata.category(c) == "Cf" else c for c in text)
+
+
+def _json_escape(char: str) -> str:
+    """``char`` as a JSON escape (a surrogate pair beyond U+FFFF)."""
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def report_json(text: str, matches: Sequence[Match], data: Path, base_url: str | None) -> str:

@@ -47,6 +47,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,7 @@ import git
 
 from miner.errors import WorkerStartError
 from miner.extract.runner import extract_file
-from miner.lifecycle import die_with_parent
+from miner.lifecycle import children_quiet, die_with_parent
 from miner.mining.cache import UnitReader
 from miner.model import FileResult
 
@@ -167,7 +168,10 @@ def _worker_main(
     # Killed when the forkserver (whose child this is) ends, which it does when
     # the run's process ends (even by SIGKILL); Ctrl-C is the parent's to handle.
     die_with_parent()
-    fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        fd = os.open(stderr_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError:  # the run stopped and removed its scratch folder as this one began
+        os._exit(1)
     os.dup2(fd, 2)  # a native crash's report goes where the parent can read it
     os.close(fd)
     if memory_mb:
@@ -372,7 +376,10 @@ class _Pool:
             name=f"raise-miner-worker-{self.serial}",
             daemon=True,
         )
-        process.start()
+        with children_quiet():  # it unblocks the stop signals when it starts one
+            resource_tracker.ensure_running()
+        with children_quiet():  # the forkserver (started by the first) and the worker
+            process.start()
         child_conn.close()
         return _Worker(process=process, conn=parent_conn, stderr_path=stderr_path)
 

@@ -106,6 +106,13 @@ def _cached_clone(url: str, rev: str, cache_dir: Path) -> git.Repo:
         return repo
     except git.GitCommandError as exc:
         raise SourceError(_clone_failure(url, str(exc.stderr or exc))) from None
+    except (git.exc.UnsafeProtocolError, git.exc.UnsafeOptionError):
+        scheme = url.split("::", 1)[0] if "::" in url else url.split("://", 1)[0]
+        raise SourceError(
+            f"{url}: git's {scheme}:: transport is refused (it runs commands or reads "
+            "descriptors of this process); pass an https://, ssh:// or file:// URL or a "
+            "local path"
+        ) from None
 
 
 #: What git prints when the host cannot be reached (no network, no DNS, a proxy).
@@ -119,9 +126,9 @@ def _clone_failure(url: str, stderr: str) -> str:
     """The one line for a clone or fetch of ``url`` that git refused: git's
     own ``fatal:`` reason, and for an unreachable host the way out (a local
     clone: ``--repo PATH``, ``make mine REPO=PATH``)."""
-    lines = [" ".join(line.split()) for line in stderr.splitlines() if line.strip()]
-    fatal = [line.removeprefix("fatal: ") for line in lines if line.startswith("fatal:")]
-    detail = "; ".join(fatal) or (lines or ["git failed"])[-1]
+    lines = [" ".join(line.split()) for line in stderr.splitlines()]
+    lines = [line for line in lines if line.strip("'\" ")]  # GitPython's closing quote
+    detail = "; ".join(_fatal(lines)) or (lines or ["git failed"])[-1]
     if not url.startswith("file:") and _NETWORK.search(stderr):
         return (
             f"{url}: cannot reach it over the network ({detail}); mine a local clone "
@@ -129,6 +136,21 @@ def _clone_failure(url: str, stderr: str) -> str:
             "SGLang's releases from PyPI into .corpus/sglang)"
         )
     return f"{url}: cannot clone or fetch ({detail}); check the URL"
+
+
+def _fatal(lines: list[str]) -> list[str]:
+    """git's ``fatal:`` reasons among ``lines``: the words after ``fatal:``
+    (which may come after others on its line, as git:// prints it), with the
+    next line when the reason ends with a colon."""
+    found = []
+    for index, line in enumerate(lines):
+        if "fatal: " not in line:
+            continue
+        reason = line.split("fatal: ", 1)[1]
+        if reason.endswith(":") and index + 1 < len(lines):
+            reason = f"{reason} {lines[index + 1]}"
+        found.append(reason)
+    return found
 
 
 def _try_resolve(repo: git.Repo, rev: str) -> git.Commit | None:

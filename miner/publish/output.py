@@ -30,7 +30,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,7 @@ from typing import Any
 from miner import TEMPLATES, __version__
 from miner.errors import OutputError
 from miner.files import (
-    STAGING_DIR,
-    TEMP_FILE,
+    RANDOM_CHARS,
     Staging,
     free_bytes,
     inside,
@@ -49,6 +48,7 @@ from miner.files import (
     tree_size,
     write_chunks,
 )
+from miner.trees import STAGING_DIR, TEMP_FILE
 
 MANIFEST = "manifest.json"
 #: Written into every published folder: GitHub Pages then serves the files as
@@ -189,9 +189,9 @@ def check_folder(dest: Path, kind: str) -> dict[str, Any] | None:
     return None
 
 
-#: How many random characters :func:`tempfile.mkdtemp` puts after a prefix:
-#: the staging folder beside ``OUT`` is ``.OUT.staging-`` and these.
-TEMP_RANDOM = 8
+#: How many random characters follow a prefix in a name a run makes beside
+#: ``OUT``: the staging folder is ``.OUT.staging-`` and these (the longest).
+TEMP_RANDOM = RANDOM_CHARS
 
 
 def _name_max(folder: Path) -> int | None:
@@ -261,6 +261,35 @@ def _check_names(out: Path, real: Path) -> None:
             )
 
 
+def unwritable(folder: Path) -> str | None:
+    """Why the existing ``folder`` cannot be written: ``read-only file
+    system`` (a read-only mount), ``permission denied``; None when it can."""
+    with contextlib.suppress(OSError):
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return "read-only file system"
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return "permission denied"
+    return None
+
+
+def check_site_inside(out: Path, dest: Path) -> None:
+    """Check that the site ``dest``, inside the mined folder ``out``, can be
+    written: ``out`` is published again as a whole, so it and the folder
+    holding it must be writable (``miner site`` of a mined folder on a
+    read-only mount writes its site elsewhere: ``--dest``).
+
+    Raises:
+        OutputError: either is not.
+    """
+    real = Path(os.path.realpath(out))
+    why = unwritable(real) or unwritable(real.parent)
+    if why is not None:
+        raise OutputError(
+            f"{dest}: cannot write the site into the mined folder {out} ({why}); "
+            "pass --dest with a writable folder outside it"
+        )
+
+
 def check_writable(out: Path) -> None:
     """Check, before any work and without writing anything, that ``out`` can
     be created or written: it is a folder (or does not exist yet), its nearest
@@ -280,8 +309,8 @@ def check_writable(out: Path) -> None:
     problem = None
     if probe.exists() and not probe.is_dir():
         problem = "not a folder" if probe == real else f"{probe} is not a folder"
-    elif not os.access(probe, os.W_OK | os.X_OK):
-        problem = "permission denied" if probe == real else f"{probe} is not writable"
+    elif (why := unwritable(probe)) is not None:
+        problem = why if probe == real else f"{probe} is not writable ({why})"
     elif probe == real and not os.access(real.parent, os.W_OK | os.X_OK):
         problem = f"{real.parent} is not writable: the new output is prepared beside it"
     elif probe == real and real.parent.exists() and real.stat().st_dev != real.parent.stat().st_dev:
@@ -290,6 +319,39 @@ def check_writable(out: Path) -> None:
         raise OutputError(
             f"{out}: cannot write the output folder ({problem}); pass --out with a writable folder"
         )
+
+
+def check_report_folder(folder: Path, names: Sequence[str], option: str = "--out") -> None:
+    """Check, before any work and without writing anything, that the files
+    ``names`` can be written into ``folder`` (each atomically, through a
+    temporary file ``.NAME.`` and :data:`TEMP_RANDOM` characters beside it):
+    ``folder`` is a folder or can be made, writable, and each temporary
+    name fits its file system's ``NAME_MAX``. ``option`` names ``folder``
+    on the command line.
+
+    Raises:
+        OutputError: one of them fails.
+    """
+    real = Path(os.path.realpath(folder))
+    probe = real
+    while not _exists(probe) and probe != probe.parent:
+        probe = probe.parent
+    problem = None
+    if not probe.is_dir():
+        problem = "not a folder" if probe == real else f"{probe} is not a folder"
+    elif (why := unwritable(probe)) is not None:
+        problem = why if probe == real else f"{probe} is not writable ({why})"
+    if problem is not None:
+        raise OutputError(f"{folder}: cannot write into it ({problem}); pass a writable {option}")
+    limit = _name_max(probe)
+    for name in names:
+        size = len(os.fsencode(name)) + 2 + TEMP_RANDOM  # .NAME.XXXXXXXX
+        if limit is not None and size > limit:
+            raise OutputError(
+                f"{folder}: the file name {name!r} is too long for its file system "
+                f"({size} bytes with its temporary file's; it allows {limit}); "
+                "name the revisions with shorter names (a commit id, a tag)"
+            )
 
 
 def check_output(out: Path, kind: str = RECORDS) -> dict[str, Any] | None:
@@ -425,6 +487,9 @@ class Publication:
     previous: dict[str, Any] | None
     """The manifest of the output being replaced (None: there was none)."""
     folder: Folder
+    inner: dict[str, Folder] = field(default_factory=dict)
+    """The folders inside this one being written (:meth:`subfolder`), by
+    relative path."""
 
     def subfolder(self, rel: str, kind: str = SITE) -> Folder:
         """A folder of ``kind`` inside this one (the site of a mined folder),
@@ -441,8 +506,20 @@ class Publication:
         if manifest is None and root.is_dir() and any(root.iterdir()):
             if self.previous is None:
                 check_folder(root, kind)  # raises: not ours
-            return Folder(root, legacy_owned(root, kind), label)
-        return Folder(root, owned_by(root, manifest, kind), label)
+            folder = Folder(root, legacy_owned(root, kind), label)
+        else:
+            folder = Folder(root, owned_by(root, manifest, kind), label)
+        self.inner[rel] = folder
+        return folder
+
+    def owned(self) -> set[str]:
+        """Every file (path relative to this folder) that the output being
+        replaced says raise-miner wrote, in this folder and the folders
+        inside it: what the swap may delete of the old tree."""
+        found = set(self.folder.owned)
+        for rel, folder in self.inner.items():
+            found.update(f"{rel}/{path}" for path in folder.owned)
+        return found
 
 
 @contextlib.contextmanager
@@ -463,11 +540,12 @@ def publication(dest: Path, kind: str = RECORDS) -> Iterator[Publication]:
         try:
             root = staging.open()
             folder = Folder(root, owned_by(root, previous, kind), dest)
-            yield Publication(dest, kind, root, previous, folder)
+            pub = Publication(dest, kind, root, previous, folder)
+            yield pub
         except BaseException:
             staging.discard()
             raise
-        staging.swap()
+        staging.swap(pub.owned())
 
 
 def site_manifest(commit: dict[str, Any], written: list[str]) -> dict[str, Any]:

@@ -84,7 +84,13 @@ def render_diff(
 
 def diff_stem(diff: Diff) -> str:
     """File name stem of a diff between two releases: ``v0.5.18..v0.5.19``."""
-    return f"{_safe(diff.old.rev)}..{_safe(diff.new.rev)}"
+    return revs_stem(diff.old.rev, diff.new.rev)
+
+
+def revs_stem(old: str, new: str) -> str:
+    """:func:`diff_stem` of the revisions ``old`` and ``new`` as the user
+    wrote them (known before they are mined)."""
+    return f"{_safe(old)}..{_safe(new)}"
 
 
 def _safe(rev: str) -> str:
