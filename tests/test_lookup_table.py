@@ -99,3 +99,39 @@ def test_site_search_agrees_on_the_table(release, index: LookupIndex) -> None:
             for m in index.search(row["paste"])
         ]
         assert [[r[0], round(r[1], 3), r[2], r[3]] for r in shown] == expected, row["shape"]
+
+
+#: Kind 5 of issue 35: messages a class formats itself and messages built in
+#: steps (``msg = "…"; msg += …; raise RuntimeError(msg)``), pasted as the
+#: user sees them -> (error id, path, line) of v0.5.19.
+FORMATTED = [
+    (
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. "
+        "Current value: mem_fraction_static=0.88",
+        ("a51d5c4a43264d85", "python/sglang/srt/model_executor/pool_configurator.py", 86),
+    ),
+    (
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+        ("a51d5c4a43264d85", "python/sglang/srt/model_executor/pool_configurator.py", 86),
+    ),
+    (
+        "sglang.srt.disaggregation.base.conn.KVTransferError: "
+        "KVTransferError(bootstrap_room=8123412): Request 8123412 timed out after 300.0s "
+        "in KVPoll.Bootstrapping",
+        ("0d9a9bf36978cf2b", "python/sglang/srt/disaggregation/mooncake/conn.py", 2336),
+    ),
+]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("paste", "expected"), FORMATTED, ids=["steps", "steps-short", "class"])
+def test_formatted_and_stepwise_messages_find_their_error(
+    index: LookupIndex, paste: str, expected: tuple[str, str, int]
+) -> None:
+    """The optional tail of a message built with ``+=`` may be absent; the
+    text ``KVTransferError.__init__`` formats around the reason matches the
+    template ``KVTransferError(bootstrap_room={…}): {failure_reason}``."""
+    matches = index.search(paste)
+    assert matches and matches[0].good, _shown(matches)
+    top = matches[0]
+    assert (top.card.error_id, top.site.path, top.site.line) == expected, _shown(matches)
