@@ -689,7 +689,7 @@ def test_audience_is_user_setting_when_the_message_names_a_flag_of_the_model() -
     """
     errors, found = traced({"pkg/server_args.py": ARGS, "pkg/f.py": source})
     error = next(e for e in errors if e.primary.path == "pkg/f.py")
-    settings = Settings(flags=frozenset({"--mem-fraction-static"}))
+    settings = Settings(program_flags=frozenset({"--mem-fraction-static"}))
     decision = classify_by_origins(error, found.origins[error.error_id], settings)
     assert (decision.audience.value, decision.rule, decision.reason) == (
         "user-setting",
@@ -821,3 +821,70 @@ def test_audience_of_a_caught_error_or_a_hardware_check_under_a_flag() -> None:
         "under flag --moe-runner-backend (ServerArgs) via server_args.moe_runner_backend == "
         '"marlin"'
     )
+
+
+def test_a_tools_own_flag_named_in_a_message_is_no_advice_to_the_user() -> None:
+    """The advice rule reads the flags of the options classes (``ServerArgs``
+    of :data:`ARGS`), not those of a tool's own parser: ``--source`` of a
+    script's ``main`` named in a message leaves a program-state check
+    ``internal``, ``--moe-runner-backend`` makes it ``user-setting``."""
+    from miner.analysis.audience import Settings, classify_by_origins
+
+    tool = """
+    import argparse
+
+    def main():
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--source", required=True)
+        return parser.parse_args()
+    """
+    source = """
+    def f(packs, names):
+        if not packs:
+            raise ValueError("no expert packs found under --source")
+        if not names:
+            raise ValueError("no experts: try another --moe-runner-backend")
+    """
+    files = {"pkg/server_args.py": ARGS, "pkg/tool.py": tool, "pkg/f.py": source}
+    errors, found = traced(files)
+    data = {p: textwrap.dedent(t).encode() for p, t in files.items()}
+    result = pipeline.assemble(INFO, [extract_file(p, BLOB, d) for p, d in data.items()])
+    settings = Settings.from_config(collect(data, result.sites).config)
+    assert "--source" in settings.flags and "--source" not in settings.program_flags
+    decided = {
+        e.primary.line: classify_by_origins(e, found.origins[e.error_id], settings)
+        for e in errors
+        if e.primary.path == "pkg/f.py"
+    }
+    assert {line: (d.audience.value, d.rule) for line, d in decided.items()} == {
+        4: ("internal", "origin-internal"),
+        6: ("user-setting", "origin-advice"),
+    }
+
+
+def test_a_values_device_and_the_programs_cuda_state_are_not_hardware() -> None:
+    """``req_to_token.is_cuda`` (where a tensor lives) and
+    ``torch.cuda.is_current_stream_capturing()`` (the program's own graph
+    capture) read program state; ``is_cuda()`` and
+    ``torch.cuda.get_device_capability()`` read the machine."""
+    source = """
+    import torch
+    from pkg.utils import is_cuda
+
+    def f(req_to_token):
+        if not req_to_token.is_cuda:
+            raise ValueError("req_to_token must be a CUDA tensor")
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError("buffers must be allocated before capture")
+        if not is_cuda():
+            raise RuntimeError("needs CUDA")
+        if torch.cuda.get_device_capability()[0] < 9:
+            raise RuntimeError("needs SM90")
+    """
+    errors, found = traced({"pkg/f.py": source})
+    kinds = {
+        e.primary.line: sorted({o.kind.value for o in found.origins[e.error_id]})
+        for e in errors
+    }
+    assert "hardware" not in kinds[7] and "hardware" not in kinds[9]
+    assert "hardware" in kinds[11] and "hardware" in kinds[13]

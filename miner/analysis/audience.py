@@ -156,6 +156,9 @@ class Settings:
 
     flags: frozenset[str] = frozenset()
     """Every option string of the model (``--tp-size``)."""
+    program_flags: frozenset[str] = frozenset()
+    """The option strings of the program's options classes (``ServerArgs``):
+    not those of a tool's own parser (``--source`` of a script's ``main``)."""
     env_vars: frozenset[str] = frozenset()
     """Every environment variable the code reads or declares."""
     fields: Mapping[str, str] = field(default_factory=dict)
@@ -223,6 +226,9 @@ class Settings:
         }
         return cls(
             flags=config.flag_names(),
+            program_flags=frozenset(
+                f for o in config.options if o.owner[:1].isupper() for f in o.flags
+            ),
             env_vars=frozenset(e.name for e in config.env),
             fields=dict(sorted(fields.items())),
             classes=classes,
@@ -845,10 +851,12 @@ def _combination(
 
 
 def _advice(error: Error, words: str, settings: Settings | None) -> AudienceDecision | None:
-    """``user-setting`` when the message names a flag or a variable the
-    configuration model defines (the code's own advice: "Please try to
-    increase --mem-fraction-static"); None otherwise."""
-    known = settings.flags if settings is not None else frozenset()
+    """``user-setting`` when the message names a flag of the program's
+    options classes or a variable the configuration model defines (the
+    code's own advice: "Please try to increase --mem-fraction-static");
+    None otherwise. A tool's own flag (``--source`` of a script's parser)
+    is no advice to the user of the program."""
+    known = settings.program_flags if settings is not None else frozenset()
     flags = [f for f in named_flags(words) if f in known]
     if flags:
         return AudienceDecision(

@@ -56,13 +56,44 @@ _HARDWARE_NAME = re.compile(
 )
 #: Dotted prefixes of calls and attributes that read the device.
 _HARDWARE_PREFIXES = ("torch.cuda.", "torch.version.cuda", "torch.version.hip", "torch.npu.")
+#: Names under those prefixes that read the program's own state, not the
+#: machine: the stream being captured, the memory it allocated, its graphs.
+_RUNTIME_STATE = frozenset(
+    {
+        "is_current_stream_capturing",
+        "current_stream",
+        "default_stream",
+        "stream",
+        "Stream",
+        "Event",
+        "graph",
+        "CUDAGraph",
+        "synchronize",
+        "memory_allocated",
+        "max_memory_allocated",
+        "memory_reserved",
+        "max_memory_reserved",
+    }
+)
+#: Attributes of a tensor or a ``torch.device`` naming its device kind
+#: (``req_to_token.is_cuda``): where the program put a value, not the machine.
+_TENSOR_DEVICE = frozenset({"is_cuda", "is_cpu", "is_xpu", "is_mps", "is_hpu", "is_npu", "is_meta"})
+#: Objects whose ``is_cuda``-style attributes do describe the machine.
+_PLATFORM_OBJECTS = frozenset({"current_platform", "platform", "_platform", "get_platform()"})
 
 
-def hardware_probe(dotted: str) -> bool:
-    """Whether a call or attribute spelled ``dotted`` (``torch.cuda.device_count``,
-    ``is_sm100_supported``, ``get_platform().is_sm100_or_sm110`` as
-    ``is_sm100_or_sm110``) reads the machine."""
-    last = dotted.rsplit(".", 1)[-1]
+def hardware_probe(dotted: str, *, called: bool = True) -> bool:
+    """Whether a call (``called``) or an attribute read spelled ``dotted``
+    (``torch.cuda.device_count``, ``is_sm100_supported``,
+    ``get_platform().is_sm100_or_sm110`` as ``is_sm100_or_sm110``) reads the
+    machine. Not the program's own CUDA state
+    (``torch.cuda.is_current_stream_capturing()``), and not a value's device
+    (``x.is_cuda`` read as an attribute of anything but a platform object)."""
+    head, _, last = dotted.rpartition(".")
+    if last in _RUNTIME_STATE:
+        return False
+    if not called and last in _TENSOR_DEVICE and head and head not in _PLATFORM_OBJECTS:
+        return False
     return (
         last in HARDWARE_CALLS
         or _HARDWARE_NAME.match(last) is not None

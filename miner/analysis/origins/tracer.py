@@ -314,7 +314,7 @@ class Tracer:
     ) -> None:
         parts = chain_of(node)
         spelled = dotted(node) or ".".join(parts)
-        if spelled and kinds.hardware_probe(spelled):
+        if spelled and kinds.hardware_probe(spelled, called=False):
             self.add(walk, OriginKind.HARDWARE, unparsed(node), chain, demand)
             return
         if node.attr == "__version__":
