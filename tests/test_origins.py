@@ -735,8 +735,8 @@ def test_audience_an_operand_setting_does_not_decide_beside_an_untraced_value() 
     from miner.analysis.audience import classify_by_origins
 
     args = ARGS.replace(
-        '    enable_thing: bool = False\n',
-        '    enable_thing: bool = False\n    page_size: int = 1\n',
+        "    enable_thing: bool = False\n",
+        "    enable_thing: bool = False\n    page_size: int = 1\n",
     ).replace(
         '        parser.add_argument("--enable-thing", action="store_true")\n',
         '        parser.add_argument("--enable-thing", action="store_true")\n'
@@ -883,8 +883,36 @@ def test_a_values_device_and_the_programs_cuda_state_are_not_hardware() -> None:
     """
     errors, found = traced({"pkg/f.py": source})
     kinds = {
-        e.primary.line: sorted({o.kind.value for o in found.origins[e.error_id]})
-        for e in errors
+        e.primary.line: sorted({o.kind.value for o in found.origins[e.error_id]}) for e in errors
     }
     assert "hardware" not in kinds[7] and "hardware" not in kinds[9]
     assert "hardware" in kinds[11] and "hardware" in kinds[13]
+
+
+def test_a_check_in_a_modules_main_block_is_a_script() -> None:
+    """An ``if __name__ == "__main__":`` self-test of a kernel module is run
+    by hand, never by the server importing it: ``script`` by the path rule
+    ``path-script``, whatever its condition reads; the same check in a
+    function stays with its origins."""
+    from miner.analysis.audience import classify_by_origins
+
+    source = """
+    import torch
+
+    def check(x):
+        if not torch.cuda.is_available():
+            raise RuntimeError("needs CUDA")
+
+    if __name__ == "__main__":
+        if not torch.cuda.is_available():
+            raise RuntimeError("needs CUDA for the self-test")
+    """
+    errors, found = traced({"pkg/kernels/dequant.py": source})
+    decided = {e.primary.line: classify_by_origins(e, found.origins[e.error_id]) for e in errors}
+    assert {line: (d.audience.value, d.rule) for line, d in decided.items()} == {
+        6: ("dependency", "origin-dependency"),
+        10: ("script", "path-script"),
+    }
+    assert decided[10].reason == (
+        'path: pkg/kernels/dequant.py:8 (if __name__ == "__main__" block)'
+    )

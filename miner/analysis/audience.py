@@ -510,8 +510,23 @@ def _said(pattern: re.Pattern[str], text: str) -> str | None:
 # --------------------------------------------------------------------------- rules
 
 
+_MAIN_BLOCK = re.compile(
+    r"""^(?:__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)$"""
+)
+
+
+def main_block(site: Site) -> tuple[str, str] | None:
+    """``("script", rule text)`` when ``site`` is inside an ``if __name__ ==
+    "__main__":`` block (a module's self-test or command line, which the
+    program never runs when it imports the module), else None."""
+    for guard in site.guards:
+        if guard.kind == "if" and not guard.negated and _MAIN_BLOCK.match(guard.test.strip()):
+            return "script", f'{site.path}:{guard.line} (if __name__ == "__main__" block)'
+    return None
+
+
 def _by_path(error: Error) -> AudienceDecision | None:
-    kinds = [path_kind(s.path) for s in error.sites]
+    kinds = [path_kind(s.path) or main_block(s) for s in error.sites]
     if any(k is None for k in kinds):
         return None
     found = [k for k in kinds if k is not None]
