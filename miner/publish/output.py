@@ -278,10 +278,15 @@ def check_site_inside(out: Path, dest: Path) -> None:
     holding it must be writable (``miner site`` of a mined folder on a
     read-only mount writes its site elsewhere: ``--dest``).
 
+    A missing ``out`` is not checked here: reading its records says what is
+    missing.
+
     Raises:
         OutputError: either is not.
     """
     real = Path(os.path.realpath(out))
+    if not real.is_dir():
+        return
     why = unwritable(real) or unwritable(real.parent)
     if why is not None:
         raise OutputError(
