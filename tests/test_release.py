@@ -92,9 +92,13 @@ def test_release_twice_then_a_new_tag(repo, tmp_path, capsys):
 
     assert main(argv) == 0
     second = capsys.readouterr().out
+    nothing, published = second.splitlines()
     assert (
-        second == f"nothing new: v2, the newest tag matching 'v*', is already documented in {out}\n"
+        nothing == f"nothing new: v2, the newest tag matching 'v*', is already documented in {out}"
     )
+    # the published site's size is checked on every run, as the workflow deploys it
+    assert published.startswith(f"published: {out / 'site'}: ")
+    assert published.endswith(" files (budget 1,000,000,000 bytes, 200,000 files)")
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before
 
     add_commit(repo, {"pkg/a.py": NEW.replace("dtype", "device")}, tag="v3")
@@ -131,3 +135,24 @@ def test_history_range(repo, tmp_path, capsys):
     assert main([*argv, "--cache-dir", str(tmp_path / "c")]) == 0
     assert "documented 2 releases (v2 .. v3)" in capsys.readouterr().out
     assert sorted(p.name for p in (out / "diffs").iterdir()) == ["v2..v3.json", "v2..v3.md"]
+
+
+def test_release_over_the_size_budget_fails_with_one_line(repo, tmp_path, capsys):
+    out = tmp_path / "site"
+    argv = ["release", "--repo", str(repo), "--out", str(out), "--cache-dir", str(tmp_path / "c")]
+    assert main(argv) == 0
+    published = capsys.readouterr().out.splitlines()[-1]
+    files = sum(1 for p in (out / "site").rglob("*") if p.is_file())
+    size = sum(p.stat().st_size for p in (out / "site").rglob("*") if p.is_file())
+    assert published == (
+        f"published: {out / 'site'}: {size:,} bytes ({size / 2**20:.1f} MiB), {files:,} files "
+        "(budget 1,000,000,000 bytes, 200,000 files)"
+    )
+    # nothing new, but the site deployed is checked again: one file too many fails
+    assert main([*argv, "--max-files", str(files - 1)]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"miner: error: {out / 'site'}: the published site is {size:,} bytes")
+    assert f"over the budget of 1,000,000,000 bytes and {files - 1:,} files" in err
+    assert main([*argv, "--max-bytes", str(size)]) == 0
+    assert main([*argv, "--max-bytes", str(size - 1)]) == 3

@@ -17,6 +17,7 @@ from miner import cli
 from miner.model import SCHEMA_VERSION, Analysis, ExampleFix
 from miner.pipeline import mine_and_analyze
 from miner.publish import schemas
+from miner.publish.bundles import bundle_path, bundle_record, read_record
 from miner.publish.html import script_json
 
 LINK = re.compile(r'(?:href|src)="([^"]*)"')
@@ -45,12 +46,20 @@ def test_files_and_relative_links(built) -> None:
     assert stats["written"] == len(files) and stats["removed"] == 0
     assert stats["bytes"] == sum(len(b) for b in files.values())
     ids = sorted(e.error_id for e in result.errors)
-    audience = {i: json.loads(files[f"api/errors/{i}.json"])["audience"] for i in ids}
+    modules = {e.error_id: e.module for e in result.errors}
+    table = json.loads(files["api/ids.json"])
+    assert {i: table["modules"][n] for i, n in table["ids"].items()} == modules
+    records = {i: bundle_record(json.loads(files[bundle_path(modules[i])]), i) for i in ids}
+    audience = {i: records[i]["audience"] for i in ids}
     internal = sorted(i for i in ids if audience[i] == "internal")
     assert len(internal) == 3
     pages = sorted(p[len("errors/") : -5] for p in files if p.startswith("errors/"))
     assert pages == sorted(set(ids) - set(internal))  # a page for each user-facing error
-    assert sorted(p[len("api/errors/") : -5] for p in files if p.startswith("api/errors/")) == ids
+    # the records in one bundle per module, none on its own
+    assert not [p for p in files if p.startswith("api/errors/")]
+    assert sorted(p for p in files if p.startswith("api/modules/")) == sorted(
+        {bundle_path(m) for m in modules.values()}
+    )
     assert sorted(p for p in files if p.startswith("internal/")) == [
         "internal/index.html",
         "internal/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.html",
@@ -115,7 +124,8 @@ def test_card_page(built) -> None:
         'mlx/kv_cache/auxiliary_state.py#L6"'
     ) in page
     assert "<li><code>params.enable_mamba_extra_buffer</code>" in page
-    assert f'href="../api/errors/{error_id}.json"' in page
+    bundle = "api/modules/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.json"
+    assert f'Data as JSON: <a href="../{bundle}">{bundle}</a>' in page
     # the module wraps only after its dots
     module = "sglang.<wbr>srt.<wbr>hardware_backend.<wbr>mlx.<wbr>kv_cache.<wbr>auxiliary_state"
     assert f'<code class="module">{module}</code>' in page
@@ -140,7 +150,8 @@ def test_grouped_page_of_an_internal_check(built) -> None:
     ) in entry
     assert "<li><code>not isinstance(pool, MlxAuxiliaryStatePool)</code>" in entry
     assert "message names no setting, input or dependency (rule <code>default</code>)" in entry
-    assert f'href="../api/errors/{error_id}.json"' in entry
+    bundle = "api/modules/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.json"
+    assert f'<a href="../{bundle}">{bundle}</a>, record <code>{error_id}</code>' in entry
     assert 'class="highlight"' not in text  # no excerpt, no prose
     assert '<a href="index.html">Internal checks</a>' in text
     # the audience's page says once what it means, and lists its module pages
@@ -292,10 +303,16 @@ def test_api_matches_the_published_schema(built) -> None:
     published = json.loads((dest / "api" / "index.json").read_text())
     index.validate(published)
     assert [e["error_id"] for e in published["errors"]] != []
-    for path in sorted((dest / "api" / "errors").glob("*.json")):
-        errors.validate(json.loads(path.read_text()))
+    records = [
+        bundle_record(json.loads(path.read_text()), error_id)
+        for path in sorted((dest / "api" / "modules").glob("*.json"))
+        for error_id in json.loads(path.read_text())["errors"]
+    ]
+    assert len(records) == len(result.errors)
+    for record in records:
+        errors.validate(record)
     # The schema rejects what it should: a wrong version, a bad id, a missing field.
-    record = json.loads(next((dest / "api" / "errors").glob("*.json")).read_text())
+    record = records[0]
     for broken in (
         {**record, "schema_version": SCHEMA_VERSION + 1},
         {**record, "error_id": "XYZ"},
@@ -361,12 +378,13 @@ def test_deterministic_incremental_and_stale_pages(make_repo, tmp_path: Path) ->
     add_commit(repo, {}, tag="v2", remove=("python/sglang/srt/utils/html_tags.py",))
     later = mine_and_analyze(str(repo), "v2", slug="sgl-project/sglang")
     stats = publish_site(later, tmp_path / "a")
-    # two internal errors: their JSON and their module's page
-    assert stats["removed"] == 3
-    assert not (tmp_path / "a" / "api" / "errors" / f"{gone}.json").exists()
+    # two internal errors of one module: its bundle of records and its page
+    assert stats["removed"] == 2
+    assert not (tmp_path / "a" / "api" / "modules" / "sglang.srt.utils.html_tags.json").exists()
     assert not (tmp_path / "a" / "internal" / "sglang.srt.utils.html_tags.html").exists()
     assert len(list((tmp_path / "a" / "errors").glob("*.html"))) == 8
-    assert len(list((tmp_path / "a" / "api" / "errors").glob("*.json"))) == 9
+    ids = json.loads((tmp_path / "a" / "api" / "ids.json").read_text())["ids"]
+    assert len(ids) == 9 and gone not in ids
 
 
 def test_cli_site_from_records_equals_mine_site(make_repo, tmp_path: Path, capsys) -> None:
@@ -379,8 +397,13 @@ def test_cli_site_from_records_equals_mine_site(make_repo, tmp_path: Path, capsy
     assert capsys.readouterr().out.startswith(f"site: {tmp_path / 'again' / 'index.html'}: 11 ")
     assert tree(out / "site") == tree(tmp_path / "again")
     # The site's error records are the mined output's records.
-    for path in (out / "api" / "errors").glob("*.json"):
-        assert path.read_bytes() == (out / "site" / "api" / "errors" / path.name).read_bytes()
+    paths = sorted((out / "api" / "errors").glob("*.json"))
+    modules = json.loads((out / "site" / "api" / "ids.json").read_text())["modules"]
+    assert len(paths) == 11 and len(modules) < len(paths)
+    for path in paths:
+        module = json.loads(path.read_text())["module"]
+        _, text = read_record(out / "site", path.stem, module)
+        assert text == path.read_text()
     assert cli.main(["site", "--out", str(tmp_path / "nothing")]) == 2
     assert "no mined records here (manifest.json missing)" in capsys.readouterr().err
 

@@ -81,6 +81,7 @@ from miner.model import (
     shorten,
 )
 from miner.publish import output
+from miner.publish.bundles import bundle_files, bundle_path
 from miner.publish.cards import (
     AUDIENCE_SUMMARIES,
     AUDIENCE_TITLES,
@@ -100,7 +101,7 @@ from miner.publish.cards import (
     visible,
 )
 from miner.publish.patterns import LINE_PATTERNS, PREFIX_PATTERNS, RULES
-from miner.publish.records import dumps, error_json, escape_surrogates
+from miner.publish.records import dumps, error_json, escape_surrogates, json_line
 from miner.publish.release_index import error_parts
 from miner.publish.release_index import first_source_line as site_code
 from miner.publish.schemas import schemas
@@ -231,6 +232,7 @@ def site_environment() -> jinja2.Environment:
     env.globals["schema_version"] = SCHEMA_VERSION
     env.filters["headline"] = headline
     env.filters["dotted"] = dotted
+    env.filters["bundle"] = bundle_path
     env.filters["markdown"] = markdown
     env.filters["markdown_inline"] = markdown_inline
     env.filters["tojson_script"] = lambda value: Markup(script_json(value))
@@ -279,7 +281,7 @@ def index_entry(error: Error, audience: str | None = None) -> dict[str, Any]:
         "module": error.module,
         "audience": audience,
         "card": card_path(error.error_id, error.module, audience),
-        "api": f"api/errors/{error.error_id}.json",
+        "api": bundle_path(error.module),
         "sites": [
             {"path": s.path, "line": s.line, "end_line": s.end_line, "scope": s.scope}
             for s in error.sites
@@ -704,7 +706,10 @@ def site_files(
     labels = {p.error.error_id: retirement_label(p.error.error_id, p.history) for p in placed}
     yield from static_files()
     diff_names = [name for name, _ in diffs]
-    yield "api/index.json", dumps(index_json(result, counts, diff_names, analyses))
+    yield (
+        "api/index.json",
+        json_line(index_json(result, counts, diff_names, analyses), compact=True),
+    )
     data = script_json(
         search_data(
             result,
@@ -776,7 +781,7 @@ def site_files(
         )
     link = linker(refs, ".html", card=False)
     for name, data_ in diffs:
-        yield f"api/diffs/{name}.json", dumps(data_)
+        yield f"api/diffs/{name}.json", json_line(data_, compact=True)
         yield (
             f"diffs/{name}.html",
             env.get_template("site/diff.html.j2").render(
@@ -801,7 +806,8 @@ def site_files(
         labels=labels,
     )
     groups = [page for _, _, pages in by_audience for page in pages]
-    yield from card_files(card_context, [p.error for p in placed], jobs, groups)
+    yield from card_files(card_context, jobs, groups)
+    yield from record_files(card_context, [p.error for p in placed])
 
 
 def audience_files(
@@ -918,19 +924,43 @@ class _SiteRendering:
     workers (inherited, not sent)."""
 
     context: CardContext
-    records: Sequence[Error]
-    paged: frozenset[str]
-    """The ids of the errors of ``records`` that get a page."""
     groups: Sequence[GroupPage]
 
     def files(self, index: int) -> list[tuple[str, str]]:
-        """(path, text) of item ``index``: below ``len(records)``, that error's
-        JSON record and its page when it has one; above, a grouped page."""
+        """(path, text) of item ``index``: below ``len(context.errors)``, that
+        error's page; above, a grouped page."""
         context = self.context
-        if index >= len(self.records):
-            page = self.groups[index - len(self.records)]
+        if index >= len(context.errors):
+            page = self.groups[index - len(context.errors)]
             return [group_file(context.result.commit, page, context.refs, context.labels)]
-        error = self.records[index]
+        error = context.errors[index]
+        path = context.refs.get(error.error_id, card_path(error.error_id))
+        return [(path, render_card(context, error))]
+
+
+def card_files(
+    context: CardContext, jobs: int = 1, groups: Sequence[GroupPage] = ()
+) -> Iterator[tuple[str, str]]:
+    """(path, text) of the page of every error of ``context.errors``, then of
+    each grouped page of ``groups`` (:func:`group_file`).
+
+    With ``jobs`` > 1 and enough errors, they are rendered by that many
+    worker processes (Pygments' lexer is most of the time); the order, and so
+    the output, is the same.
+    """
+    rendering = _SiteRendering(context, groups)
+    count = len(context.errors) + len(groups)
+    workers = jobs if len(context.errors) >= PARALLEL_MIN else 1
+    for part in fork_imap(workers, rendering.files, range(count), 64):
+        yield from part
+
+
+def record_files(context: CardContext, records: Sequence[Error]) -> Iterator[tuple[str, str]]:
+    """(path, text) of the bundles of the JSON records of ``records`` (each
+    of the commit that last raised it, with its analysis and history) and of
+    the id table (:func:`miner.publish.bundles.bundle_files`)."""
+    pairs = []
+    for error in records:
         analysis = context.analyses.get(error.error_id) or Analysis(error.error_id, trigger="")
         record = error_json(
             error,
@@ -938,38 +968,8 @@ class _SiteRendering:
             analysis,
             context.histories.get(error.error_id),
         )
-        out = [(f"api/errors/{error.error_id}.json", dumps(record))]
-        if error.error_id in self.paged:
-            path = context.refs.get(error.error_id, card_path(error.error_id))
-            out.append((path, render_card(context, error)))
-        return out
-
-
-def card_files(
-    context: CardContext,
-    records: Sequence[Error] | None = None,
-    jobs: int = 1,
-    groups: Sequence[GroupPage] = (),
-) -> Iterator[tuple[str, str]]:
-    """(path, text) of the JSON record of every error of ``records`` (default:
-    the errors with a page), each followed by its page when it is one of
-    ``context.errors`` (whose order ``records`` keeps), then of each grouped
-    page of ``groups`` (:func:`group_file`).
-
-    With ``jobs`` > 1 and enough errors, they are rendered by that many
-    worker processes (Pygments' lexer is most of the time); the order, and so
-    the output, is the same.
-    """
-    rendering = _SiteRendering(
-        context,
-        context.errors if records is None else records,
-        frozenset(e.error_id for e in context.errors),
-        groups,
-    )
-    count = len(rendering.records) + len(groups)
-    workers = jobs if len(context.errors) >= PARALLEL_MIN else 1
-    for part in fork_imap(workers, rendering.files, range(count), 64):
-        yield from part
+        pairs.append((error.module, record))
+    yield from bundle_files(pairs)
 
 
 def write_site_into(

@@ -282,7 +282,12 @@ DEFS: dict[str, tuple[type, Shape]] = {
                     "description": "The error's page: its card, or for an internal, abstract, "
                     "test or script error the page of its module and the error's anchor.",
                 },
-                "api": {"type": "string", "pattern": "^api/errors/[0-9a-f]{16}\\.json$"},
+                "api": {
+                    "type": "string",
+                    "pattern": "^api/modules/[A-Za-z0-9_.-]+\\.json$",
+                    "description": "The bundle of the error's module holding its record "
+                    "(under errors, by id).",
+                },
             },
             refine={"sites": {"minItems": 1, "items": ref("IndexSite")}},
             description="One error in the index: enough to match a runtime message.",
