@@ -14,7 +14,7 @@ from conftest import add_commit
 from sample_repo import RELEASE_FILES, RETIRED_MESSAGE, add_releases
 
 from miner import pipeline
-from miner.publish.bundles import bundle_record, read_record, site_ids
+from miner.publish.bundles import bundle_record, load_bundle, read_record, site_ids
 from miner.publish.cards import card_ref
 
 LINK = re.compile(r'(?:href|src)="([^"]+)"')
@@ -224,8 +224,8 @@ def test_release_site_of_sglang_releases(history_site) -> None:
     assert len(ids) == run.errors + run.retired
     records = {
         error_id: bundle_record(bundle, error_id)
-        for path in (site / "api" / "modules").glob("*.json")
-        for bundle in [json.loads(path.read_text())]
+        for path in (site / "api" / "modules").glob("*.json.gz")
+        for bundle in [load_bundle(path.read_bytes())]
         for error_id in bundle["errors"]
     }
     assert set(records) == ids

@@ -329,8 +329,8 @@ def validate_output(out: Path, site: Path | None) -> dict[str, int]:
         for path in sorted(folder.glob("*.json")):
             check("error", json.loads(path.read_text(encoding="utf-8")), path)
     if site is not None:  # the site's records, in one bundle per module
-        for path in sorted((site / bundles.BUNDLES).glob("*.json")):
-            bundle = json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted((site / bundles.BUNDLES).glob("*" + bundles.SUFFIX)):
+            bundle = bundles.load_bundle(path.read_bytes())
             for error_id in bundle["errors"]:
                 check("error", bundles.bundle_record(bundle, error_id), f"{path}: {error_id}")
     return counts

@@ -17,7 +17,7 @@ from miner import cli
 from miner.model import SCHEMA_VERSION, Analysis, ExampleFix
 from miner.pipeline import mine_and_analyze
 from miner.publish import schemas
-from miner.publish.bundles import bundle_path, bundle_record, read_record
+from miner.publish.bundles import bundle_path, bundle_record, load_bundle, read_record
 from miner.publish.html import script_json
 
 LINK = re.compile(r'(?:href|src)="([^"]*)"')
@@ -49,7 +49,7 @@ def test_files_and_relative_links(built) -> None:
     modules = {e.error_id: e.module for e in result.errors}
     table = json.loads(files["api/ids.json"])
     assert {i: table["modules"][n] for i, n in table["ids"].items()} == modules
-    records = {i: bundle_record(json.loads(files[bundle_path(modules[i])]), i) for i in ids}
+    records = {i: bundle_record(load_bundle(files[bundle_path(modules[i])]), i) for i in ids}
     audience = {i: records[i]["audience"] for i in ids}
     internal = sorted(i for i in ids if audience[i] == "internal")
     assert len(internal) == 3
@@ -116,15 +116,19 @@ def test_card_page(built) -> None:
     ) in page
     # Pygments: real line numbers (the excerpt starts at line 1), the raise
     # statement (lines 6-9) marked, the rest not.
-    assert '<a href="#L-1"> 1</a>' in page and '<a href="#L-9"> 9</a>' in page
-    marked = re.findall(r'<a id="L-(\d+)" name="L-\d+"></a><span class="hll">', page)
+    assert '<div class="highlight numbered" style="counter-reset: line 0">' in page
+    (error,) = [e for e in result.errors if e.error_id == error_id]
+    lines = error.primary.excerpt.text.count("\n") + 1
+    assert lines > 9 and error.primary.excerpt.start_line == 1
+    assert re.findall(r'<span id="L-(\d+)"', page) == [str(n) for n in range(1, lines + 1)]
+    marked = re.findall(r'<span id="L-(\d+)" class="hll"><span>', page)
     assert marked == ["6", "7", "8", "9"]
     assert (
         'href="https://github.com/sgl-project/sglang/blob/v1/python/sglang/srt/hardware_backend/'
         'mlx/kv_cache/auxiliary_state.py#L6"'
     ) in page
     assert "<li><code>params.enable_mamba_extra_buffer</code>" in page
-    bundle = "api/modules/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.json"
+    bundle = "api/modules/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.json.gz"
     assert f'Data as JSON: <a href="../{bundle}">{bundle}</a>' in page
     # the module wraps only after its dots
     module = "sglang.<wbr>srt.<wbr>hardware_backend.<wbr>mlx.<wbr>kv_cache.<wbr>auxiliary_state"
@@ -150,7 +154,7 @@ def test_grouped_page_of_an_internal_check(built) -> None:
     ) in entry
     assert "<li><code>not isinstance(pool, MlxAuxiliaryStatePool)</code>" in entry
     assert "message names no setting, input or dependency (rule <code>default</code>)" in entry
-    bundle = "api/modules/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.json"
+    bundle = "api/modules/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.json.gz"
     assert f'<a href="../{bundle}">{bundle}</a>, record <code>{error_id}</code>' in entry
     assert 'class="highlight"' not in text  # no excerpt, no prose
     assert '<a href="index.html">Internal checks</a>' in text
@@ -246,7 +250,7 @@ def test_html_in_messages_renders_as_text_everywhere(built, sample, tmp_path: Pa
     result, dest, _ = built
     files = tree(dest)
     for rel, data in files.items():
-        text = data.decode()
+        text = load_bundle(data)["errors"] if rel.endswith(".gz") else data.decode()
         if rel.endswith(".html"):
             assert "<script>alert(" not in text, rel
             assert "</script><script>" not in text, rel
@@ -304,9 +308,10 @@ def test_api_matches_the_published_schema(built) -> None:
     index.validate(published)
     assert [e["error_id"] for e in published["errors"]] != []
     records = [
-        bundle_record(json.loads(path.read_text()), error_id)
-        for path in sorted((dest / "api" / "modules").glob("*.json"))
-        for error_id in json.loads(path.read_text())["errors"]
+        bundle_record(bundle, error_id)
+        for path in sorted((dest / "api" / "modules").glob("*.json.gz"))
+        for bundle in [load_bundle(path.read_bytes())]
+        for error_id in bundle["errors"]
     ]
     assert len(records) == len(result.errors)
     for record in records:
@@ -355,7 +360,7 @@ def test_analysis_sections_render(sample, tmp_path: Path) -> None:
     assert "<p><code>ctx.is_hybrid_ssm</code> is true when <code>f</code> runs.</p>" in page
     assert "<li>A Mamba hybrid with <code>--retraction host_pool</code></li>" in page
     assert "<ol>\n<li>Use the default backup</li>\n<li>Upgrade</li>\n</ol>" in page
-    assert 'id="example-fix"' in page and page.count('<div class="highlight">') == 3
+    assert 'id="example-fix"' in page and page.count('<div class="highlight') == 3
     assert (
         f'<li><a href="{related}.html">Host-pool retraction does not support pure-SWA '
         "models.</a></li>"
@@ -380,7 +385,7 @@ def test_deterministic_incremental_and_stale_pages(make_repo, tmp_path: Path) ->
     stats = publish_site(later, tmp_path / "a")
     # two internal errors of one module: its bundle of records and its page
     assert stats["removed"] == 2
-    assert not (tmp_path / "a" / "api" / "modules" / "sglang.srt.utils.html_tags.json").exists()
+    assert not (tmp_path / "a" / "api" / "modules" / "sglang.srt.utils.html_tags.json.gz").exists()
     assert not (tmp_path / "a" / "internal" / "sglang.srt.utils.html_tags.html").exists()
     assert len(list((tmp_path / "a" / "errors").glob("*.html"))) == 8
     ids = json.loads((tmp_path / "a" / "api" / "ids.json").read_text())["ids"]
@@ -475,9 +480,9 @@ def test_release_diff_pages(sample, tmp_path: Path) -> None:
     assert "{&#34;" not in page and '{"' not in page  # no JSON objects in cells
     index = (out / "site" / "index.html").read_text()
     assert '<a href="diffs/v0..v1.html">v0..v1</a>' in index and "broken" not in index
-    assert json.loads((out / "site" / "api" / "diffs" / "v0..v1.json").read_text()) == diff
+    assert load_bundle((out / "site" / "api" / "diffs" / "v0..v1.json.gz").read_bytes()) == diff
     published = json.loads((out / "site" / "api" / "index.json").read_text())
-    assert published["diffs"] == ["api/diffs/v0..v1.json"]
+    assert published["diffs"] == ["api/diffs/v0..v1.json.gz"]
 
 
 def test_cards_rendered_by_worker_processes_are_the_same(sample, tmp_path: Path, monkeypatch):

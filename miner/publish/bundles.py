@@ -6,12 +6,17 @@ file per error, ``api/errors/<id>.json``: 16,000 to 34,000 files of
 pretty-printed JSON, each repeating its repository, commit date and the source
 lines of its excerpt. The published site holds instead::
 
-    api/modules/<page>.json   the records of one module's errors (every
-                              release's ids of that module), one JSON line
-    api/ids.json              every id of the site -> its module
+    api/modules/<page>.json.gz  the records of one module's errors (every
+                                release's ids of that module): one JSON
+                                line, gzip'd
+    api/ids.json                every id of the site -> its module
 
 ``<page>`` is the module's page name (:func:`miner.publish.cards.page_name`,
-as ``modules/<page>.html``). A bundle is ``{"schema_version", "module",
+as ``modules/<page>.html``). The bundles are gzip'd: their JSON is 5-6 kB
+per error whatever the layout (analysis prose, guards, exits, the excerpt),
+so 31,000 ids of eight releases would be 180 MB as text and are 8 times
+less compressed; a static host serves them as files (``curl -s URL |
+gunzip``; Python: ``json.loads(gzip.decompress(data))``). A bundle is ``{"schema_version", "module",
 "commits", "sources", "errors"}``:
 
 * ``errors``: error id -> its record (``error-v2``, :func:`miner.publish.records.error_json`)
@@ -28,13 +33,14 @@ as ``modules/<page>.html``). A bundle is ``{"schema_version", "module",
 The lookup, the same for the site's script and the command line: an id's
 module is in ``api/ids.json`` (``{"modules": [module, ...], "ids": {id:
 index}}``), in its row of the search data (``search-data.js``) and in its
-entry of ``api/index.json``; its bundle is ``api/modules/<page_name(module)>.json``;
+entry of ``api/index.json``; its bundle is ``api/modules/<page_name(module)>.json.gz``;
 :func:`bundle_record` turns ``bundle["errors"][id]`` back into the very record
 ``api/errors/<id>.json`` held (what ``miner explain --out SITE`` prints).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -47,6 +53,8 @@ from miner.publish.records import dumps, json_line
 
 #: Where the bundles are, relative to the site root.
 BUNDLES = "api/modules"
+#: A bundle's file name ends so: gzip'd JSON.
+SUFFIX = ".json.gz"
 #: The id -> module table, relative to the site root.
 IDS = "api/ids.json"
 #: The fields of a record a bundle holds once (in ``commits``), not per record.
@@ -55,8 +63,8 @@ _SHARED = ("schema_version", "repo", "commit_date")
 
 def bundle_path(module: str) -> str:
     """Site-relative path of the bundle holding the records of ``module``'s
-    errors: ``api/modules/<page_name(module)>.json``."""
-    return f"{BUNDLES}/{page_name(module)}.json"
+    errors: ``api/modules/<page_name(module)>.json.gz``."""
+    return f"{BUNDLES}/{page_name(module)}{SUFFIX}"
 
 
 def _runs(lines: Mapping[int, str]) -> list[list[Any]]:
@@ -164,16 +172,39 @@ def ids_json(modules: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
+def gzip_json(data: Any) -> bytes:
+    """``data`` as stored in the site's bulk JSON (the bundles, the release
+    diffs): its compact JSON line, gzip'd (level 9, no time stamp, so the
+    same data gives the same bytes)."""
+    text = json_line(data, compact=True)
+    return gzip.compress(text.encode("utf-8", "surrogateescape"), compresslevel=9, mtime=0)
+
+
+def bundle_bytes(bundle: Mapping[str, Any]) -> bytes:
+    """A bundle as stored (:func:`gzip_json`)."""
+    return gzip_json(bundle)
+
+
+def load_bundle(data: bytes) -> dict[str, Any]:
+    """A bundle read back from its bytes (:func:`bundle_bytes`).
+
+    Raises:
+        OSError, EOFError: not gzip data.
+        ValueError: not JSON.
+    """
+    return json.loads(gzip.decompress(data).decode("utf-8", "surrogateescape"))
+
+
 def bundle_files(
     records: Sequence[tuple[str, Mapping[str, Any]]],
-) -> Iterable[tuple[str, str]]:
+) -> Iterable[tuple[str, str | bytes]]:
     """(path, text) of each module's bundle and of ``api/ids.json``, from
     ``records``: (module, record) pairs, in the order the bundles list them."""
     by_module: dict[str, list[Mapping[str, Any]]] = {}
     for module, record in records:
         by_module.setdefault(module, []).append(record)
     for module in sorted(by_module):
-        yield bundle_path(module), json_line(bundle_json(module, by_module[module]), compact=True)
+        yield bundle_path(module), bundle_bytes(bundle_json(module, by_module[module]))
     ids = {str(r["error_id"]): module for module, r in records}
     yield IDS, json_line(ids_json(ids), compact=True)
 
@@ -202,9 +233,8 @@ def read_record(site: Path, error_id: str, module: str) -> tuple[dict[str, Any],
     """
     path = site / bundle_path(module)
     try:
-        bundle = json.loads(path.read_text(encoding="utf-8", errors="surrogateescape"))
-        record = bundle_record(bundle, error_id)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        record = bundle_record(load_bundle(path.read_bytes()), error_id)
+    except (OSError, EOFError, ValueError, KeyError, TypeError) as exc:
         raise RecordsError(
             f"{path}: no record of {error_id} ({exc!r}); write the site again"
         ) from None

@@ -284,7 +284,7 @@ DEFS: dict[str, tuple[type, Shape]] = {
                 },
                 "api": {
                     "type": "string",
-                    "pattern": "^api/modules/[A-Za-z0-9_.-]+\\.json$",
+                    "pattern": "^api/modules/[A-Za-z0-9_.-]+\\.json\\.gz$",
                     "description": "The bundle of the error's module holding its record "
                     "(under errors, by id).",
                 },
@@ -478,7 +478,7 @@ ROOTS: dict[str, tuple[str, str, Schema]] = {
                 "counts": ref("Counts"),
                 "diffs": {
                     "type": "array",
-                    "items": {"type": "string", "pattern": "^api/diffs/.+\\.json$"},
+                    "items": {"type": "string", "pattern": "^api/diffs/.+\\.json\\.gz$"},
                 },
                 "errors": {"type": "array", "items": ref("IndexEntry")},
             }
