@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import add_commit
@@ -156,3 +157,21 @@ def test_release_over_the_size_budget_fails_with_one_line(repo, tmp_path, capsys
     assert f"over the budget of 1,000,000,000 bytes and {files - 1:,} files" in err
     assert main([*argv, "--max-bytes", str(size)]) == 0
     assert main([*argv, "--max-bytes", str(size - 1)]) == 3
+
+
+def test_the_workflow_checks_the_budget_before_the_pages_artifact():
+    """The release workflow deploys site/site as a Pages artifact only after
+    ``make release``, which passes the workflow's budget to ``miner release``
+    (exit 3 over it stops the job)."""
+    root = Path(__file__).resolve().parent.parent
+    workflow = (root / ".github" / "workflows" / "release-docs.yml").read_text()
+    makefile = (root / "Makefile").read_text()
+    assert 'MAX_BYTES: "1000000000"' in workflow and 'MAX_FILES: "200000"' in workflow
+    release = workflow.index("make release")
+    assert workflow.index('MAX_BYTES="$MAX_BYTES"', release) < workflow.index(
+        "upload-pages-artifact"
+    )
+    assert workflow.index("upload-pages-artifact") < workflow.index("actions/deploy-pages")
+    assert "path: site/site" in workflow[workflow.index("upload-pages-artifact") :]
+    recipe = makefile[makefile.index("\nrelease:") :]
+    assert "--max-bytes '$(MAX_BYTES)' --max-files '$(MAX_FILES)'" in recipe.split("\n\n")[0]
