@@ -14,6 +14,7 @@ from conftest import add_commit
 from sample_repo import FILES, XSS_MESSAGE, error_for, mine_sample, publish_site
 
 from miner import cli
+from miner.lookup.report import card_location
 from miner.model import SCHEMA_VERSION, Analysis, ExampleFix
 from miner.pipeline import mine_and_analyze
 from miner.publish import schemas
@@ -507,3 +508,13 @@ def test_a_guard_outside_the_excerpt_is_not_a_broken_anchor(make_repo, tmp_path:
     page = (tmp_path / "site" / "errors" / f"{error.error_id}.html").read_text()
     assert '<li><code>x</code> <span class="line">line 2</span></li>' in page
     assert 'href="#L-2"' not in page
+
+
+def test_lookup_places_an_entry_from_the_site_bundles(built) -> None:
+    """With no mined records beside the site, ``miner lookup`` finds where an
+    internal error is documented from its record in its module's bundle."""
+    result, dest, _ = built
+    error_id = error_for(result, "auxiliary_state.py", 12)
+    assert not (dest.parent / "api").exists()
+    page = dest / "internal" / "sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.html"
+    assert card_location(dest.parent, error_id) == f"{page}#{error_id}"
