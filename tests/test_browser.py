@@ -22,6 +22,7 @@ from sample_repo import (
 
 from miner.model import MineResult
 from miner.pipeline import document_releases, mine_and_analyze
+from miner.publish.bundles import load_bundle
 
 MLX = "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>"
 HOST_POOL = "Host-pool retraction does not support Mamba models."
@@ -236,10 +237,9 @@ def test_browser_and_lookup_agree(page, built, paste: str) -> None:
 
 
 def test_every_search_result_opens_the_page_of_the_index(page, built) -> None:
-    """The page search.js opens for each error is its ``card`` in api/index.json."""
-    import json
+    """The page search.js opens for each error is its ``card`` in api/index.json.gz."""
 
-    published = json.loads((built[1] / "api" / "index.json").read_text())
+    published = load_bundle((built[1] / "api" / "index.json.gz").read_bytes())
     cards = {e["error_id"]: e["card"] for e in published["errors"]}
     shown = page.page.evaluate(
         "() => window.RAISE_MINER_SEARCH.docs.map((d, i) => [d[0], window.raiseMinerCard(i)])"

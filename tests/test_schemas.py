@@ -319,7 +319,7 @@ def validate_output(out: Path, site: Path | None) -> dict[str, int]:
     for name, schema in schemas.schemas(schemas.RECORD_SCHEMAS):
         assert json.loads((out / "schema" / name).read_text()) == schema
     if site is not None:
-        check("index", records.read_json(site / "api" / "index.json"), "api/index.json")
+        check("index", bundles.load_bundle((site / bundles.INDEX).read_bytes()), bundles.INDEX)
         check("site-manifest", records.read_json(site / "manifest.json"), "site manifest")
         shipped = {p.name for p in (site / "api" / "schema").iterdir()}
         assert shipped == {name for name, _ in schemas.schemas()}

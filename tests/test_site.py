@@ -69,7 +69,7 @@ def test_files_and_relative_links(built) -> None:
     for required in (
         "index.html",
         "search-data.js",
-        "api/index.json",
+        "api/index.json.gz",
         f"api/schema/error-v{SCHEMA_VERSION}.json",
         f"api/schema/index-v{SCHEMA_VERSION}.json",
         "static/site.css",
@@ -156,7 +156,9 @@ def test_grouped_page_of_an_internal_check(built) -> None:
     assert "<li><code>not isinstance(pool, MlxAuxiliaryStatePool)</code>" in entry
     assert "message names no setting, input or dependency (rule <code>default</code>)" in entry
     bundle = "api/modules/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.json.gz"
-    assert f'<a href="../{bundle}">{bundle}</a>, record <code>{error_id}</code>' in entry
+    # its record: in the bundle of its module, linked once for the page
+    assert f'<a class="bundle" href="../{bundle}">{bundle}</a>.</p>' in text
+    assert bundle not in entry and error_id in load_bundle((dest / bundle).read_bytes())["errors"]
     assert 'class="highlight"' not in text  # no excerpt, no prose
     assert '<a href="index.html">Internal checks</a>' in text
     # the audience's page says once what it means, and lists its module pages
@@ -168,7 +170,7 @@ def test_grouped_page_of_an_internal_check(built) -> None:
         "<wbr>utils.<wbr>html_tags</code></a></td><td>2</td></tr>"
     ) in about
     # the index and the search data point at the entry
-    published = json.loads((dest / "api" / "index.json").read_text())
+    published = load_bundle((dest / "api" / "index.json.gz").read_bytes())
     entries = {e["error_id"]: e for e in published["errors"]}
     card = "internal/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.html#" + error_id
     assert entries[error_id]["audience"] == "internal"
@@ -305,7 +307,7 @@ def test_api_matches_the_published_schema(built) -> None:
     assert properties["schema_version"] == {"const": SCHEMA_VERSION}
     errors = _validator("error", dest)
     index = _validator("index", dest)
-    published = json.loads((dest / "api" / "index.json").read_text())
+    published = load_bundle((dest / "api" / "index.json.gz").read_bytes())
     index.validate(published)
     assert [e["error_id"] for e in published["errors"]] != []
     records = [
@@ -482,7 +484,7 @@ def test_release_diff_pages(sample, tmp_path: Path) -> None:
     index = (out / "site" / "index.html").read_text()
     assert '<a href="diffs/v0..v1.html">v0..v1</a>' in index and "broken" not in index
     assert load_bundle((out / "site" / "api" / "diffs" / "v0..v1.json.gz").read_bytes()) == diff
-    published = json.loads((out / "site" / "api" / "index.json").read_text())
+    published = load_bundle((out / "site" / "api" / "index.json.gz").read_bytes())
     assert published["diffs"] == ["api/diffs/v0..v1.json.gz"]
 
 

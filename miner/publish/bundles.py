@@ -33,7 +33,7 @@ gunzip``; Python: ``json.loads(gzip.decompress(data))``). A bundle is ``{"schema
 The lookup, the same for the site's script and the command line: an id's
 module is in ``api/ids.json`` (``{"modules": [module, ...], "ids": {id:
 index}}``), in its row of the search data (``search-data.js``) and in its
-entry of ``api/index.json``; its bundle is ``api/modules/<page_name(module)>.json.gz``;
+entry of ``api/index.json.gz``; its bundle is ``api/modules/<page_name(module)>.json.gz``;
 :func:`bundle_record` turns ``bundle["errors"][id]`` back into the very record
 ``api/errors/<id>.json`` held (what ``miner explain --out SITE`` prints).
 """
@@ -55,6 +55,9 @@ from miner.publish.records import dumps, json_line
 BUNDLES = "api/modules"
 #: A bundle's file name ends so: gzip'd JSON.
 SUFFIX = ".json.gz"
+#: The newest release's index of the site (every error, its message parts,
+#: sites, card and bundle: :func:`miner.publish.html.index_json`), gzip'd.
+INDEX = "api/index.json.gz"
 #: The id -> module table, relative to the site root.
 IDS = "api/ids.json"
 #: The fields of a record a bundle holds once (in ``commits``), not per record.

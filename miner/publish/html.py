@@ -16,7 +16,7 @@ so it works from ``file://`` and from any static host::
     <audience>/index.html      what such an error means and what to do, once;
                                the audience's module pages with counts
     diffs/<name>.html          one page per release diff found in <out>/diffs/
-    api/index.json             every error, with message parts and sites
+    api/index.json.gz          every error, with message parts and sites (gzip'd JSON)
     api/modules/<page>.json.gz the JSON records of one module's errors (the records
                                of the mined output), api/ids.json: id -> module
                                (:mod:`miner.publish.bundles`)
@@ -84,7 +84,7 @@ from miner.model import (
     shorten,
 )
 from miner.publish import output
-from miner.publish.bundles import bundle_files, bundle_path, gzip_json
+from miner.publish.bundles import INDEX, bundle_files, bundle_path, gzip_json
 from miner.publish.cards import (
     AUDIENCE_SUMMARIES,
     AUDIENCE_TITLES,
@@ -104,7 +104,7 @@ from miner.publish.cards import (
     visible,
 )
 from miner.publish.patterns import LINE_PATTERNS, PREFIX_PATTERNS, RULES
-from miner.publish.records import dumps, error_json, escape_surrogates, json_line
+from miner.publish.records import dumps, error_json, escape_surrogates
 from miner.publish.release_index import error_parts
 from miner.publish.release_index import first_source_line as site_code
 from miner.publish.schemas import schemas
@@ -174,6 +174,10 @@ def _formatter(start: int, marked: tuple[int, ...]) -> HtmlFormatter:
     return HtmlFormatter(linenostart=start, hl_lines=list(marked), linespans="L", wrapcode=True)
 
 
+#: A token of a class the style sheet gives no look (names, punctuation) or
+#: none that shows (white space): its text alone, without its span (a sixth
+#: of a card's bytes).
+_PLAIN_TOKEN = re.compile(r'<span class="[npw]">([^<]*)</span>')
 #: A marked line as Pygments writes it with ``linespans``: the mark moves to
 #: the line's own span (an inner span keeps the nesting), so that the line
 #: number the style sheet draws before each line stays on its line.
@@ -190,7 +194,7 @@ def highlight_site(site: Site) -> Markup:
     last = min(site.end_line, excerpt.end_line) - excerpt.start_line + 1
     formatter = _formatter(excerpt.start_line, tuple(range(first, last + 1)))
     text = pygments_highlight(excerpt.text + "\n", PythonLexer(), formatter)
-    text = _MARKED.sub(r'<span id="\1" class="hll"><span>', text)
+    text = _MARKED.sub(r'<span id="\1" class="hll"><span>', _PLAIN_TOKEN.sub(r"\1", text))
     head = f'<div class="highlight numbered" style="counter-reset: line {excerpt.start_line - 1}">'
     return Markup(head + text.removeprefix('<div class="highlight">'))
 
@@ -201,7 +205,8 @@ def highlight_code(text: str, language: str) -> Markup:
         lexer = get_lexer_by_name(LEXER_ALIASES.get(language, language) or "text")
     except ClassNotFound:
         lexer = get_lexer_by_name("text")
-    return Markup(pygments_highlight(text + "\n", lexer, HtmlFormatter(wrapcode=True)))
+    html = pygments_highlight(text + "\n", lexer, HtmlFormatter(wrapcode=True))
+    return Markup(_PLAIN_TOKEN.sub(r"\1", html))
 
 
 def field_title(name: str) -> str:
@@ -277,7 +282,7 @@ def card_path(error_id: str, module: str = "", audience: str | None = None) -> s
 
 
 def index_entry(error: Error, audience: str | None = None) -> dict[str, Any]:
-    """One error in ``api/index.json``."""
+    """One error in ``api/index.json.gz``."""
     return {
         "error_id": error.error_id,
         "exception": error.exception,
@@ -302,7 +307,7 @@ def index_json(
     diffs: Sequence[str] = (),
     analyses: Mapping[str, Analysis] | None = None,
 ) -> dict[str, Any]:
-    """``api/index.json``: the commit, the counts and every error, each with
+    """``api/index.json.gz``: the commit, the counts and every error, each with
     its audience (from ``analyses``; null without) and the page of its card."""
     return {
         "schema_version": SCHEMA_VERSION,
@@ -713,10 +718,7 @@ def site_files(
     labels = {p.error.error_id: retirement_label(p.error.error_id, p.history) for p in placed}
     yield from static_files()
     diff_names = [name for name, _ in diffs]
-    yield (
-        "api/index.json",
-        json_line(index_json(result, counts, diff_names, analyses), compact=True),
-    )
+    yield INDEX, gzip_json(index_json(result, counts, diff_names, analyses))
     data = script_json(
         search_data(
             result,

@@ -26,7 +26,7 @@ The published schemas, ``<name>-v<SCHEMA_VERSION>.json``:
 ``error``              ``api/errors/<id>.json`` (mined folder and site)
 ``manifest``           ``manifest.json``
 ``site-manifest``      the site's ``manifest.json`` (the files it holds)
-``index``              the site's ``api/index.json``
+``index``              the site's ``api/index.json.gz`` (gzip'd)
 =====================  ======================================================
 
 Each file is self-contained (its own ``$defs``). The site ships all of them
@@ -466,7 +466,7 @@ ROOTS: dict[str, tuple[str, str, Schema]] = {
     ),
     "index": (
         "error index",
-        "api/index.json: every error of one commit, with its message parts (enough to "
+        "api/index.json.gz (gzip'd): every error of one commit, with its message parts (enough to "
         "match a runtime message) and sites. Paths in card, api and diffs are relative "
         "to the site root.",
         obj(
