@@ -20,6 +20,10 @@ DIFF_OUT ?= $(OUT)/diffs
 SITE     ?= site
 TAGS     ?= v0.5.*
 SINCE    ?= v0.5.16
+# size budget of the published site SITE/site (history, release exit 3 over it):
+# GitHub Pages and GitLab Pages take 1 GB; GitLab at most 200,000 files
+MAX_BYTES ?= 1000000000
+MAX_FILES ?= 200000
 # screenshots of the browser tests (git-ignored; never inside OUT, which make demo owns)
 ARTIFACTS ?= .test-artifacts
 # pytest-xdist workers of make test / test-fast (auto: one per core; 0: no workers); each real
@@ -67,14 +71,18 @@ diff: $(STAMP)
 	$(BIN)/miner diff --repo '$(RELEASE_REPO)' '$(FROM)' '$(TO)' --out '$(DIFF_OUT)' --slug '$(SLUG)'
 
 ## every release matching TAGS, in order, into SITE: cards with histories, diffs, in
-## Markdown and JSON, and the HTML site of every release in SITE/site/ (SITE/index.html leads there)
+## Markdown and JSON, and the HTML site of every release in SITE/site/ (SITE/index.html leads there);
+## prints the published site's size, exit 3 over MAX_BYTES or MAX_FILES
 history: $(STAMP)
-	$(BIN)/miner history --repo '$(RELEASE_REPO)' --tags '$(TAGS)' --out '$(SITE)' --slug '$(SLUG)'
+	$(BIN)/miner history --repo '$(RELEASE_REPO)' --tags '$(TAGS)' --out '$(SITE)' --slug '$(SLUG)' \
+	  --max-bytes '$(MAX_BYTES)' --max-files '$(MAX_FILES)'
 
 ## publish the release site: document the newest tag of RELEASE_REPO in SITE, Markdown, JSON and
-## the HTML site of every release in SITE/site/ (a no-op when it is already there)
+## the HTML site of every release in SITE/site/ (a no-op when it is already there); then, always,
+## print the published site's size and exit 3 when it is over MAX_BYTES or MAX_FILES
 release: $(STAMP)
-	$(BIN)/miner release --repo '$(RELEASE_REPO)' --tags '$(TAGS)' --since '$(SINCE)' --out '$(SITE)' --slug '$(SLUG)'
+	$(BIN)/miner release --repo '$(RELEASE_REPO)' --tags '$(TAGS)' --since '$(SINCE)' --out '$(SITE)' --slug '$(SLUG)' \
+	  --max-bytes '$(MAX_BYTES)' --max-files '$(MAX_FILES)'
 
 ## lint the cards of OUT (make demo first): duplicate prose per audience, defect counts
 check-cards: $(STAMP)

@@ -8,7 +8,9 @@ output folder that cannot be written or is not the tool's, another run
 writing the same folder, missing records, a run that would replace a better
 output: :class:`~miner.publish.output.WorseOutputError`, an id that names no
 error or several: :class:`~miner.explain.ErrorIdError`), with one line on
-stderr naming it; 130 interrupted (Ctrl-C, ``SIGINT``); 143 terminated
+stderr naming it; 3 ``history`` or ``release`` wrote a published site over
+its size budget (:class:`~miner.publish.budget.BudgetError`: what a static
+host refuses), one line on stderr; 130 interrupted (Ctrl-C, ``SIGINT``); 143 terminated
 (``SIGTERM``); 141 the reader of the output went away (``miner lookup ... |
 head``). Interrupted or terminated, a run publishes nothing: the output
 folder is the previous one (:mod:`miner.publish.output`).
@@ -322,7 +324,24 @@ def _document(args: argparse.Namespace, tags: list[str]) -> int:
         f"{site.get('unchanged', 0)} unchanged, {site.get('removed', 0)} removed)  "
         f"Markdown: {out / 'index.md'}  releases: {out / 'releases.md'}"
     )
+    _check_budget(args)
     return 0
+
+
+def _check_budget(args: argparse.Namespace) -> None:
+    """Print the published site's size (``OUT/site``, what the release
+    workflow deploys) and raise when it is over ``--max-bytes`` or
+    ``--max-files`` (:func:`miner.publish.budget.check`)."""
+    from miner.publish import budget
+
+    site = args.out / "site"
+    if not site.is_dir():
+        return
+    size = budget.check(site, budget.Budget(args.max_bytes, args.max_files))
+    print(
+        f"published: {site}: {size.text()} "
+        f"(budget {args.max_bytes:,} bytes, {args.max_files:,} files)"
+    )
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -351,6 +370,7 @@ def cmd_release(args: argparse.Namespace) -> int:
             f"nothing new: {newest}, the newest tag matching {args.tags!r}, "
             f"is already documented in {args.out}"
         )
+        _check_budget(args)
         return 0
     return _document(args, tags)
 
@@ -358,6 +378,9 @@ def cmd_release(args: argparse.Namespace) -> int:
 REPO_HELP = "git URL or local path (default: %(default)s)"
 CACHE_HELP = "cache folder (default: $RAISE_MINER_CACHE or $XDG_CACHE_HOME/raise-miner)"
 QUIET_HELP = "no progress on stderr (the per-release lines stay)"
+OVER_BUDGET = (
+    "the published site OUT/site is over --max-bytes or --max-files (written, not deployable)"
+)
 
 
 def _add_diff_command(sub: argparse._SubParsersAction) -> None:
@@ -420,6 +443,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
         (
             ("0", "documented"),
             ("2", BAD_INPUT + " (no tag matches --tags, an unknown tag, an output in use)"),
+            ("3", OVER_BUDGET),
         ),
     )
     _add_site_arguments(h)
@@ -439,6 +463,7 @@ def _add_history_commands(sub: argparse._SubParsersAction) -> None:
         (
             ("0", "documented, or nothing new"),
             ("2", BAD_INPUT + " (no tag matches --tags, --since is not one of them)"),
+            ("3", OVER_BUDGET),
         ),
     )
     _add_site_arguments(r)
@@ -462,6 +487,20 @@ def _add_site_arguments(parser: argparse.ArgumentParser) -> None:
         "-j", "--jobs", type=int, help="processes rendering HTML cards (default: CPUs)"
     )
     parser.add_argument("-q", "--quiet", action="store_true", help=QUIET_HELP)
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=1_000_000_000,
+        help="size budget of the published site OUT/site in bytes; over it, exit 3 "
+        "(default: %(default)s, GitHub and GitLab Pages' 1 GB)",
+    )
+    parser.add_argument(
+        "--max-files",
+        type=int,
+        default=200_000,
+        help="file budget of the published site; over it, exit 3 "
+        "(default: %(default)s, GitLab Pages' limit)",
+    )
 
 
 def cmd_site(args: argparse.Namespace) -> int:

@@ -4,7 +4,9 @@ A reader of a mined output folder (``miner mine --out DIR``), next to
 :mod:`miner.lookup` and :mod:`miner.checks`. Three steps, each a function:
 
 * :func:`resolve_id` turns what the user typed (a full error id, or a unique
-  prefix of one, like git) into the id of a record ``DIR/api/errors/<id>.json``;
+  prefix of one, like git) into the id of a record ``DIR/api/errors/<id>.json``
+  (of a published site: an id of ``DIR/api/ids.json``, whose record is in its
+  module's bundle, :mod:`miner.publish.bundles`);
   no match or several raise :class:`ErrorIdError` (exit 2, one line).
 * :func:`card_markdown` finds the error's Markdown: its card
   ``DIR/errors/<id>.md``, else its entry on the page of its module
@@ -35,6 +37,7 @@ from typing import Any
 
 from miner.errors import MinerError, RecordsError
 from miner.lookup import visible, visible_json
+from miner.publish.bundles import IDS, read_record, site_ids
 from miner.publish.cards import card_ref, code_span, grouped
 from miner.publish.records import read_json
 
@@ -78,7 +81,8 @@ def resolve_id(out: Path, wanted: str) -> str:
             matches no id or several (the message names some of them).
     """
     folder = out / API_ERRORS
-    if not folder.is_dir():
+    site = not folder.is_dir() and (out / IDS).is_file()
+    if not folder.is_dir() and not site:
         raise RecordsError(
             f"{out}: no mined records here ({API_ERRORS} missing); "
             f"run `miner mine --out {out}` first, or pass --out DIR"
@@ -90,13 +94,18 @@ def resolve_id(out: Path, wanted: str) -> str:
             f"{shown or repr(wanted)}: not an error id (ids are 16 hexadecimal characters); "
             f"give an id or its first characters, as {out / 'index.md'} lists them"
         )
-    if (folder / f"{prefix}.json").is_file():
+    if site:
+        found = sorted(i for i in site_ids(out) if i.startswith(prefix))
+        if prefix in found:
+            return prefix
+    elif (folder / f"{prefix}.json").is_file():
         return prefix
-    found = sorted(
-        entry.name[: -len(".json")]
-        for entry in os.scandir(folder)
-        if entry.name.startswith(prefix) and entry.name.endswith(".json")
-    )
+    else:
+        found = sorted(
+            entry.name[: -len(".json")]
+            for entry in os.scandir(folder)
+            if entry.name.startswith(prefix) and entry.name.endswith(".json")
+        )
     if not found:
         raise ErrorIdError(
             f"{shown}: no error id starts with this in {folder}; find the id with "
@@ -122,6 +131,11 @@ def explain(out: Path, wanted: str) -> Explained:
     """
     error_id = resolve_id(out, wanted)
     path = out / API_ERRORS / f"{error_id}.json"
+    if not path.is_file() and (out / IDS).is_file():
+        # a published site: the record is in its module's bundle
+        record, stored = read_record(out, error_id, site_ids(out)[error_id])
+        markdown, source = card_markdown(out, error_id, record)
+        return Explained(error_id, record, stored, markdown, source)
     record = read_json(path)
     if not isinstance(record, dict):
         raise RecordsError(f"{path}: not an error record (a JSON object); mine again")

@@ -675,7 +675,7 @@ def mine_into(
         if isinstance(files, dict) and "" in files:
             return _replayed_run(mining, out, files, time.perf_counter() - start)
     mined = analyze_mining(mining)
-    record: dict[str, list[tuple[str, str]]] | None = {} if kept is not None else None
+    record: dict[str, list[tuple[str, str | bytes]]] | None = {} if kept is not None else None
     reporter = mining.reporter
     counts = publish(
         mined, out, site=site, jobs=jobs, inputs=inputs, record=record, reporter=reporter
@@ -713,7 +713,7 @@ def _unchanged_run(mining: Mining, out: Path, site: bool) -> MineRun:
 
 
 def _replayed_run(
-    mining: Mining, out: Path, files: dict[str, list[tuple[str, str]]], loaded: float
+    mining: Mining, out: Path, files: dict[str, list[tuple[str, str | bytes]]], loaded: float
 ) -> MineRun:
     """:func:`mine_into` with the ``files`` of a run from the same inputs,
     read from the cache in ``loaded`` seconds: written again (:func:`replay`)."""
@@ -736,7 +736,7 @@ def _failed_example(result: MineResult) -> str:
 def replay(
     result: MineResult,
     out: Path,
-    files: dict[str, list[tuple[str, str]]],
+    files: dict[str, list[tuple[str, str | bytes]]],
     *,
     reporter: Reporter | None = None,
 ) -> dict:
@@ -776,7 +776,7 @@ def publish(
     site: bool = False,
     jobs: int | None = None,
     inputs: str = "",
-    record: dict[str, list[tuple[str, str]]] | None = None,
+    record: dict[str, list[tuple[str, str | bytes]]] | None = None,
     reporter: Reporter | None = None,
 ) -> dict:
     """Write the records and cards of ``mined`` under ``out`` and, with

@@ -14,6 +14,7 @@ from conftest import commit_all, write_files
 
 from miner.model import MineResult
 from miner.pipeline import Mined, mine_and_analyze
+from miner.publish.bundles import read_record, site_ids
 from miner.publish.cards import card_ref
 from miner.publish.html import write_site
 from miner.publish.records import manifest_json
@@ -129,8 +130,13 @@ def error_for(result: MineResult, path_tail: str, line: int) -> str:
 
 def documented_at(out: Path, error_id: str, suffix: str = ".md") -> str:
     """Where the mined folder (``.md``) or site (``.html``) ``out`` documents an
-    error, from its JSON record: ``errors/<id>.md`` or ``<audience>/<page>.md#<id>``."""
-    record = json.loads((out / "api" / "errors" / f"{error_id}.json").read_text())
+    error, from its JSON record: ``errors/<id>.md`` or ``<audience>/<page>.md#<id>``
+    (a site's record is in its module's bundle, found through ``api/ids.json``)."""
+    path = out / "api" / "errors" / f"{error_id}.json"
+    if path.is_file():
+        record = json.loads(path.read_text())
+    else:
+        record, _ = read_record(out, error_id, site_ids(out)[error_id])
     return card_ref(error_id, record["module"], record["audience"], suffix)
 
 

@@ -17,6 +17,7 @@ from miner import cli, pipeline
 from miner.analysis.audience import USER_FACING as CLASSIFIED_USER_FACING
 from miner.model import AudienceName
 from miner.publish import cards
+from miner.publish.bundles import load_bundle
 from miner.publish.cards import AUDIENCES, GROUPED, USER_FACING, card_ref, page_name
 
 SERVER_ARGS = """\
@@ -160,8 +161,9 @@ def test_site_pages_index_and_search_data(mined, tmp_path: Path) -> None:
     pipeline.publish(done, out, site=True, jobs=1)
     site = out / "site"
     assert [p.name for p in (site / "errors").iterdir()] == [f"{ids['app/server_args.py']}.html"]
-    assert len(list((site / "api" / "errors").glob("*.json"))) == len(FILES)
-    published = json.loads((site / "api" / "index.json").read_text())
+    table = json.loads((site / "api" / "ids.json").read_text())
+    assert len(table["ids"]) == len(FILES)
+    published = load_bundle((site / "api" / "index.json.gz").read_bytes())
     entries = {e["error_id"]: e for e in published["errors"]}
     data = (site / "search-data.js").read_text().split(" = ", 1)[1].rstrip(";\n")
     search = json.loads(data)

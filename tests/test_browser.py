@@ -22,6 +22,7 @@ from sample_repo import (
 
 from miner.model import MineResult
 from miner.pipeline import document_releases, mine_and_analyze
+from miner.publish.bundles import load_bundle
 
 MLX = "MlxAuxiliaryStateComponent requires MlxAuxiliaryStatePool, got <class 'NoneType'>"
 HOST_POOL = "Host-pool retraction does not support Mamba models."
@@ -236,10 +237,9 @@ def test_browser_and_lookup_agree(page, built, paste: str) -> None:
 
 
 def test_every_search_result_opens_the_page_of_the_index(page, built) -> None:
-    """The page search.js opens for each error is its ``card`` in api/index.json."""
-    import json
+    """The page search.js opens for each error is its ``card`` in api/index.json.gz."""
 
-    published = json.loads((built[1] / "api" / "index.json").read_text())
+    published = load_bundle((built[1] / "api" / "index.json.gz").read_bytes())
     cards = {e["error_id"]: e["card"] for e in published["errors"]}
     shown = page.page.evaluate(
         "() => window.RAISE_MINER_SEARCH.docs.map((d, i) => [d[0], window.raiseMinerCard(i)])"
@@ -330,3 +330,52 @@ def test_diff_page_links_resolve(release_page, releases_site: Path, tmp_path: Pa
     p.click("#removed a")
     p.wait_for_load_state()
     assert p.text_content("h1") == RETIRED_MESSAGE
+
+
+def test_release_site_reader_path(release_page, releases_site: Path, tmp_path: Path) -> None:
+    """What a reader of the published release site does, from file:// (issue
+    37): a card of the newest release with its excerpt numbered and its JSON
+    bundle there, a card only an older release raised, a History section, a
+    diff page, and a search that finds a retired error."""
+    p = release_page.page
+    # a card of the newest release (v3): the excerpt's line numbers are drawn
+    # from the real line numbers, the raise line marked
+    release_page.search("ValueError: --tp-size must be a positive integer")
+    p.press("#q", "Enter")
+    p.wait_for_load_state()
+    assert p.text_content("h1") == "--tp-size must be a positive integer"
+    assert "Raised by 3 of the releases mined" in p.text_content("#history")
+    # (each line's number is its span's position after the block's counter-reset:
+    # a style sheet counter, drawn by ::before)
+    ids = p.eval_on_selector_all(".excerpt code > span[id]", "els => els.map(e => e.id)")
+    reset = p.eval_on_selector(".excerpt .numbered", "e => getComputedStyle(e).counterReset")
+    first = int(reset.split()[1]) + 1
+    assert ids == [f"L-{n}" for n in range(first, first + len(ids))] and len(ids) > 3
+    before = p.eval_on_selector(
+        ".excerpt code > span[id]", "e => getComputedStyle(e, '::before').content"
+    )
+    assert before == "counter(line)"
+    assert p.eval_on_selector_all(".excerpt .hll", "els => els.length") == 1
+    p.locator(".excerpt").screenshot(path=str(artifacts(tmp_path) / "excerpt.png"))
+    # its JSON record: the bundle of its module, a file of the site
+    bundle = p.get_attribute("a[href$='.json.gz']", "href")
+    assert bundle is not None and (releases_site / "errors" / bundle).resolve().is_file()
+    # the History section links the card of the id v1 had: a card of v1 only
+    p.click("#history a >> text=the card as v1 raised it")
+    p.wait_for_load_state()
+    assert p.text_content("h1") == "--tp-size must be positive"
+    assert p.text_content("p.notice.superseded").startswith("Superseded in v2.")
+    # a diff page, and from it the card of the error v2 removed
+    p.goto((releases_site / "index.html").as_uri())
+    p.click("#releases a >> text=v1..v2")
+    p.wait_for_url("**/diffs/v1..v2.html")
+    assert p.text_content("h1") == "From v1 to v2"
+    p.click("#removed a")
+    p.wait_for_load_state()
+    assert p.text_content("h1") == RETIRED_MESSAGE
+    # the search finds the retired error
+    p.goto((releases_site / "index.html").as_uri())
+    shown = release_page.search(RETIRED_MESSAGE.replace("<b>here</b>", ""))
+    assert shown[0]["title"] == RETIRED_MESSAGE
+    assert p.text_content("#results li .release") == "retired in v2"
+    p.screenshot(path=str(artifacts(tmp_path) / "release-reader.png"), full_page=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import add_commit
@@ -92,9 +93,13 @@ def test_release_twice_then_a_new_tag(repo, tmp_path, capsys):
 
     assert main(argv) == 0
     second = capsys.readouterr().out
+    nothing, published = second.splitlines()
     assert (
-        second == f"nothing new: v2, the newest tag matching 'v*', is already documented in {out}\n"
+        nothing == f"nothing new: v2, the newest tag matching 'v*', is already documented in {out}"
     )
+    # the published site's size is checked on every run, as the workflow deploys it
+    assert published.startswith(f"published: {out / 'site'}: ")
+    assert published.endswith(" files (budget 1,000,000,000 bytes, 200,000 files)")
     assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before
 
     add_commit(repo, {"pkg/a.py": NEW.replace("dtype", "device")}, tag="v3")
@@ -131,3 +136,42 @@ def test_history_range(repo, tmp_path, capsys):
     assert main([*argv, "--cache-dir", str(tmp_path / "c")]) == 0
     assert "documented 2 releases (v2 .. v3)" in capsys.readouterr().out
     assert sorted(p.name for p in (out / "diffs").iterdir()) == ["v2..v3.json", "v2..v3.md"]
+
+
+def test_release_over_the_size_budget_fails_with_one_line(repo, tmp_path, capsys):
+    out = tmp_path / "site"
+    argv = ["release", "--repo", str(repo), "--out", str(out), "--cache-dir", str(tmp_path / "c")]
+    assert main(argv) == 0
+    published = capsys.readouterr().out.splitlines()[-1]
+    files = sum(1 for p in (out / "site").rglob("*") if p.is_file())
+    size = sum(p.stat().st_size for p in (out / "site").rglob("*") if p.is_file())
+    assert published == (
+        f"published: {out / 'site'}: {size:,} bytes ({size / 2**20:.1f} MiB), {files:,} files "
+        "(budget 1,000,000,000 bytes, 200,000 files)"
+    )
+    # nothing new, but the site deployed is checked again: one file too many fails
+    assert main([*argv, "--max-files", str(files - 1)]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"miner: error: {out / 'site'}: the published site is {size:,} bytes")
+    assert f"over the budget of 1,000,000,000 bytes and {files - 1:,} files" in err
+    assert main([*argv, "--max-bytes", str(size)]) == 0
+    assert main([*argv, "--max-bytes", str(size - 1)]) == 3
+
+
+def test_the_workflow_checks_the_budget_before_the_pages_artifact():
+    """The release workflow deploys site/site as a Pages artifact only after
+    ``make release``, which passes the workflow's budget to ``miner release``
+    (exit 3 over it stops the job)."""
+    root = Path(__file__).resolve().parent.parent
+    workflow = (root / ".github" / "workflows" / "release-docs.yml").read_text()
+    makefile = (root / "Makefile").read_text()
+    assert 'MAX_BYTES: "1000000000"' in workflow and 'MAX_FILES: "200000"' in workflow
+    release = workflow.index("make release")
+    assert workflow.index('MAX_BYTES="$MAX_BYTES"', release) < workflow.index(
+        "upload-pages-artifact"
+    )
+    assert workflow.index("upload-pages-artifact") < workflow.index("actions/deploy-pages")
+    assert "path: site/site" in workflow[workflow.index("upload-pages-artifact") :]
+    recipe = makefile[makefile.index("\nrelease:") :]
+    assert "--max-bytes '$(MAX_BYTES)' --max-files '$(MAX_FILES)'" in recipe.split("\n\n")[0]

@@ -14,6 +14,7 @@ from conftest import add_commit
 from sample_repo import RELEASE_FILES, RETIRED_MESSAGE, add_releases
 
 from miner import pipeline
+from miner.publish.bundles import bundle_record, load_bundle, read_record, site_ids
 from miner.publish.cards import card_ref
 
 LINK = re.compile(r'(?:href|src)="([^"]+)"')
@@ -31,13 +32,18 @@ def documented(make_repo, tmp_path):
     return run, out, history
 
 
+def site_record(site: Path, error_id: str) -> dict:
+    """The record of ``error_id`` in the site's bundle of its module
+    (``api/ids.json`` names the module)."""
+    return read_record(site, error_id, site_ids(site)[error_id])[0]
+
+
 def lineage(history: dict, site: Path, text: str) -> dict:
     """The history record (of ``history.json``) of the error one of whose
     records in ``site`` has a message holding ``text``."""
     for record in history["errors"]:
         for error_id in record["ids"]:
-            path = site / "api" / "errors" / f"{error_id}.json"
-            if text in (json.loads(path.read_text())["message"] or ""):
+            if text in (site_record(site, error_id)["message"] or ""):
                 return record
     raise AssertionError(text)
 
@@ -49,7 +55,7 @@ def test_every_error_of_every_release_has_a_page(documented) -> None:
     every = sorted({i for record in history["errors"] for i in record["ids"]})
     assert len(every) == 4  # tp-size (two wordings), think-end-token, the assert
     for error_id in every:
-        record = json.loads((site / "api" / "errors" / f"{error_id}.json").read_text())
+        record = site_record(site, error_id)
         assert record["history"] is not None
         if record["audience"] in ("user-setting", "user-input", "dependency", "unsupported"):
             assert (site / "errors" / f"{error_id}.html").is_file(), error_id
@@ -216,7 +222,13 @@ def test_release_site_of_sglang_releases(history_site) -> None:
     history = json.loads((out / "history.json").read_text())
     ids = {i for record in history["errors"] for i in record["ids"]}
     assert len(ids) == run.errors + run.retired
-    records = {i: json.loads((site / "api" / "errors" / f"{i}.json").read_text()) for i in ids}
+    records = {
+        error_id: bundle_record(bundle, error_id)
+        for path in (site / "api" / "modules").glob("*.json.gz")
+        for bundle in [load_bundle(path.read_bytes())]
+        for error_id in bundle["errors"]
+    }
+    assert set(records) == ids
     pages: dict[str, str] = {}
     for error_id, record in records.items():
         ref = card_ref(error_id, record["module"], record["audience"], ".html")

@@ -32,7 +32,7 @@ from miner.model import (
     MineResult,
     Site,
 )
-from miner.publish import html, output, records, schemas
+from miner.publish import bundles, html, output, records, schemas
 
 VALIDATOR = jsonschema.Draft202012Validator
 
@@ -319,8 +319,7 @@ def validate_output(out: Path, site: Path | None) -> dict[str, int]:
     for name, schema in schemas.schemas(schemas.RECORD_SCHEMAS):
         assert json.loads((out / "schema" / name).read_text()) == schema
     if site is not None:
-        folders.append(site / "api" / "errors")
-        check("index", records.read_json(site / "api" / "index.json"), "api/index.json")
+        check("index", bundles.load_bundle((site / bundles.INDEX).read_bytes()), bundles.INDEX)
         check("site-manifest", records.read_json(site / "manifest.json"), "site manifest")
         shipped = {p.name for p in (site / "api" / "schema").iterdir()}
         assert shipped == {name for name, _ in schemas.schemas()}
@@ -329,6 +328,11 @@ def validate_output(out: Path, site: Path | None) -> dict[str, int]:
     for folder in folders:
         for path in sorted(folder.glob("*.json")):
             check("error", json.loads(path.read_text(encoding="utf-8")), path)
+    if site is not None:  # the site's records, in one bundle per module
+        for path in sorted((site / bundles.BUNDLES).glob("*" + bundles.SUFFIX)):
+            bundle = bundles.load_bundle(path.read_bytes())
+            for error_id in bundle["errors"]:
+                check("error", bundles.bundle_record(bundle, error_id), f"{path}: {error_id}")
     return counts
 
 

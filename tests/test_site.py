@@ -14,9 +14,11 @@ from conftest import add_commit
 from sample_repo import FILES, XSS_MESSAGE, error_for, mine_sample, publish_site
 
 from miner import cli
+from miner.lookup.report import card_location
 from miner.model import SCHEMA_VERSION, Analysis, ExampleFix
 from miner.pipeline import mine_and_analyze
 from miner.publish import schemas
+from miner.publish.bundles import bundle_path, bundle_record, load_bundle, read_record
 from miner.publish.html import script_json
 
 LINK = re.compile(r'(?:href|src)="([^"]*)"')
@@ -45,12 +47,20 @@ def test_files_and_relative_links(built) -> None:
     assert stats["written"] == len(files) and stats["removed"] == 0
     assert stats["bytes"] == sum(len(b) for b in files.values())
     ids = sorted(e.error_id for e in result.errors)
-    audience = {i: json.loads(files[f"api/errors/{i}.json"])["audience"] for i in ids}
+    modules = {e.error_id: e.module for e in result.errors}
+    table = json.loads(files["api/ids.json"])
+    assert {i: table["modules"][n] for i, n in table["ids"].items()} == modules
+    records = {i: bundle_record(load_bundle(files[bundle_path(modules[i])]), i) for i in ids}
+    audience = {i: records[i]["audience"] for i in ids}
     internal = sorted(i for i in ids if audience[i] == "internal")
     assert len(internal) == 3
     pages = sorted(p[len("errors/") : -5] for p in files if p.startswith("errors/"))
     assert pages == sorted(set(ids) - set(internal))  # a page for each user-facing error
-    assert sorted(p[len("api/errors/") : -5] for p in files if p.startswith("api/errors/")) == ids
+    # the records in one bundle per module, none on its own
+    assert not [p for p in files if p.startswith("api/errors/")]
+    assert sorted(p for p in files if p.startswith("api/modules/")) == sorted(
+        {bundle_path(m) for m in modules.values()}
+    )
     assert sorted(p for p in files if p.startswith("internal/")) == [
         "internal/index.html",
         "internal/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.html",
@@ -59,7 +69,7 @@ def test_files_and_relative_links(built) -> None:
     for required in (
         "index.html",
         "search-data.js",
-        "api/index.json",
+        "api/index.json.gz",
         f"api/schema/error-v{SCHEMA_VERSION}.json",
         f"api/schema/index-v{SCHEMA_VERSION}.json",
         "static/site.css",
@@ -107,15 +117,20 @@ def test_card_page(built) -> None:
     ) in page
     # Pygments: real line numbers (the excerpt starts at line 1), the raise
     # statement (lines 6-9) marked, the rest not.
-    assert '<a href="#L-1"> 1</a>' in page and '<a href="#L-9"> 9</a>' in page
-    marked = re.findall(r'<a id="L-(\d+)" name="L-\d+"></a><span class="hll">', page)
+    assert '<div class="highlight numbered" style="counter-reset: line 0">' in page
+    (error,) = [e for e in result.errors if e.error_id == error_id]
+    lines = error.primary.excerpt.text.count("\n") + 1
+    assert lines > 9 and error.primary.excerpt.start_line == 1
+    assert re.findall(r'<span id="L-(\d+)"', page) == [str(n) for n in range(1, lines + 1)]
+    marked = re.findall(r'<span id="L-(\d+)" class="hll"><span>', page)
     assert marked == ["6", "7", "8", "9"]
     assert (
         'href="https://github.com/sgl-project/sglang/blob/v1/python/sglang/srt/hardware_backend/'
         'mlx/kv_cache/auxiliary_state.py#L6"'
     ) in page
     assert "<li><code>params.enable_mamba_extra_buffer</code>" in page
-    assert f'href="../api/errors/{error_id}.json"' in page
+    bundle = "api/modules/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.json.gz"
+    assert f'Data as JSON: <a href="../{bundle}">{bundle}</a>' in page
     # the module wraps only after its dots
     module = "sglang.<wbr>srt.<wbr>hardware_backend.<wbr>mlx.<wbr>kv_cache.<wbr>auxiliary_state"
     assert f'<code class="module">{module}</code>' in page
@@ -140,7 +155,10 @@ def test_grouped_page_of_an_internal_check(built) -> None:
     ) in entry
     assert "<li><code>not isinstance(pool, MlxAuxiliaryStatePool)</code>" in entry
     assert "message names no setting, input or dependency (rule <code>default</code>)" in entry
-    assert f'href="../api/errors/{error_id}.json"' in entry
+    bundle = "api/modules/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.json.gz"
+    # its record: in the bundle of its module, linked once for the page
+    assert f'<a class="bundle" href="../{bundle}">{bundle}</a>.</p>' in text
+    assert bundle not in entry and error_id in load_bundle((dest / bundle).read_bytes())["errors"]
     assert 'class="highlight"' not in text  # no excerpt, no prose
     assert '<a href="index.html">Internal checks</a>' in text
     # the audience's page says once what it means, and lists its module pages
@@ -152,7 +170,7 @@ def test_grouped_page_of_an_internal_check(built) -> None:
         "<wbr>utils.<wbr>html_tags</code></a></td><td>2</td></tr>"
     ) in about
     # the index and the search data point at the entry
-    published = json.loads((dest / "api" / "index.json").read_text())
+    published = load_bundle((dest / "api" / "index.json.gz").read_bytes())
     entries = {e["error_id"]: e for e in published["errors"]}
     card = "internal/sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.html#" + error_id
     assert entries[error_id]["audience"] == "internal"
@@ -235,7 +253,7 @@ def test_html_in_messages_renders_as_text_everywhere(built, sample, tmp_path: Pa
     result, dest, _ = built
     files = tree(dest)
     for rel, data in files.items():
-        text = data.decode()
+        text = load_bundle(data)["errors"] if rel.endswith(".gz") else data.decode()
         if rel.endswith(".html"):
             assert "<script>alert(" not in text, rel
             assert "</script><script>" not in text, rel
@@ -289,13 +307,20 @@ def test_api_matches_the_published_schema(built) -> None:
     assert properties["schema_version"] == {"const": SCHEMA_VERSION}
     errors = _validator("error", dest)
     index = _validator("index", dest)
-    published = json.loads((dest / "api" / "index.json").read_text())
+    published = load_bundle((dest / "api" / "index.json.gz").read_bytes())
     index.validate(published)
     assert [e["error_id"] for e in published["errors"]] != []
-    for path in sorted((dest / "api" / "errors").glob("*.json")):
-        errors.validate(json.loads(path.read_text()))
+    records = [
+        bundle_record(bundle, error_id)
+        for path in sorted((dest / "api" / "modules").glob("*.json.gz"))
+        for bundle in [load_bundle(path.read_bytes())]
+        for error_id in bundle["errors"]
+    ]
+    assert len(records) == len(result.errors)
+    for record in records:
+        errors.validate(record)
     # The schema rejects what it should: a wrong version, a bad id, a missing field.
-    record = json.loads(next((dest / "api" / "errors").glob("*.json")).read_text())
+    record = records[0]
     for broken in (
         {**record, "schema_version": SCHEMA_VERSION + 1},
         {**record, "error_id": "XYZ"},
@@ -338,7 +363,7 @@ def test_analysis_sections_render(sample, tmp_path: Path) -> None:
     assert "<p><code>ctx.is_hybrid_ssm</code> is true when <code>f</code> runs.</p>" in page
     assert "<li>A Mamba hybrid with <code>--retraction host_pool</code></li>" in page
     assert "<ol>\n<li>Use the default backup</li>\n<li>Upgrade</li>\n</ol>" in page
-    assert 'id="example-fix"' in page and page.count('<div class="highlight">') == 3
+    assert 'id="example-fix"' in page and page.count('<div class="highlight') == 3
     assert (
         f'<li><a href="{related}.html">Host-pool retraction does not support pure-SWA '
         "models.</a></li>"
@@ -361,12 +386,13 @@ def test_deterministic_incremental_and_stale_pages(make_repo, tmp_path: Path) ->
     add_commit(repo, {}, tag="v2", remove=("python/sglang/srt/utils/html_tags.py",))
     later = mine_and_analyze(str(repo), "v2", slug="sgl-project/sglang")
     stats = publish_site(later, tmp_path / "a")
-    # two internal errors: their JSON and their module's page
-    assert stats["removed"] == 3
-    assert not (tmp_path / "a" / "api" / "errors" / f"{gone}.json").exists()
+    # two internal errors of one module: its bundle of records and its page
+    assert stats["removed"] == 2
+    assert not (tmp_path / "a" / "api" / "modules" / "sglang.srt.utils.html_tags.json.gz").exists()
     assert not (tmp_path / "a" / "internal" / "sglang.srt.utils.html_tags.html").exists()
     assert len(list((tmp_path / "a" / "errors").glob("*.html"))) == 8
-    assert len(list((tmp_path / "a" / "api" / "errors").glob("*.json"))) == 9
+    ids = json.loads((tmp_path / "a" / "api" / "ids.json").read_text())["ids"]
+    assert len(ids) == 9 and gone not in ids
 
 
 def test_cli_site_from_records_equals_mine_site(make_repo, tmp_path: Path, capsys) -> None:
@@ -379,8 +405,13 @@ def test_cli_site_from_records_equals_mine_site(make_repo, tmp_path: Path, capsy
     assert capsys.readouterr().out.startswith(f"site: {tmp_path / 'again' / 'index.html'}: 11 ")
     assert tree(out / "site") == tree(tmp_path / "again")
     # The site's error records are the mined output's records.
-    for path in (out / "api" / "errors").glob("*.json"):
-        assert path.read_bytes() == (out / "site" / "api" / "errors" / path.name).read_bytes()
+    paths = sorted((out / "api" / "errors").glob("*.json"))
+    modules = json.loads((out / "site" / "api" / "ids.json").read_text())["modules"]
+    assert len(paths) == 11 and len(modules) < len(paths)
+    for path in paths:
+        module = json.loads(path.read_text())["module"]
+        _, text = read_record(out / "site", path.stem, module)
+        assert text == path.read_text()
     assert cli.main(["site", "--out", str(tmp_path / "nothing")]) == 2
     assert "no mined records here (manifest.json missing)" in capsys.readouterr().err
 
@@ -452,9 +483,9 @@ def test_release_diff_pages(sample, tmp_path: Path) -> None:
     assert "{&#34;" not in page and '{"' not in page  # no JSON objects in cells
     index = (out / "site" / "index.html").read_text()
     assert '<a href="diffs/v0..v1.html">v0..v1</a>' in index and "broken" not in index
-    assert json.loads((out / "site" / "api" / "diffs" / "v0..v1.json").read_text()) == diff
-    published = json.loads((out / "site" / "api" / "index.json").read_text())
-    assert published["diffs"] == ["api/diffs/v0..v1.json"]
+    assert load_bundle((out / "site" / "api" / "diffs" / "v0..v1.json.gz").read_bytes()) == diff
+    published = load_bundle((out / "site" / "api" / "index.json.gz").read_bytes())
+    assert published["diffs"] == ["api/diffs/v0..v1.json.gz"]
 
 
 def test_cards_rendered_by_worker_processes_are_the_same(sample, tmp_path: Path, monkeypatch):
@@ -479,3 +510,13 @@ def test_a_guard_outside_the_excerpt_is_not_a_broken_anchor(make_repo, tmp_path:
     page = (tmp_path / "site" / "errors" / f"{error.error_id}.html").read_text()
     assert '<li><code>x</code> <span class="line">line 2</span></li>' in page
     assert 'href="#L-2"' not in page
+
+
+def test_lookup_places_an_entry_from_the_site_bundles(built) -> None:
+    """With no mined records beside the site, ``miner lookup`` finds where an
+    internal error is documented from its record in its module's bundle."""
+    result, dest, _ = built
+    error_id = error_for(result, "auxiliary_state.py", 12)
+    assert not (dest.parent / "api").exists()
+    page = dest / "internal" / "sglang.srt.hardware_backend.mlx.kv_cache.auxiliary_state.html"
+    assert card_location(dest.parent, error_id) == f"{page}#{error_id}"

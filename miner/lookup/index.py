@@ -18,7 +18,6 @@ overlap stays below 0.45.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from miner.lookup.frames import Evidence, frame_evidence
 from miner.lookup.rules import END_PUNCTUATION, GOOD, WEAK_COVERAGE, WORD, normalize, solid_size
 from miner.lookup.scan import Raised, parse_paste
 from miner.model import Error, group_errors
+from miner.publish.bundles import INDEX, load_bundle
 from miner.publish.records import MANIFEST, SITES, read_json, read_sites
 
 #: What :meth:`LookupIndex.score` gives per error: (score, pinned site or None, reasons).
@@ -95,7 +95,7 @@ class LookupIndex:
 
     @classmethod
     def load(cls, out: Path) -> LookupIndex:
-        """The index of a mined output folder: the site's ``api/index.json``
+        """The index of a mined output folder: the site's ``api/index.json.gz``
         when it was written for the commit of ``manifest.json`` (a fraction
         of a second; the sites' kinds and source lines are read from
         ``sites.jsonl`` only when a traceback frame needs them), else the
@@ -105,9 +105,9 @@ class LookupIndex:
             RecordsError: ``out`` holds no readable records.
         """
         manifest = read_json(out / MANIFEST)
-        published = out / "site" / "api" / "index.json"
+        published = out / "site" / INDEX
         try:
-            data = json.loads(published.read_text("utf-8"))
+            data = load_bundle(published.read_bytes())
             if data["commit"]["sha"] == manifest["commit"]["sha"]:
                 cards = [Card.from_index(entry) for entry in data["errors"]]
                 return cls(cards, details=lambda: site_details(out / SITES))

@@ -15,8 +15,10 @@ import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
+from miner.errors import RecordsError
 from miner.lookup.index import Match
 from miner.lookup.scan import Raised, parse_paste
+from miner.publish.bundles import read_record, site_ids
 from miner.publish.cards import card_ref
 
 
@@ -40,16 +42,27 @@ def card_location(data: Path, error_id: str, base_url: str | None = None) -> str
 
 def _placement(data: Path, error_id: str) -> tuple[str | None, str]:
     """The audience and module of an error, from its JSON record in the mined
-    folder (or its site); ``(None, "")`` when there is none (a full card)."""
-    for folder in (data, data / "site"):
-        try:
-            record = json.loads((folder / "api" / "errors" / f"{error_id}.json").read_text("utf-8"))
-            audience, module = record["audience"], record["module"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if isinstance(audience, str) and isinstance(module, str):
-            return audience, module
+    folder (or in its site's bundle of the error's module,
+    :mod:`miner.publish.bundles`); ``(None, "")`` when there is none (a full card)."""
+    try:
+        record = json.loads((data / "api" / "errors" / f"{error_id}.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        record = _site_record(data / "site", error_id)
+    try:
+        audience, module = record["audience"], record["module"]
+    except (KeyError, TypeError):
+        return None, ""
+    if isinstance(audience, str) and isinstance(module, str):
+        return audience, module
     return None, ""
+
+
+def _site_record(site: Path, error_id: str) -> dict[str, object] | None:
+    """The record of ``error_id`` in the site ``site``'s bundles, or None."""
+    try:
+        return read_record(site, error_id, site_ids(site)[error_id])[0]
+    except (RecordsError, KeyError):
+        return None
 
 
 def match_json(match: Match, card: str) -> dict[str, object]:

@@ -399,7 +399,7 @@ class Folder:
     )
     seconds: float = 0.0
     """Wall time spent writing files (and comparing them with the old ones)."""
-    record: list[tuple[str, str]] | None = None
+    record: list[tuple[str, str | bytes]] | None = None
     """When a list, every ``(path, text)`` written is appended to it, in
     order (what :func:`replay` writes again)."""
     made: set[str] = field(default_factory=set)
@@ -424,24 +424,25 @@ class Folder:
         self.made.add(head)
         return path
 
-    def write(self, rel: str, text: str | Iterable[str]) -> bool:
+    def write(self, rel: str, text: str | bytes | Iterable[str]) -> bool:
         """Write ``text`` to ``rel`` (when it changed); True when it did.
         ``text`` may be an iterable of chunks (the lines of a JSON Lines
-        file), written as they come unless the folder records its files.
+        file), written as they come unless the folder records its files, or
+        bytes (a compressed file), written as they are.
 
         Raises:
             OutputError: it cannot be written (the old output is kept).
         """
         start = time.perf_counter()
-        if not isinstance(text, str) and self.record is not None:
+        if not isinstance(text, (str, bytes)) and self.record is not None:
             text = "".join(text)
         try:
             try:
                 path = self._path(rel)
             except ValueError as exc:
                 raise OutputError(f"{self.label}: refusing to write {exc}") from None
-            if isinstance(text, str):
-                data = text.encode("utf-8", "surrogateescape")
+            if isinstance(text, (str, bytes)):
+                data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogateescape")
                 changed, size = rewrite_bytes(str(path), data), len(data)
                 del data
             else:
@@ -453,7 +454,7 @@ class Folder:
             ) from None
         self.seconds += time.perf_counter() - start
         if self.record is not None:
-            assert isinstance(text, str)
+            assert isinstance(text, (str, bytes))
             self.record.append((rel, text))
         self.written.add(rel)
         self.counts["written" if changed else "unchanged"] += 1
@@ -591,7 +592,7 @@ def present_files(folder: Path) -> set[str] | None:
     return found
 
 
-def replay(folder: Folder, files: list[tuple[str, str]]) -> dict[str, int]:
+def replay(folder: Folder, files: list[tuple[str, str | bytes]]) -> dict[str, int]:
     """Write into ``folder`` the files a run recorded (:attr:`Folder.record`:
     its pages and records, then ``.nojekyll`` and its manifest, last), and
     delete what a previous run wrote there that this one does not: the very
@@ -601,7 +602,7 @@ def replay(folder: Folder, files: list[tuple[str, str]]) -> dict[str, int]:
         OutputError: a file cannot be written, or the record has no manifest.
     """
     manifest = next((text for rel, text in files if rel == MANIFEST), None)
-    if manifest is None:
+    if not isinstance(manifest, str):
         raise OutputError(f"{folder.label}: the kept files have no {MANIFEST}; mine again")
     for rel, text in files:
         if rel not in (MANIFEST, NOJEKYLL):

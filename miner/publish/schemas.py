@@ -26,7 +26,7 @@ The published schemas, ``<name>-v<SCHEMA_VERSION>.json``:
 ``error``              ``api/errors/<id>.json`` (mined folder and site)
 ``manifest``           ``manifest.json``
 ``site-manifest``      the site's ``manifest.json`` (the files it holds)
-``index``              the site's ``api/index.json``
+``index``              the site's ``api/index.json.gz`` (gzip'd)
 =====================  ======================================================
 
 Each file is self-contained (its own ``$defs``). The site ships all of them
@@ -282,7 +282,12 @@ DEFS: dict[str, tuple[type, Shape]] = {
                     "description": "The error's page: its card, or for an internal, abstract, "
                     "test or script error the page of its module and the error's anchor.",
                 },
-                "api": {"type": "string", "pattern": "^api/errors/[0-9a-f]{16}\\.json$"},
+                "api": {
+                    "type": "string",
+                    "pattern": "^api/modules/[A-Za-z0-9_.-]+\\.json\\.gz$",
+                    "description": "The bundle of the error's module holding its record "
+                    "(under errors, by id).",
+                },
             },
             refine={"sites": {"minItems": 1, "items": ref("IndexSite")}},
             description="One error in the index: enough to match a runtime message.",
@@ -461,7 +466,7 @@ ROOTS: dict[str, tuple[str, str, Schema]] = {
     ),
     "index": (
         "error index",
-        "api/index.json: every error of one commit, with its message parts (enough to "
+        "api/index.json.gz (gzip'd): every error of one commit, with its message parts (enough to "
         "match a runtime message) and sites. Paths in card, api and diffs are relative "
         "to the site root.",
         obj(
@@ -473,7 +478,7 @@ ROOTS: dict[str, tuple[str, str, Schema]] = {
                 "counts": ref("Counts"),
                 "diffs": {
                     "type": "array",
-                    "items": {"type": "string", "pattern": "^api/diffs/.+\\.json$"},
+                    "items": {"type": "string", "pattern": "^api/diffs/.+\\.json\\.gz$"},
                 },
                 "errors": {"type": "array", "items": ref("IndexEntry")},
             }
