@@ -184,14 +184,25 @@ LINK = "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\"
 HOSTILE_TEXT = f"boom {CLEAR} {TITLE} {LINK} {BELL} {NUL} {CSI}31m red"
 
 
-def escape_card() -> Card:
+def text_card(error_id: str, text: str, path: str, scope: str) -> Card:
+    """A ``ValueError`` card whose message (``text`` then a placeholder) and
+    title are ``text``, raised at ``path``:3 in ``scope``."""
     return Card(
-        error_id="0123456789abcdef",
+        error_id=error_id,
         exception="ValueError",
-        message=HOSTILE_TEXT + " {x}",
-        message_parts=(T(HOSTILE_TEXT + " "), T(expr="x")),
-        title=HOSTILE_TEXT,
-        sites=(SiteRef(f"python/sglang/{CLEAR}{TITLE}\nfake line{BELL}.py", 3, 3, f"f{NUL}{CSI}"),),
+        message=text + " {x}",
+        message_parts=(T(text + " "), T(expr="x")),
+        title=text,
+        sites=(SiteRef(path, 3, 3, scope),),
+    )
+
+
+def escape_card() -> Card:
+    return text_card(
+        "0123456789abcdef",
+        HOSTILE_TEXT,
+        f"python/sglang/{CLEAR}{TITLE}\nfake line{BELL}.py",
+        f"f{NUL}{CSI}",
     )
 
 
@@ -253,14 +264,7 @@ FORMAT_TEXT = "txt\u200f\u061cexe zero\u200bwidth bom\ufeff tag\U000e0041"
 
 
 def format_card() -> Card:
-    return Card(
-        error_id="fedcba9876543210",
-        exception="ValueError",
-        message=FORMAT_TEXT + " {x}",
-        message_parts=(T(FORMAT_TEXT + " "), T(expr="x")),
-        title=FORMAT_TEXT,
-        sites=(SiteRef("python/sglang/a.py", 3, 3, "f"),),
-    )
+    return text_card("fedcba9876543210", FORMAT_TEXT, "python/sglang/a.py", "f")
 
 
 def test_cli_lookup_shows_every_format_character_escaped(

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import add_commit
+from test_publish_faults import files_under, listed
 
 from miner import files
 from miner.cli import main
@@ -29,19 +30,6 @@ NEW = {"pkg/b.py": "def g(y):\n    raise KeyError(f'no model {y}')\n"}
 
 def mine(repo: Path, rev: str, out: Path, *extra: str) -> int:
     return main(["mine", "--repo", str(repo), "--commit", rev, "--out", str(out), "-q", *extra])
-
-
-def files_under(folder: Path) -> set[str]:
-    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-
-
-def listed(out: Path) -> set[str]:
-    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
-    found = set(manifest["written"])
-    if (out / "site" / "manifest.json").is_file():
-        site = json.loads((out / "site" / "manifest.json").read_text(encoding="utf-8"))
-        found |= {f"site/{rel}" for rel in site["written"]}
-    return found
 
 
 def commit_of(out: Path) -> str:
