@@ -227,7 +227,7 @@ class Settings:
         return cls(
             flags=config.flag_names(),
             program_flags=frozenset(
-                f for o in config.options if o.owner[:1].isupper() for f in o.flags
+                f for o in config.options if options_class(o.owner) for f in o.flags
             ),
             env_vars=frozenset(e.name for e in config.env),
             fields=dict(sorted(fields.items())),
@@ -758,11 +758,17 @@ ORIGIN_AUDIENCE: dict[OriginKind, Audience] = {
 _ORIGIN_ORDER = (Audience.USER_SETTING, Audience.DEPENDENCY, Audience.USER_INPUT)
 
 
+def options_class(owner: str) -> bool:
+    """Whether a flag's ``owner`` is an options class of the program
+    (``ServerArgs``), not the function or module that builds a tool's
+    parser (``parse_args``, ``main``, ``<module>``)."""
+    return owner[:1].isupper()
+
+
 def script_flag(origin: Origin) -> bool:
-    """A flag of a tool's own command line: its owner is the function or
-    module that builds the parser (``parse_args``, ``main``, ``<module>``),
-    not an options class of the program."""
-    return origin.kind is OriginKind.FLAG and not origin.owner[:1].isupper()
+    """A flag of a tool's own command line (:func:`options_class` is false
+    for its owner)."""
+    return origin.kind is OriginKind.FLAG and not options_class(origin.owner)
 
 
 def _deciding(origins: tuple[Origin, ...]) -> dict[Audience, Origin]:
