@@ -1,5 +1,5 @@
 # raise-miner: every target installs what it needs into .venv first.
-# mine, demo and site trace origins (miner mine --origins): the audience and the cards read them
+# mine, demo and site trace origins (the default of miner mine): the audience and the cards read them
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -43,7 +43,7 @@ venv: $(STAMP)
 ## mine COMMIT of REPO (a URL or a local clone) into OUT
 mine: $(STAMP)
 	@test -n "$(COMMIT)" || { echo "usage: make mine COMMIT=<sha|tag|branch> [REPO=url-or-path] [OUT=dir]" >&2; exit 2; }
-	$(BIN)/miner mine --repo '$(REPO)' --commit '$(COMMIT)' --out '$(OUT)' --origins
+	$(BIN)/miner mine --repo '$(REPO)' --commit '$(COMMIT)' --out '$(OUT)'
 
 ## build (or reuse) the local SGLang release repository from PyPI wheels
 corpus: $(STAMP)
@@ -51,11 +51,11 @@ corpus: $(STAMP)
 
 ## the README's first command: mine SGLang v0.5.19 from the release repository
 demo: corpus
-	$(BIN)/miner mine --repo '$(CORPUS)' --commit '$(DEMO_TAG)' --out '$(OUT)' --slug '$(SLUG)' --link-ref '$(DEMO_TAG)' --origins
+	$(BIN)/miner mine --repo '$(CORPUS)' --commit '$(DEMO_TAG)' --out '$(OUT)' --slug '$(SLUG)' --link-ref '$(DEMO_TAG)'
 
 ## mine DEMO_TAG of the release repository with the HTML site: OUT/site/index.html
 site: corpus
-	$(BIN)/miner mine --repo '$(CORPUS)' --commit '$(DEMO_TAG)' --out '$(OUT)' --slug '$(SLUG)' --link-ref '$(DEMO_TAG)' --site --origins
+	$(BIN)/miner mine --repo '$(CORPUS)' --commit '$(DEMO_TAG)' --out '$(OUT)' --slug '$(SLUG)' --link-ref '$(DEMO_TAG)' --site
 
 ## Debian's headless Chromium for the browser tests (apt, as root); never run by make test,
 ## which skips those tests with a reason when Chromium is absent

@@ -778,10 +778,13 @@ def _add_mine_limits(mine: argparse.ArgumentParser) -> None:
     )
     mine.add_argument(
         "--origins",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=True,
         help="trace every value each raise depends on to a flag, variable, model config, "
-        "request, hardware or package, and find errors a handler logs (into the records; "
-        "miner explain --origins shows them; minutes on a large repository)",
+        "request, hardware or package, and find errors a handler logs or no call can reach; "
+        "the audiences are decided from them (into the records; miner explain --origins "
+        "shows them; default: on; --no-origins skips the stage and decides audiences from "
+        "the guards' words, faster but coarser)",
     )
 
 

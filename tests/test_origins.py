@@ -535,7 +535,7 @@ def check(server_args):
 """
 
 
-def test_mine_with_origins_writes_them_into_the_records(make_repo, tmp_path, capsys) -> None:
+def test_mine_writes_origins_unless_told_not_to(make_repo, tmp_path, capsys) -> None:
     import json
 
     from miner.cli import main
@@ -543,9 +543,9 @@ def test_mine_with_origins_writes_them_into_the_records(make_repo, tmp_path, cap
     repo = make_repo({"tool/__init__.py": "", "tool/cli.py": MINED})
     plain, traced = tmp_path / "plain", tmp_path / "traced"
     args = ["mine", "--repo", str(repo), "--commit", "v1", "-j", "0", "-q"]
-    assert main([*args, "--out", str(plain)]) == 0
+    assert main([*args, "--out", str(plain), "--no-origins"]) == 0
     assert "origins" not in capsys.readouterr().out.split("stages:")[1].splitlines()[0]
-    assert main([*args, "--out", str(traced), "--origins"]) == 0
+    assert main([*args, "--out", str(traced)]) == 0
     assert "origins " in capsys.readouterr().out.split("stages:")[1].splitlines()[0]
 
     def rows(out):

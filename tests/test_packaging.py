@@ -203,8 +203,11 @@ def test_installed_wheel_mines_a_repository_with_its_site(
     assert done.returncode == 0, f"miner mine failed:\n{done.stdout}\n{done.stderr}"
     out = work / "o"
     assert (out / "site" / "index.html").is_file()
-    assert list((out / "errors").glob("*.md"))
-    assert list((out / "site" / "errors").glob("*.html"))
+    # origins ran (the default) in the installed package: every error traced
+    counts = json.loads((out / "manifest.json").read_text())["counts"]
+    assert sum(counts["errors_by_audience"].values()) == counts["errors"] > 0
+    assert sum(counts["origins_by_kind"].values()) > 0
+    assert list((out / "site" / "internal").glob("*.html"))
     assert list((out / "site" / "api" / "schema").glob("*.json"))
     assert list((out / "api" / "errors").glob("*.json"))
     for name in ("manifest.json", "sites.jsonl", "analyses.jsonl", "config.json", "index.md"):

@@ -275,12 +275,14 @@ def test_mine_not_on_a_terminal_prints_each_stage_once_in_order(make_repo, tmp_p
         "extraction",
         "calls",
         "facts",
+        "origins",
         "analysis",
         "writing",
     ]
     assert re.fullmatch(r"facts: 3 files read done in \d+\.\d s", lines[2])
-    assert lines[3].startswith("analysis: 2 errors (")
-    assert re.match(r"writing: \d+ files \(.*, (\d+) written, 0 unchanged, 0 removed, ", lines[4])
+    assert re.fullmatch(r"origins: 2 errors traced done in \d+\.\d s", lines[3])
+    assert lines[4].startswith("analysis: 2 errors (")
+    assert re.match(r"writing: \d+ files \(.*, (\d+) written, 0 unchanged, 0 removed, ", lines[5])
 
 
 def test_mine_again_says_which_stages_it_skipped(make_repo, tmp_path, capsys):
