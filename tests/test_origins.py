@@ -916,3 +916,54 @@ def test_a_check_in_a_modules_main_block_is_a_script() -> None:
     assert decided[10].reason == (
         'path: pkg/kernels/dequant.py:8 (if __name__ == "__main__" block)'
     )
+
+
+def test_whether_an_imported_package_has_a_name_is_the_package() -> None:
+    source = """
+    import torch
+    from pkg import registry
+
+    def dtype_of(name):
+        if name == "fp4" and not hasattr(torch, "float4_e2m1fn_x2"):
+            raise ValueError("fp4 needs a newer PyTorch")
+        if not hasattr(registry, "fp8"):
+            raise ValueError("no fp8 in the registry")
+    """
+    errors, found = traced({"pkg/dtype.py": source})
+    first, second = sorted(errors, key=lambda e: e.primary.line)
+    torch = [o for o in found.origins[first.error_id] if o.kind is OriginKind.PACKAGE]
+    assert [(o.name, o.owner, o.constraint.op) for o in torch] == [("torch", "torch", "false")]
+    # a name imported from a module is no package: its attribute is program state
+    own = [o for o in found.origins[second.error_id] if o.chain[0].line == 8]
+    assert own and not [o for o in own if o.kind is OriginKind.PACKAGE]
+
+
+def test_a_parameter_of_a_model_config_classs_init_is_a_key_of_config_json() -> None:
+    source = """
+    from transformers.configuration_utils import PretrainedConfig
+
+    class AttentionConfig(PretrainedConfig):
+        def __init__(self, kv_n_heads=1, **kwargs):
+            super().__init__(**kwargs)
+            if len(kwargs) != 0:
+                raise ValueError(f"Found unknown {kwargs=}")
+
+    class WideAttentionConfig(AttentionConfig):
+        def __init__(self, heads=1):
+            if heads < 1:
+                raise ValueError("heads must be positive")
+
+    class Plain:
+        def __init__(self, heads=1):
+            if heads < 1:
+                raise ValueError("heads must be positive here too")
+    """
+    errors, found = traced({"pkg/configs/attn.py": source})
+    by_line = {e.primary.line: found.origins[e.error_id] for e in errors}
+    assert [(o.kind.value, o.name, o.owner) for o in by_line[8] if o.role == "condition"] == [
+        ("model-config", "kwargs", "config.json (AttentionConfig)")
+    ]
+    assert [(o.kind.value, o.owner) for o in by_line[13] if o.role == "condition"] == [
+        ("model-config", "config.json (WideAttentionConfig)")
+    ]
+    assert not [o for o in by_line[18] if o.kind is OriginKind.MODEL_CONFIG]

@@ -48,6 +48,10 @@ INTERNAL_SITES = (
     (f"{SRT}/sampling/sampling_observer_pp.py", 52),
 )
 POOL = (f"{SRT}/model_executor/pool_configurator.py", 86)
+#: A check whether the installed PyTorch has a dtype; a model config class
+#: refusing a key of config.json it does not know.
+TORCH_DTYPE = (f"{SRT}/mem_cache/memory_pool.py", 3292)
+DBRX = (f"{SRT}/configs/dbrx.py", 52)
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +60,7 @@ def traced(analysed_release, corpus) -> tuple[Traced, dict[tuple[str, int], str]
     mined, _ = analysed_release("v0.5.19")
     result = mined.result
     wanted = {(e.primary.path, e.primary.line): e for e in result.errors}
-    picked = {key: wanted[key] for key in (*SITES, *INTERNAL_SITES, POOL)}
+    picked = {key: wanted[key] for key in (*SITES, *INTERNAL_SITES, POOL, TORCH_DTYPE, DBRX)}
     picked[(LASER, 23)] = wanted[(LASER, 23)]
     repo = git.Repo(corpus)
     entries = source.python_blobs(repo, source.resolve_commit(repo, "v0.5.19"))
@@ -244,3 +248,20 @@ def test_deepep_is_a_dependency_and_marlin_on_an_old_gpu_a_combination(audiences
 def test_a_tool_call_parse_error_caught_and_logged_is_internal(audiences) -> None:
     decision = audiences[SITES[4]]
     assert (decision.audience.value, decision.rule) == ("internal", "origin-logged")
+
+
+def test_mxfp8_kv_cache_needs_a_torch_with_the_e8m0_dtype(traced: Any) -> None:
+    data = record(traced, *TORCH_DTYPE)
+    assert [
+        (o["name"], o["owner"], o["constraint"], o["read"]) for o in origins(data, "package")
+    ] == [("torch", "torch", {"op": "false", "values": []}, 'hasattr(torch, "float8_e8m0fnu")')]
+
+
+def test_an_unknown_key_of_the_dbrx_attention_config_is_the_models_config_json(
+    traced: Any,
+) -> None:
+    data = record(traced, *DBRX)
+    found = [(o["name"], o["owner"], o["role"]) for o in origins(data, "model-config")]
+    assert found[0] == ("kwargs", "config.json (DbrxAttentionConfig)", "condition")
+    # the caller: DbrxConfig.__init__ builds it from its own attn_config key
+    assert ("attn_config", "config.json (DbrxConfig)", "caller") in found

@@ -89,6 +89,12 @@ def _builtin(
             args[0], place, polar(Constraint("instance", (unparsed(args[1]),)), demand), walk, chain
         )
         return True
+    if (
+        name == "hasattr"
+        and len(args) == 2
+        and _package_has(tracer, args[0], place, demand, walk, chain)
+    ):
+        return True
     if name in ("hasattr", "getattr") and len(args) >= 2 and isinstance(args[1], ast.Constant):
         attr = literal_text(args[1])
         if attr:
@@ -110,6 +116,30 @@ def _builtin(
             tracer.trace(arg, place, ANY, walk, chain)
         return True
     return False
+
+
+def _package_has(
+    tracer: Tracer,
+    holder: ast.expr,
+    place: Place,
+    demand: Constraint,
+    walk: Walk,
+    chain: tuple[Hop, ...],
+) -> bool:
+    """``hasattr(torch, "float4_e2m1fn_x2")``: whether an imported package
+    has a name is a probe of the installed package's version; its origin is
+    the package (``torch``), whose distribution gives it."""
+    if not isinstance(holder, ast.Name):
+        return False
+    function = place.function
+    binds = function.bindings(holder.id) if function is not None else []
+    if not binds:
+        binds = place.module.globals.get(holder.id, [])
+    package = kinds.module_import(holder.id, [b.statement for b in binds if b.kind == "import"])
+    if not package or len(binds) != sum(b.kind == "import" for b in binds):
+        return False
+    tracer.add(walk, OriginKind.PACKAGE, package, chain, demand, owner=kinds.distribution(package))
+    return True
 
 
 def _is_method(

@@ -196,6 +196,46 @@ def config_field(chain: list[str]) -> tuple[str, str] | None:
     return None
 
 
+#: The base classes of a model's configuration in ``transformers``: a model
+#: config is built from ``config.json``, its keys given to ``__init__``.
+_CONFIG_BASES = frozenset({"PretrainedConfig", "PreTrainedConfig"})
+
+
+def config_class(cls: ast.ClassDef | None, module: ast.Module, depth: int = 4) -> str:
+    """``cls``'s name when it is a model configuration class: a subclass of
+    ``transformers``' ``PretrainedConfig`` (directly, or through classes of
+    the same ``module``, at most ``depth`` deep), whose ``__init__`` takes
+    the keys of ``config.json`` (``DbrxAttentionConfig``); ``""`` otherwise."""
+    if cls is None or depth < 0:
+        return ""
+    local = {n.name: n for n in module.body if isinstance(n, ast.ClassDef)}
+    for base in cls.bases:
+        name = (dotted(base) or "").rsplit(".", 1)[-1]
+        if name in _CONFIG_BASES:
+            return cls.name
+        if (
+            name in local
+            and local[name] is not cls
+            and config_class(local[name], module, depth - 1)
+        ):
+            return cls.name
+    return ""
+
+
+def module_import(name: str, binds: list[ast.stmt]) -> str:
+    """The top-level module ``name`` is bound to by a plain ``import`` among
+    the statements ``binds`` (``import torch``, ``import torch.nn as nn``:
+    ``torch``); ``""`` when another statement binds it."""
+    for stmt in binds:
+        if not isinstance(stmt, ast.Import):
+            return ""
+        for alias in stmt.names:
+            bound = alias.asname or alias.name.split(".")[0]
+            if bound == name:
+                return alias.name.split(".")[0]
+    return ""
+
+
 #: Names of objects holding an API request or its sampling parameters.
 REQUEST_HOLDERS = frozenset(
     {

@@ -284,6 +284,11 @@ class Tracer:
             if name in function.params and name in kinds.CHECKPOINT_PARAMS:
                 self.add(walk, OriginKind.CHECKPOINT, name, chain, demand)
                 return
+            holder = kinds.config_class(function.owner, place.module.tree)
+            if name in function.params and holder and function.node.name == "__init__":
+                owner = f"config.json ({holder})"
+                self.add(walk, OriginKind.MODEL_CONFIG, name, chain, demand, owner=owner)
+                return
             if name in function.params:
                 trace_parameter(self, name, place, demand, walk, chain)
                 return
