@@ -10,8 +10,9 @@ record and ``config.json``, else every card counts under ``all``):
 
 * the share of cards whose "What it means" text equals another card's once
   inline code spans are replaced by a placeholder (the same sentence with other
-  names in it), and the same for "Solutions" (the whole numbered list); the
-  other card may be of any audience;
+  names in it), and the same for "Solutions" (the whole numbered list; a card
+  that leaves Solutions out reads like no other); the other card may be of any
+  audience;
 * the share of cards whose "What it means" cites evidence: at least one
   ```path:line``` span other than the primary site's raise line and the lines
   of its guards and early exits (a comment, help text, docstring or assignment
@@ -788,8 +789,12 @@ def check_cards(out_dir: Path) -> CardReport:
                     for c in members
                     if meaning[normalized(c.sections.get("What it means", ""))] > 1
                 ),
+                # a card without Solutions (left out: nothing to say) reads like no other
                 same_solutions=sum(
-                    1 for c in members if solutions[normalized(c.sections.get("Solutions", ""))] > 1
+                    1
+                    for c in members
+                    if c.sections.get("Solutions")
+                    and solutions[normalized(c.sections["Solutions"])] > 1
                 ),
                 with_evidence=sum(1 for c in members if cites_evidence(c)),
             )
