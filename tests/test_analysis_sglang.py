@@ -256,7 +256,7 @@ def test_every_flag_and_variable_named_exists(release):
     for error in result.errors:
         path = out / "errors" / f"{error.error_id}.md"
         card = card_text(release, error)
-        prose = "\n".join(section(card, h) for h in PROSE)
+        prose = "\n".join(section(card, h) for h in PROSE if f"\n{h}\n" in card)
         prose = without_quoted_code(prose, error)
         for flag in re.findall(r"(?<![\w-])--[a-z][\w-]*", prose):
             named_flags += 1

@@ -99,10 +99,10 @@ def flag_value(opt: Option, sep: str, token: str | None) -> str | None:
     if not token:
         return None
     if opt.is_bool:
-        # a switch (``store_true``, ``BooleanOptionalAction``) takes no value; a
-        # custom action's does (SGLang's diffusion ``StoreBoolean``:
-        # ``--enable-svdquant false``)
-        custom = opt.action is not None
+        # a ``store_true`` switch takes no value; a custom action's does
+        # (SGLang's diffusion ``StoreBoolean``: ``--enable-svdquant false``), and
+        # ``BooleanOptionalAction``'s ``false`` is its ``--no-x`` (:meth:`Option.given`)
+        custom = opt.action is not None and not opt.action.endswith("store_true")
         return token if custom and token.lower() in ("true", "false") else None
     if opt.choices:
         return token if token in opt.choices else None
