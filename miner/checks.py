@@ -10,8 +10,9 @@ record and ``config.json``, else every card counts under ``all``):
 
 * the share of cards whose "What it means" text equals another card's once
   inline code spans are replaced by a placeholder (the same sentence with other
-  names in it), and the same for "Solutions" (the whole numbered list); the
-  other card may be of any audience;
+  names in it), and the same for "Solutions" (the whole numbered list; a card
+  that leaves Solutions out reads like no other); the other card may be of any
+  audience;
 * the share of cards whose "What it means" cites evidence: at least one
   ```path:line``` span other than the primary site's raise line and the lines
   of its guards and early exits (a comment, help text, docstring or assignment
@@ -46,6 +47,16 @@ Defects, each counted once per card with up to :data:`MAX_EXAMPLES` example ids:
   a section that prints ``None``;
 * ``title-variable``: the title is a bare variable name (``msg``,
   ``self.reason``): the message is computed at run time from that variable.
+
+What a reader sees, per audience (:class:`ReaderFigures`), read from the
+records' kinds where they have them: the share of cards with each section left
+out, the median and 90th percentile of a card's words without the source
+excerpt, the example fixes that only restate the condition
+(``example_fix.kind`` ``condition``; limit 0), the cards whose Solutions are only
+a negated condition (every ``solution_kinds`` item ``condition``; limit
+:data:`MAX_ONLY_CONDITION` of the cards) and the switches (``store_true``,
+``BooleanOptionalAction``... of ``config.json``) given a value on an example's
+command line (limit 0). A limit not met counts as a defect (exit 1).
 """
 
 from __future__ import annotations
@@ -53,6 +64,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -83,6 +95,19 @@ DEFECTS: dict[str, str] = {
     "broken-sentence": "broken sentence",
     "title-variable": "title is a bare variable name",
 }
+
+#: The sections of a card, in its order (:data:`ReaderFigures.left_out`).
+SECTIONS = (
+    "Error message",
+    "What it means",
+    "Source",
+    "Solutions",
+    "Example fix",
+    "When it happens",
+    "Related errors",
+)
+#: Most share of an audience's cards whose Solutions are only a negated condition.
+MAX_ONLY_CONDITION = 0.05
 
 #: Guards that are not conditions on reaching the site.
 _NOT_CONDITIONS = frozenset({"try", "finally", "try-else", "with", "async with"})
@@ -145,6 +170,60 @@ class DefectCount:
 
 
 @dataclass(frozen=True, slots=True)
+class ReaderFigures:
+    """What a reader of one audience's cards sees (:func:`reader_figures`)."""
+
+    audience: str
+    cards: int
+    left_out: tuple[tuple[str, int], ...]
+    """(section, cards without it) for each of :data:`SECTIONS`, in order."""
+    median_words: float
+    p90_words: int
+    """Words of a card without its source excerpt: the median and the 90th percentile."""
+    restating_examples: int
+    """Example fixes of kind ``condition``: they only restate the raise condition."""
+    only_condition: int
+    """Cards whose Solutions are only negated conditions (by their recorded kinds)."""
+    kinds_unknown: int
+    """Cards with Solutions whose kinds the record does not hold (an older
+    miner, a language model's rewrite): not counted in ``only_condition``."""
+    valued_switches: int
+    """Switches given a value on an example fix's command line (``--x VALUE``)."""
+
+    @property
+    def only_condition_share(self) -> float:
+        return self.only_condition / self.cards if self.cards else 0.0
+
+    @property
+    def within_limits(self) -> bool:
+        """No restating example, no switch with a value, and at most
+        :data:`MAX_ONLY_CONDITION` of the cards with only a negated condition."""
+        return (
+            not self.restating_examples
+            and not self.valued_switches
+            and self.only_condition_share <= MAX_ONLY_CONDITION
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "audience": self.audience,
+            "cards": self.cards,
+            "left_out": {name: n for name, n in self.left_out},
+            "left_out_share": {
+                name: round(n / self.cards, 4) if self.cards else 0.0 for name, n in self.left_out
+            },
+            "median_words": self.median_words,
+            "p90_words": self.p90_words,
+            "restating_examples": self.restating_examples,
+            "only_condition": self.only_condition,
+            "only_condition_share": round(self.only_condition_share, 4),
+            "kinds_unknown": self.kinds_unknown,
+            "valued_switches": self.valued_switches,
+            "within_limits": self.within_limits,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class CardReport:
     """What :func:`check_cards` found in one output folder."""
 
@@ -158,10 +237,13 @@ class CardReport:
     """One row per audience (sorted by name), then the ``all`` row."""
     defects: tuple[DefectCount, ...]
     """One row per defect of :data:`DEFECTS`, in that order."""
+    reader: tuple[ReaderFigures, ...] = ()
+    """What a reader sees: one row per audience (as :attr:`audiences`), then ``all``."""
 
     @property
     def has_defects(self) -> bool:
-        return any(d.count for d in self.defects)
+        """A defect counted, or a reader limit not met (:attr:`ReaderFigures.within_limits`)."""
+        return any(d.count for d in self.defects) or not all(r.within_limits for r in self.reader)
 
     def defect(self, name: str) -> DefectCount:
         return next(d for d in self.defects if d.name == name)
@@ -183,6 +265,7 @@ class CardReport:
             "audience_source": self.audience_source,
             "audiences": [a.to_json() for a in self.audiences],
             "defects": [d.to_json() for d in self.defects],
+            "reader": [r.to_json() for r in self.reader],
         }
 
 
@@ -565,6 +648,75 @@ def _audience_key(record: Mapping[str, Any]) -> str | None:
     return str(value) if value else None
 
 
+# --------------------------------------------------------------------------- what a reader sees
+
+
+def reader_words(card: Card) -> int:
+    """The words of ``card``'s title and sections, its source excerpt left out."""
+    texts = [card.title]
+    texts += [prose(t) if name == "Source" else t for name, t in card.sections.items()]
+    return sum(len(t.split()) for t in texts)
+
+
+def switch_flags(config: ConfigModel | None) -> frozenset[str]:
+    """The flags of ``config`` that take no value (:attr:`Option.switch`), and
+    their ``--no-x``: a flag that some option of another action shares is left out."""
+    kinds: dict[str, set[bool]] = defaultdict(set)
+    for opt in config.options if config else ():
+        for flag in opt.flags:
+            kinds[flag].add(opt.switch)
+        if opt.negation:
+            kinds[opt.negation].add(True)
+    return frozenset(flag for flag, seen in kinds.items() if seen == {True})
+
+
+def _analysis(record: Mapping[str, Any]) -> Mapping[str, Any]:
+    analysis = record.get("analysis")
+    return analysis if isinstance(analysis, Mapping) else {}
+
+
+def valued_switches(record: Mapping[str, Any], switches: frozenset[str]) -> int:
+    """How often the record's shell example fix gives one of ``switches`` a
+    value: ``--x=v``, or ``--x v`` with ``v`` neither a flag nor ``...``."""
+    fix = _analysis(record).get("example_fix")
+    if not isinstance(fix, Mapping) or fix.get("language") != "shell":
+        return 0
+    count = 0
+    for line in (fix.get("before"), fix.get("after")):
+        words = str(line or "").split()
+        for word, following in zip(words, [*words[1:], "..."], strict=True):
+            flag, eq, _ = word.partition("=")
+            if flag in switches and (eq or not following.startswith(("-", "..."))):
+                count += 1
+    return count
+
+
+def reader_figures(audience: str, cards: list[Card], switches: frozenset[str]) -> ReaderFigures:
+    """What a reader of ``cards`` sees (:class:`ReaderFigures`), from the
+    cards' sections and the kinds their records hold."""
+    words = sorted(reader_words(c) for c in cards) or [0]
+    only = unknown = restating = 0
+    for card in cards:
+        analysis = _analysis(card.record)
+        fix = analysis.get("example_fix")
+        restating += isinstance(fix, Mapping) and fix.get("kind") == "condition"
+        kinds = analysis.get("solution_kinds") or []
+        if analysis.get("solutions") and not kinds:
+            unknown += 1
+        only += bool(kinds) and all(k == "condition" for k in kinds)
+    return ReaderFigures(
+        audience=audience,
+        cards=len(cards),
+        left_out=tuple((name, sum(name not in c.sections for c in cards)) for name in SECTIONS),
+        median_words=statistics.median(words),
+        p90_words=words[min(len(words) - 1, int(0.9 * len(words)))],
+        restating_examples=restating,
+        only_condition=only,
+        kinds_unknown=unknown,
+        valued_switches=sum(valued_switches(c.record, switches) for c in cards),
+    )
+
+
 # --------------------------------------------------------------------------- the report
 
 
@@ -621,6 +773,11 @@ def check_cards(out_dir: Path) -> CardReport:
     if set(groups) != {"all"}:
         groups["all"] = cards
     rows = []
+    switches = switch_flags(config)
+    reader = tuple(
+        reader_figures(name, groups[name], switches)
+        for name in sorted(groups, key=lambda n: (n == "all", n))
+    )
     for name in sorted(groups, key=lambda n: (n == "all", n)):
         members = groups[name]
         rows.append(
@@ -632,8 +789,12 @@ def check_cards(out_dir: Path) -> CardReport:
                     for c in members
                     if meaning[normalized(c.sections.get("What it means", ""))] > 1
                 ),
+                # a card without Solutions (left out: nothing to say) reads like no other
                 same_solutions=sum(
-                    1 for c in members if solutions[normalized(c.sections.get("Solutions", ""))] > 1
+                    1
+                    for c in members
+                    if c.sections.get("Solutions")
+                    and solutions[normalized(c.sections["Solutions"])] > 1
                 ),
                 with_evidence=sum(1 for c in members if cites_evidence(c)),
             )
@@ -665,6 +826,7 @@ def check_cards(out_dir: Path) -> CardReport:
         audience_source=source,
         audiences=tuple(rows),
         defects=defects,
+        reader=reader,
     )
 
 
@@ -694,6 +856,7 @@ def format_report(report: CardReport) -> str:
             "User-facing cards (" + ", ".join(facing) + ") whose What it means cites "
             f"evidence: {report.evidence_share(facing):.1%}",
         ]
+    lines += _reader_lines(report)
     lines += ["", "Defects (cards; examples):", ""]
     for d in report.defects:
         examples = ", ".join(d.examples)
@@ -703,3 +866,31 @@ def format_report(report: CardReport) -> str:
     lines.append("")
     lines.append("defects found" if report.has_defects else "no defects")
     return "\n".join(lines) + "\n"
+
+
+def _reader_lines(report: CardReport) -> list[str]:
+    """The reader figures of ``report`` as table lines (none without cards)."""
+    if not report.reader:
+        return []
+    short = {"Error message": "message", "What it means": "meaning", "Source": "source"}
+    short |= {"Solutions": "solutions", "Example fix": "example", "When it happens": "when"}
+    short |= {"Related errors": "related"}
+    lines = [
+        "",
+        "What a reader sees: sections left out (share of cards), words without the source "
+        "excerpt, and the limits (restating examples 0, only-condition Solutions <= "
+        f"{MAX_ONLY_CONDITION:.0%}, switches given a value 0):",
+        "",
+        f"{'audience':<14} {'cards':>6} {'median':>7} {'p90':>5} {'restate':>8} "
+        f"{'only-cond':>10} {'unknown':>8} {'switch=v':>9}  left out",
+    ]
+    for r in report.reader:
+        left = ", ".join(
+            f"{short[name]} {n / r.cards:.1%}" for name, n in r.left_out if n and r.cards
+        )
+        lines.append(
+            f"{r.audience:<14} {r.cards:>6} {r.median_words:>7g} {r.p90_words:>5} "
+            f"{r.restating_examples:>8} {r.only_condition_share:>10.1%} {r.kinds_unknown:>8} "
+            f"{r.valued_switches:>9}  {left or '-'}"
+        )
+    return lines

@@ -906,7 +906,11 @@ def _add_lookup_commands(sub: argparse._SubParsersAction) -> None:
         '"What it means" or "Solutions" reads like another card\'s once names are '
         'replaced, the share whose "What it means" cites evidence, and the defects '
         "counted per card (double negations, an OR told as an AND, a claim that "
-        "nothing guards a guarded raise, a title cut mid-word...) with example ids.",
+        "nothing guards a guarded raise, a title cut mid-word...) with example ids; and "
+        "what a reader sees per audience, from the records' kinds: the sections left out, "
+        "the median and 90th percentile of words without the source excerpt, example "
+        "fixes that only restate the condition (limit 0), Solutions that are only a "
+        "negated condition (limit 5%) and switches given a value (limit 0).",
         "miner check-cards output --format json",
         (
             ("0", "no defect found"),

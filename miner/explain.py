@@ -185,8 +185,8 @@ def page_entry(page: str, error_id: str) -> str | None:
 
 def record_markdown(record: Mapping[str, Any]) -> str:
     """An error's entry composed from its JSON record alone: the exception
-    and title, the message, every site, the analysis' trigger, meaning and
-    solutions (the fields the record has)."""
+    and title, the message, every site, the analysis' meaning, solutions and
+    trigger, in the cards' order (the fields the record has)."""
     exception = record.get("exception") or "re-raise"
     lines = [f"### {code_span(exception)}: {code_span(record.get('title') or '')}", ""]
     if record.get("message") is not None:
@@ -195,13 +195,15 @@ def record_markdown(record: Mapping[str, Any]) -> str:
         lines.append(f"- At {code_span(_where(site))} in {code_span(site.get('scope', ''))}")
     analysis = record.get("analysis")
     if isinstance(analysis, dict):
-        for key, title in (("what_it_means", "What it means"), ("trigger", "When it happens")):
-            if analysis.get(key):
-                lines += ["", f"## {title}", "", str(analysis[key])]
+        # the cards' order: what it means, solutions, then when it happens
+        if analysis.get("what_it_means"):
+            lines += ["", "## What it means", "", str(analysis["what_it_means"])]
         solutions = [s for s in analysis.get("solutions") or () if isinstance(s, str)]
         if solutions:
             lines += ["", "## Solutions", ""]
             lines += [f"{n}. {s}" for n, s in enumerate(solutions, 1)]
+        if analysis.get("trigger"):
+            lines += ["", "## When it happens", "", str(analysis["trigger"])]
     return "\n".join(lines) + "\n"
 
 

@@ -1015,6 +1015,37 @@ class Caught:
         )
 
 
+class FixKind(str, Enum):
+    """What an :class:`ExampleFix` changes, set where the example is made."""
+
+    FLAG = "flag"
+    """A command-line flag of the entry point: given, dropped or another value."""
+    ENV = "env"
+    """An environment variable on the command line."""
+    ARGUMENT = "argument"
+    """An argument of the options class, constructed in Python."""
+    CONDITION = "condition"
+    """Only the raise condition, then its negation (or the call path, then
+    "another path"): no change a user makes. The card leaves it out."""
+
+
+class SolutionKind(str, Enum):
+    """What one item of the card's "Solutions" is, set where it is made."""
+
+    FIX = "fix"
+    """A change of a setting or an input, or the message's own advice."""
+    INSTALL = "install"
+    """A package to install."""
+    FOLLOW_UP = "follow-up"
+    """What the next checks need once this one passes: only after a fix."""
+    NOTE = "note"
+    """What the code tells of reaching the line (asserts stripped, no way in,
+    an internal check to report)."""
+    CONDITION = "condition"
+    """Only the raise condition negated ("It is not raised when ...", "The
+    input passes this check when ..."): the card leaves it out."""
+
+
 @compact_pickle
 @dataclass(frozen=True, slots=True)
 class ExampleFix:
@@ -1024,6 +1055,8 @@ class ExampleFix:
     """Fence language: ``shell`` (a command line), ``python`` or ``dotenv``."""
     before: str
     after: str
+    kind: FixKind | None
+    """What the example changes; None only in a record of an older miner."""
 
 
 @compact_pickle
@@ -1042,6 +1075,9 @@ class Analysis:
     situations: tuple[str, ...] = ()
     """Common situations that lead there (callers, entry points)."""
     solutions: tuple[str, ...] = ()
+    solution_kinds: tuple[SolutionKind, ...] = ()
+    """The kind of each item of ``solutions``, in order; empty when not known
+    (a language model's rewrite, a record of an older miner)."""
     example_fix: ExampleFix | None = None
     related: tuple[str, ...] = ()
     """Error ids of related errors, best first (never the error itself)."""
@@ -1078,12 +1114,14 @@ class Analysis:
             "what_it_means": self.what_it_means,
             "situations": list(self.situations),
             "solutions": list(self.solutions),
+            "solution_kinds": [k.value for k in self.solution_kinds],
             "example_fix": None
             if self.example_fix is None
             else {
                 "language": self.example_fix.language,
                 "before": self.example_fix.before,
                 "after": self.example_fix.after,
+                "kind": None if self.example_fix.kind is None else self.example_fix.kind.value,
             },
             "related": list(self.related),
             "author": self.author,
@@ -1108,7 +1146,15 @@ class Analysis:
             what_it_means=data.get("what_it_means"),
             situations=tuple(data.get("situations", ())),
             solutions=tuple(data.get("solutions", ())),
-            example_fix=None if fix is None else ExampleFix(**fix),
+            solution_kinds=tuple(SolutionKind(k) for k in data.get("solution_kinds", ())),
+            example_fix=None
+            if fix is None
+            else ExampleFix(
+                fix["language"],
+                fix["before"],
+                fix["after"],
+                None if fix.get("kind") is None else FixKind(fix["kind"]),
+            ),
             related=tuple(data.get("related", ())),
             author=data.get("author", ""),
             evidence=tuple(data.get("evidence", ())),

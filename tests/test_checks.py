@@ -18,6 +18,9 @@ from miner.checks import (
     normalized,
     or_parts,
     parse_card,
+    reader_words,
+    switch_flags,
+    valued_switches,
 )
 
 LONG = "The pool lease cannot be cancelled because the generation moved on meanwhile"
@@ -488,3 +491,155 @@ def test_config_from_json_round_trip() -> None:
     )
     back = config_from_json(json.loads(json.dumps(config.to_json())))
     assert back == config
+
+
+def _switch(name: str, flag: str, action: str, default: str | None) -> dict[str, Any]:
+    return {
+        "name": name,
+        "flags": [flag],
+        "owner": "ServerArgs",
+        "path": "pkg/server_args.py",
+        "line": 3,
+        "source": "argparse",
+        "action": action,
+        "default": default,
+    }
+
+
+#: error id -> (analysis of the record, sections the card leaves out)
+READER: dict[str, tuple[dict[str, Any], tuple[str, ...]]] = {
+    "fixed": (
+        {
+            "solutions": ["Drop `--enable-x`."],
+            "solution_kinds": ["fix"],
+            "example_fix": {
+                "language": "shell",
+                "before": "run ... --enable-x VALUE --dcp=1",
+                "after": "run ... --tp-size 2 --no-dcp",
+                "kind": "flag",
+            },
+        },
+        (),
+    ),
+    "bare": (
+        {"solutions": [], "solution_kinds": [], "example_fix": None},
+        ("Solutions", "Example fix"),
+    ),
+    "restated": (
+        {
+            "solutions": ["It is not raised when `x` is false."],
+            "solution_kinds": ["condition"],
+            "example_fix": {
+                "language": "python",
+                "before": "x",
+                "after": "not x",
+                "kind": "condition",
+            },
+        },
+        (),
+    ),
+    "older": ({"solutions": ["Check `x`."], "example_fix": None}, ("Example fix",)),
+}
+
+
+def _without(text: str, sections: tuple[str, ...]) -> str:
+    for name in sections:
+        head, _, rest = text.partition(f"## {name}\n")
+        text = head + rest[rest.index("## ") :]
+    return text
+
+
+def test_reader_figures_from_the_records_kinds(tmp_path: Path) -> None:
+    (tmp_path / "errors").mkdir()
+    (tmp_path / "api" / "errors").mkdir(parents=True)
+    for eid, (analysis, left_out) in READER.items():
+        data = {
+            **record(eid, "boom", [guard("if", "x")], audience="user-setting"),
+            "analysis": analysis,
+        }
+        (tmp_path / "api" / "errors" / f"{eid}.json").write_text(json.dumps(data))
+        text = card_text(eid, "Why.", "When.", ["S."])
+        (tmp_path / "errors" / f"{eid}.md").write_text(_without(text, left_out))
+    options = [
+        _switch("enable_x", "--enable-x", "store_true", "False"),
+        _switch("dcp", "--dcp", "argparse.BooleanOptionalAction", "None"),
+        {**_switch("tp_size", "--tp-size", "store", "1"), "action": None},
+    ]
+    (tmp_path / "config.json").write_text(json.dumps({"options": options}))
+    (tmp_path / "manifest.json").write_text(json.dumps({"commit": {}}))
+    report = check_cards(tmp_path)
+    setting, everything = report.reader
+    assert setting.to_json() == {
+        **everything.to_json(),
+        "audience": "user-setting",
+    }
+    assert (setting.cards, setting.restating_examples, setting.only_condition) == (4, 1, 1)
+    assert (setting.kinds_unknown, setting.valued_switches) == (1, 2)  # --enable-x VALUE, --dcp=1
+    assert dict(setting.left_out) == {
+        "Error message": 0,
+        "What it means": 0,
+        "Source": 0,
+        "Solutions": 1,
+        "Example fix": 2,
+        "When it happens": 0,
+        "Related errors": 0,
+    }
+    assert setting.only_condition_share == 0.25 and not setting.within_limits
+    assert report.has_defects and not any(d.count for d in report.defects)
+    words = sorted(
+        reader_words(parse_card(e, (tmp_path / "errors" / f"{e}.md").read_text())) for e in READER
+    )
+    assert (setting.median_words, setting.p90_words) == ((words[1] + words[2]) / 2, words[3])
+    assert report.to_json()["reader"][0]["left_out_share"]["Example fix"] == 0.5
+    text = format_report(report)
+    assert "What a reader sees" in text and text.endswith("defects found\n")
+
+
+def test_switch_flags_and_values() -> None:
+    config = config_from_json(
+        {
+            "options": [
+                _switch("a", "--a", "store_true", None),
+                _switch("b", "--b", "argparse.BooleanOptionalAction", None),
+                _switch("c", "--c", "StoreBoolean", "False"),
+                _switch("d", "--shared", "store_true", None),
+                _switch("e", "--shared", "StoreBoolean", None),
+            ]
+        }
+    )
+    assert switch_flags(config) == {"--a", "--b", "--no-b"}
+    fix = {
+        "language": "shell",
+        "before": "run ... --a --b",
+        "after": "run ... --no-b x --c true --a",
+    }
+    assert valued_switches({"analysis": {"example_fix": fix}}, switch_flags(config)) == 1
+    python = {**fix, "language": "python"}
+    assert valued_switches({"analysis": {"example_fix": python}}, switch_flags(config)) == 0
+
+
+@pytest.mark.parametrize(
+    ("action", "default", "given"),
+    [
+        ("store_true", None, {"True": "--x", "False": "", "None": None, "VALUE": "--x"}),
+        ("store_true", "None", {"True": "--x", "False": None, "None": "", "VALUE": "--x"}),
+        ("store_false", None, {"True": "", "False": "--x", "None": None, "VALUE": "--x"}),
+        (
+            "argparse.BooleanOptionalAction",
+            "None",
+            {"True": "--x", "False": "--no-x", "None": "", "VALUE": "--x"},
+        ),
+        (
+            "argparse.BooleanOptionalAction",
+            "True",
+            {"True": "--x", "False": "--no-x", "None": None, "VALUE": "--x"},
+        ),
+        ("StoreBoolean", "False", {"True": "--x True", "False": "--x False", "VALUE": "--x VALUE"}),
+        (None, "1", {"2": "--x 2", "VALUE": "--x VALUE"}),
+    ],
+)
+def test_a_switch_is_never_given_a_value(
+    action: str | None, default: str | None, given: dict[str, str | None]
+) -> None:
+    opt = Option("x", ("--x",), "S", "p.py", 1, "argparse", action=action, default=default)
+    assert {value: opt.given(value) for value in given} == given

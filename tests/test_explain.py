@@ -119,13 +119,22 @@ def test_explain_prints_the_card_for_a_terminal(mined: Path, capsys) -> None:
         "\n"
         "    MLX auxiliary-state radix cache does not support enable_mamba_extra_buffer yet.\n"
         "\n"
+        "What it means\n"
+        "-------------\n"
+    )
+    assert (
         "Source\n"
         "------\n"
         "\n"
         "Thrown at `pkg/mlx.py:6` in `MlxAuxiliaryStateComponent.__init__`\n"
         "\n"
         "    class MlxAuxiliaryStateComponent:\n"
-    )
+    ) in out
+    # the sample cards' order of sections; the guard's negation is no solution
+    # and no example fix: both sections are left out
+    order = ["What it means", "Source", "When it happens", "Related errors"]
+    assert sorted(order, key=lambda h: out.index(f"\n{h}\n")) == order
+    assert "\nSolutions\n" not in out and "\nExample fix\n" not in out
     assert "- `params.enable_mamba_extra_buffer` is true (line 5)\n" in out
     # another card's link names the command that shows it
     assert (
@@ -353,7 +362,8 @@ def test_without_markdown_the_entry_is_composed_from_the_record(
         "What it means\n"
         "-------------\n"
     )
-    assert "\nSolutions\n---------\n\n1. It is not raised when" in text
+    # the record holds no solution (the guard's negation is none): no section
+    assert "\nSolutions\n" not in text and "\nWhen it happens\n" in text
 
 
 def test_terminal_safe_escapes_controls_and_every_format_character() -> None:

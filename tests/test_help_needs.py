@@ -8,6 +8,7 @@ from test_analysis_prose import analyses
 
 from miner.analysis.config import ConfigModel, Option
 from miner.analysis.evidence import help_requirement
+from miner.model import FixKind
 
 CLI = """
 import argparse
@@ -130,3 +131,46 @@ def test_a_boolean_optional_flag_is_turned_off_by_its_no_switch_and_never_given_
     fix = card.example_fix
     assert fix is not None and fix.after.endswith("--no-replicate-q")
     assert "VALUE" not in fix.before + fix.after
+
+
+SWITCHES = """
+import argparse
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument(
+        "--replicate-q", action=argparse.BooleanOptionalAction, default=None,
+        help="Replicate the Q projection.",
+    )
+    parser.add_argument("--enable-x", action="store_true", help="Turn x on.")
+    args = parser.parse_args()
+    check(args)
+    other(args)
+
+
+def check(cfg):
+    if cfg.replicate_q is not None:
+        raise ValueError("--replicate-q cannot be set with this model")
+
+
+def other(cfg):
+    if cfg.enable_x == True:
+        raise ValueError("--enable-x is not supported here")
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_a_switch_on_the_example_command_line_is_never_given_a_value():
+    cards = analyses({"tool/__init__.py": "", "tool/cli.py": SWITCHES})
+    set_q = cards["--replicate-q cannot be set with this model"].example_fix
+    assert set_q is not None and set_q.kind is FixKind.FLAG
+    # ``is not None`` of a BooleanOptionalAction: given at all, not ``--replicate-q VALUE``
+    assert set_q.before.endswith(" ... --replicate-q") and set_q.after.endswith(" ...")
+    on = cards["--enable-x is not supported here"].example_fix
+    assert on is not None and on.kind is FixKind.FLAG
+    # ``== True`` of a store_true switch: the flag alone, not ``--enable-x True``
+    assert on.before.endswith(" ... --enable-x") and on.after.endswith(" ...")

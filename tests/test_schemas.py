@@ -202,11 +202,12 @@ def test_drift_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     assert list(walk(full_records()["error"], schema, schema, set())) == [
         "/analysis: written ['audience', 'audience_reason', 'audience_rule', 'author', "
         "'condition', 'condition_text', 'confidence', 'evidence', 'example_fix', 'logged', "
-        "'origins', 'related', 'situations', 'solutions', 'trigger', 'unreachable', "
-        "'what_it_means'], "
+        "'origins', 'related', 'situations', 'solution_kinds', 'solutions', 'trigger', "
+        "'unreachable', 'what_it_means'], "
         "schema ['audience', 'audience_reason', 'audience_rule', 'author', 'condition', "
         "'condition_text', 'evidence', 'example_fix', 'logged', 'origins', 'related', "
-        "'situations', 'solutions', 'trigger', 'unreachable', 'what_it_means']"
+        "'situations', 'solution_kinds', 'solutions', 'trigger', 'unreachable', "
+        "'what_it_means']"
     ]
     monkeypatch.setattr(
         Analysis, "to_json", lambda self: {k: v for k, v in written(self).items() if k != "author"}

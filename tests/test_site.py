@@ -15,7 +15,7 @@ from sample_repo import FILES, XSS_MESSAGE, error_for, mine_sample, publish_site
 
 from miner import cli
 from miner.lookup.report import card_location
-from miner.model import SCHEMA_VERSION, Analysis, ExampleFix
+from miner.model import SCHEMA_VERSION, Analysis, ExampleFix, FixKind
 from miner.pipeline import mine_and_analyze
 from miner.publish import schemas
 from miner.publish.bundles import bundle_path, bundle_record, load_bundle, read_record
@@ -349,7 +349,7 @@ def test_analysis_sections_render(sample, tmp_path: Path) -> None:
         what_it_means="Hybrid SSM models <em>cannot</em> use **host_pool**.",
         situations=("A Mamba hybrid with `--retraction host_pool`",),
         solutions=("Use the default backup", "Upgrade"),
-        example_fix=ExampleFix("shell", "--backup host_pool", "--backup default"),
+        example_fix=ExampleFix("shell", "--backup host_pool", "--backup default", FixKind.FLAG),
         related=(related, "0000000000000000"),
         author="Analysis generated from the source at v1",
         history=("Added in v0.5.18", "Message changed in v0.5.19"),

@@ -101,13 +101,14 @@ class _Job:
         """The analysis of ``error`` (the rule sections; no language model)."""
         decision = self.audience(error)
         reading = self.writer.read(error, decision.audience.value)
-        solutions, example = self.writer.solutions(reading)
+        items, example = self.writer.solutions(reading)
         return Analysis(
             error_id=error.error_id,
             trigger=self.writer.trigger(reading),
             what_it_means=self.writer.what_it_means(reading),
             situations=self.writer.situations(reading),
-            solutions=tuple(solutions),
+            solutions=tuple(text for _, text in items),
+            solution_kinds=tuple(kind for kind, _ in items),
             example_fix=example,
             related=self.related.of(error),
             author=self.author,

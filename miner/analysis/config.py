@@ -46,6 +46,17 @@ from miner.extract.ast_fallback import names_bound
 #: How many delegation levels a derived setting is followed through.
 MAX_DEPTH = 4
 
+#: argparse actions whose flag takes no value (:attr:`Option.switch`).
+_SWITCH_ACTIONS = ("store_true", "store_false", "store_const", "BooleanOptionalAction")
+#: Values as a switch stores them (``None``: not set).
+_TRUTH: dict[str, bool | str | None] = {
+    "true": True,
+    "1": True,
+    "false": False,
+    "0": False,
+    "none": None,
+}
+
 Op = Literal["truthy", "falsy", "==", "!=", "in", "not in", "is None", "is not None", "compare"]
 
 _NEGATE: dict[str, str] = {
@@ -151,6 +162,42 @@ class Option:
         if not (self.action or "").endswith("BooleanOptionalAction") or flag is None:
             return None
         return "--no-" + flag[2:] if flag.startswith("--") else None
+
+    @property
+    def switch(self) -> bool:
+        """The flag takes no value: ``store_true``, ``store_false``,
+        ``store_const`` or ``argparse.BooleanOptionalAction``. On a command
+        line it is ``--x`` (or, for the last, ``--no-x``), never ``--x VALUE``."""
+        return (self.action or "").endswith(_SWITCH_ACTIONS)
+
+    def given(self, value: str) -> str | None:
+        """The command-line words that give the option ``value``: the flag and
+        the value for a flag that takes one; for a :attr:`switch`, the flag or
+        its ``--no-x`` alone, ``""`` when leaving the flag out gives ``value``,
+        None when no command line does. A value a switch cannot name
+        (``VALUE``, ``auto``) is the flag given. None for an option without a flag."""
+        flag = self.flag
+        if flag is None:
+            return None
+        if not self.switch:
+            return f"{flag} {value}"
+        truth = _TRUTH.get(value.lower(), "given")
+        action = self.action or ""
+        if truth == "given":
+            return flag
+        if action.endswith("BooleanOptionalAction"):
+            if truth is not None:
+                return flag if truth else self.negation
+        elif action.endswith(("store_true", "store_false")) and truth is action.endswith(
+            "store_true"
+        ):
+            return flag
+        left_out: bool | str | None
+        if self.default is None:  # argparse's default of a switch
+            left_out = None if action.endswith("Action") else action.endswith("store_false")
+        else:
+            left_out = _TRUTH.get(self.default.lower(), "other")
+        return "" if left_out is truth else None
 
     def defined_near(self, path: str) -> bool:
         """Whether the file ``path`` is in the package part that defines this

@@ -297,6 +297,7 @@ def rewrite(
             trigger=answer["trigger"].strip(),
             situations=tuple(s.strip() for s in answer["situations"]),
             solutions=tuple(s.strip() for s in answer["solutions"]),
+            solution_kinds=(),  # the model's words: kinds not known
             author=author,
         )
     return out

@@ -30,7 +30,7 @@ from miner.analysis.audience import named_env_vars
 from miner.analysis.config import ConfigModel, Option
 from miner.analysis.evidence import sentence_ends
 from miner.analysis.wording import code, shown, values_list
-from miner.model import ExampleFix
+from miner.model import ExampleFix, FixKind
 
 _FLAG = r"--[A-Za-z][\w-]*[A-Za-z0-9]"
 _FLAG_RE = re.compile(rf"(?<![\w-]){_FLAG}")
@@ -100,7 +100,8 @@ def flag_value(opt: Option, sep: str, token: str | None) -> str | None:
         return None
     if opt.is_bool:
         # a ``store_true`` switch takes no value; a custom action's does
-        # (SGLang's diffusion ``StoreBoolean``: ``--enable-svdquant false``)
+        # (SGLang's diffusion ``StoreBoolean``: ``--enable-svdquant false``), and
+        # ``BooleanOptionalAction``'s ``false`` is its ``--no-x`` (:meth:`Option.given`)
         custom = opt.action is not None and not opt.action.endswith("store_true")
         return token if custom and token.lower() in ("true", "false") else None
     if opt.choices:
@@ -262,17 +263,24 @@ class Remedies:
             return None
         value = flag_value(opt, sep, value)
         cmd = self.command(opt)
+        if value is not None and opt.switch:
+            # ``--x false`` of a switch is ``--no-x``, or the flag left out
+            flag, value = opt.given(value) or "", None
+            if not flag:
+                return None
         if value is None and opt.is_bool:
             if cmd is None:
                 return f"Pass {code(flag)}", None
-            return f"Pass {code(flag)}", ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag}")
+            return f"Pass {code(flag)}", ExampleFix(
+                "shell", f"{cmd} ...", f"{cmd} ... {flag}", FixKind.FLAG
+            )
         if value is None:
             return None
         if cmd is None:
             return f"Pass {code(f'{flag} {value}')}", None
         return (
             f"Pass {code(f'{flag} {value}')}",
-            ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {value}"),
+            ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {value}", FixKind.FLAG),
         )
 
     def remedies(self, words: str, path: str | None = None) -> list[Remedy]:
@@ -304,7 +312,9 @@ class Remedies:
                     add(
                         Remedy(
                             f"Set {code(f'{name}={value}')}: the message says it is required.",
-                            ExampleFix("shell", f"{cmd} ...", f"{name}={value} {cmd} ..."),
+                            ExampleFix(
+                                "shell", f"{cmd} ...", f"{name}={value} {cmd} ...", FixKind.ENV
+                            ),
                             (name,),
                         )
                     )
@@ -387,7 +397,9 @@ class Remedies:
                     if value_m is not None:
                         cmd = self.entry
                         setting = value_m.group(0).rstrip(".:")
-                        example = ExampleFix("shell", f"{cmd} ...", f"{setting} {cmd} ...")
+                        example = ExampleFix(
+                            "shell", f"{cmd} ...", f"{setting} {cmd} ...", FixKind.ENV
+                        )
                 add(Remedy(f'Do what the message advises: "{text}".', example, tuple(named)))
             for m in _PIP.finditer(part):
                 command = m.group(0).rstrip(".")

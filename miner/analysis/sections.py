@@ -99,7 +99,7 @@ from miner.analysis.wording import (
     shown,
     values_list,
 )
-from miner.model import Condition, Error, ExampleFix, Guard, Site
+from miner.model import Condition, Error, ExampleFix, FixKind, Guard, Site, SolutionKind
 
 __all__ = ["Fix", "Reading", "Writer", "code", "shown", "values_list"]
 
@@ -234,6 +234,26 @@ def _with_context(example: ExampleFix | None, others: list[ExampleFix]) -> Examp
     if before == f"{cmd} ...":
         return replace(example, before=f"{cmd} ... {context}", after=add(example.after))
     return replace(example, before=add(before), after=add(example.after))
+
+
+#: The values of a switch, for a failing command line of one without choices.
+_SWITCH_VALUES = ("True", "False")
+
+
+def _command(cmd: str, words: str | None) -> str | None:
+    """``cmd ... words`` (``cmd ...`` for no words); None when ``words`` is
+    None: no command line gives the value (:meth:`Option.given`)."""
+    if words is None:
+        return None
+    return f"{cmd} ... {words}" if words else f"{cmd} ..."
+
+
+def _flag_fix(text: str, before: str | None, after: str | None) -> Fix:
+    """``text`` with the command lines ``before`` -> ``after`` as its example
+    (:attr:`FixKind.FLAG`); without one when a line cannot be given or both are the same."""
+    if before is None or after is None or before == after:
+        return Fix(text)
+    return Fix(text, ExampleFix("shell", before, after, FixKind.FLAG))
 
 
 def _run(module: str | None, path: str) -> str:
@@ -2544,15 +2564,17 @@ class Writer:
             shown_value = next(
                 (v for v in values if v != "None" or not _defaults_to_none(opt)), None
             )
-            before = f"{cmd} ... {flag} {shown_value}" if shown_value else f"{cmd} ..."
+            before = _command(cmd, opt.given(shown_value) if shown_value else "")
             if safe:
                 pick = next((o for o in safe if o != "auto"), safe[0])
-                after = f"{cmd} ... {flag} {pick}"
+                after = _command(cmd, opt.given(pick))
             elif leave:
                 after = f"{cmd} ..."
             else:
                 return Fix(text) if text else None
-            return Fix(text, ExampleFix("shell", before, after))
+            if before is None or after is None or before == after:
+                return Fix(text) if text else None
+            return Fix(text, ExampleFix("shell", before, after, FixKind.FLAG))
         if cond.op in ("!=", "not in"):
             unset = opt.default in (None, "None")
             wanted = (
@@ -2576,8 +2598,9 @@ class Writer:
             default = shown(opt.default)
             # the failing command line gives the flag another value: one the
             # choices tell, else a placeholder
-            others = [c for c in choices if c not in values]
-            failing = f"{cmd} ... {flag} {others[0] if others else 'VALUE'}"
+            switch = _SWITCH_VALUES if opt.switch else ()
+            others = [c for c in choices or switch if c not in values]
+            failing = _command(cmd, opt.given(others[0] if others else "VALUE"))
             if wanted == ["None"] or (default == "None" and "None" in wanted):
                 # no command line gives a flag the value None: leave it out
                 rest = [v for v in wanted if v != "None"]
@@ -2594,26 +2617,21 @@ class Writer:
                     )
                 if default != "None":
                     return Fix(_close(text)) if rest else None
-                return Fix(_close(text), ExampleFix("shell", failing, f"{cmd} ..."))
+                return _flag_fix(_close(text), failing, f"{cmd} ...")
             if default in wanted:
                 # the value it needs is the default: passed explicitly
                 text = (
                     f"Set {code(flag)} to {values_list(wanted)}{alias_note}; {code(default)} is "
                     "its default." + helped
                 )
-                return Fix(
-                    _close(text), ExampleFix("shell", failing, f"{cmd} ... {flag} {default}")
-                )
-            return Fix(
-                _close(text), ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag} {wanted[0]}")
-            )
+                return _flag_fix(_close(text), failing, _command(cmd, opt.given(default)))
+            return _flag_fix(_close(text), f"{cmd} ...", _command(cmd, opt.given(wanted[0])))
         if cond.op == "truthy":
             if opt.negation:
                 # off only through its own switch: left out, a resolvable
                 # default may still turn it on
                 text = f"Pass {code(opt.negation)} to turn {code(flag)} off." + self._help_of(opt)
-                example = ExampleFix("shell", f"{cmd} ... {flag}", f"{cmd} ... {opt.negation}")
-                return Fix(_close(text), example)
+                return _flag_fix(_close(text), f"{cmd} ... {flag}", f"{cmd} ... {opt.negation}")
             if opt.is_bool:
                 also = (
                     f", and the deprecated alias {values_list(aliases)} sets it too"
@@ -2625,30 +2643,29 @@ class Writer:
                     "Its help says", "Dropping it gives up"
                 )
                 text = _close(text) + self._turned_on(opt)
-                return Fix(text, ExampleFix("shell", f"{cmd} ... {flag}", f"{cmd} ..."))
+                return _flag_fix(text, f"{cmd} ... {flag}", f"{cmd} ...")
             text = f"Leave {code(flag)} unset (default {code(shown(opt.default))})."
             text += self._turned_on(opt)
-            return Fix(text, ExampleFix("shell", f"{cmd} ... {flag} VALUE", f"{cmd} ..."))
+            return _flag_fix(text, _command(cmd, opt.given("VALUE")), f"{cmd} ...")
         if cond.op == "falsy" and _on_by_default(opt):
             text = (
                 f"Leave {code(flag)} out: its default is `True`; or pass it as true{alias_note}."
                 + self._help_of(opt)
             )
-            return Fix(_close(text), ExampleFix("shell", f"{cmd} ... {flag} false", f"{cmd} ..."))
+            return _flag_fix(_close(text), _command(cmd, opt.given("false")), f"{cmd} ...")
         if cond.op == "falsy":
             if opt.is_bool:
                 text = f"Pass {code(flag)}{alias_note}." + self._help_of(opt)
-                return Fix(_close(text), ExampleFix("shell", f"{cmd} ...", f"{cmd} ... {flag}"))
+                return _flag_fix(_close(text), f"{cmd} ...", f"{cmd} ... {flag}")
         if cond.op in ("falsy", "is None"):
             if choices:
                 text = f"Pass {code(flag)} with one of its choices: {values_list(choices)}."
-                after = f"{cmd} ... {flag} {choices[0]}"
-                return Fix(text, ExampleFix("shell", f"{cmd} ...", after))
+                return _flag_fix(text, f"{cmd} ...", _command(cmd, opt.given(choices[0])))
             text = f"Pass {code(flag)} with a (non-empty) value." + self._help_of(opt)
             return Fix(_close(text), None)
         if cond.op == "is not None":
             text = f"Drop {code(flag)} (its default is {code(shown(opt.default))})."
-            return Fix(text, ExampleFix("shell", f"{cmd} ... {flag} VALUE", f"{cmd} ..."))
+            return _flag_fix(text, _command(cmd, opt.given("VALUE")), f"{cmd} ...")
         return None
 
     def _field_fix(self, opt: Option, cond: Setting) -> Fix | None:
@@ -2666,7 +2683,9 @@ class Writer:
         if cond.op in ("truthy", "falsy"):
             bad, good = ("True", "False") if cond.op == "truthy" else ("False", "True")
             text = f"Construct {code(opt.owner)} with {code(f'{opt.name}={good}')}."
-            return Fix(text, ExampleFix("python", f"{call}{bad})", f"{call}{good})"))
+            return Fix(
+                text, ExampleFix("python", f"{call}{bad})", f"{call}{good})", FixKind.ARGUMENT)
+            )
         if cond.op in ("==", "in") and cond.values:
             others = [c for c in (opt.choices or ()) if c not in cond.values]
             if others:
@@ -2676,7 +2695,12 @@ class Writer:
                 )
                 return Fix(
                     text,
-                    ExampleFix("python", f"{call}{cond.values[0]!r})", f"{call}{others[0]!r})"),
+                    ExampleFix(
+                        "python",
+                        f"{call}{cond.values[0]!r})",
+                        f"{call}{others[0]!r})",
+                        FixKind.ARGUMENT,
+                    ),
                 )
         return None
 
@@ -2703,7 +2727,10 @@ class Writer:
         def fix(text: str, before: str, after: str) -> Fix:
             if cmd is None:
                 return Fix(text)
-            return Fix(text, ExampleFix("shell", before.format(cmd=cmd), after.format(cmd=cmd)))
+            return Fix(
+                text,
+                ExampleFix("shell", before.format(cmd=cmd), after.format(cmd=cmd), FixKind.ENV),
+            )
 
         if cond.op == "truthy" and not (var is not None and var.kind == "bool"):
             if unset and _truthy_text(unset, var.kind if var and var.registry else None):
@@ -2876,7 +2903,11 @@ class Writer:
             )
         return ""
 
-    def solutions(self, r: Reading) -> tuple[list[str], ExampleFix]:
+    def solutions(self, r: Reading) -> tuple[list[tuple[SolutionKind, str]], ExampleFix | None]:
+        """The card's "Solutions", each with its kind, and its "Example fix":
+        an item that is only the raise condition negated and an example that
+        only restates it (:attr:`SolutionKind.CONDITION`,
+        :attr:`FixKind.CONDITION`) are made, then left out."""
         site, error = r.site, r.error
         fixes: list[Fix] = []
         fixed: set[Term] = set()
@@ -3036,8 +3067,10 @@ class Writer:
                 fixes.append(
                     Fix(f"Check the environment variable {code(name)}, which the message names.")
                 )
-        texts = list(dict.fromkeys(_close(f.text) for f in fixes))
-        texts[0:0] = self.install_fixes(r)
+        items: list[tuple[SolutionKind, str]] = [
+            (SolutionKind.FIX, t) for t in dict.fromkeys(_close(f.text) for f in fixes)
+        ]
+        items[0:0] = [(SolutionKind.INSTALL, t) for t in self.install_fixes(r)]
         fixed.update(term for term, _ in r.failed_imports)
         example = _with_context(
             next((f.example for f in fixes if f.example is not None), None),
@@ -3048,14 +3081,19 @@ class Writer:
             t for t in r.terms if t not in fixed and self.way_out(r, t) and not _loop_exit(t)
         ]
         if name in ("ImportError", "ModuleNotFoundError") and not any(
-            "Install" in t for t in texts
+            "Install" in t for _, t in items
         ):
             # A package is missing when an import failed here, or the message
             # says so; an ImportError raised for an unsupported format is not.
             module = self.imported_module(r)
             if module or r.failed_imports or _ABOUT_PACKAGES.search(message_text(error)):
                 what = f" (the code imports {code(module)})" if module else ""
-                texts.append(f"Install the missing package{what} in the same environment.")
+                items.append(
+                    (
+                        SolutionKind.INSTALL,
+                        f"Install the missing package{what} in the same environment.",
+                    )
+                )
         if unlinked and not r.contradictory:
             listed = [t for t in unlinked if _flat(t.cond)]
             if any(not _loop_item(t) for t in listed):
@@ -3092,67 +3130,88 @@ class Writer:
                     + said
                 )
             if len(ways) == 1:
-                texts.append(sentence(f"{lead} {ways[0]}") + said)
+                items.append((SolutionKind.CONDITION, sentence(f"{lead} {ways[0]}") + said))
             elif ways:
                 more = (
                     f" (and {plural(left, 'earlier condition')} listed under When it happens)"
                     if left > 0
                     else ""
                 )
-                texts.append(
-                    sentence(f"{lead} any one of these holds{more}: " + "; ".join(ways)) + said
+                items.append(
+                    (
+                        SolutionKind.CONDITION,
+                        sentence(f"{lead} any one of these holds{more}: " + "; ".join(ways)) + said,
+                    )
                 )
         after = self.next_check(site) if r.user_facing else None
-        if after is not None and texts:
+        if after is not None and items:
             shown = condition_from(after.guards[-1:]).text()
-            texts.append(
-                f"Once it passes, the next check of {code(site.scope)} raises "
-                f"{code(short(after.exception or 'an exception'))} at line {after.line} when "
-                f"{code(shown)}: {code(_quoted_message(after.message or ''))}."
+            items.append(
+                (
+                    SolutionKind.FOLLOW_UP,
+                    f"Once it passes, the next check of {code(site.scope)} raises "
+                    f"{code(short(after.exception or 'an exception'))} at line {after.line} when "
+                    f"{code(shown)}: {code(_quoted_message(after.message or ''))}.",
+                )
             )
         later, more_checks = (
-            self.later_checks(r) if r.user_facing and after is None and texts else ((), False)
+            self.later_checks(r) if r.user_facing and after is None and items else ((), False)
         )
         if later:
             needs = "; ".join(f"{words} (line {line})" for line, words in later[:MAX_LATER])
             beyond = len(later) - MAX_LATER
             among = ", among others" if more_checks else ""
-            texts.append(
-                f"Once it passes, later checks of {code(site.scope)} in the same block "
-                f"also need{among}: {needs}"
-                + (
-                    f"; and {plural(beyond, 'more setting')} (their own cards)."
-                    if beyond > 0
-                    else "."
+            items.append(
+                (
+                    SolutionKind.FOLLOW_UP,
+                    f"Once it passes, later checks of {code(site.scope)} in the same block "
+                    f"also need{among}: {needs}"
+                    + (
+                        f"; and {plural(beyond, 'more setting')} (their own cards)."
+                        if beyond > 0
+                        else "."
+                    ),
                 )
             )
         for fix in around:
-            texts.append(f"{_close(fix.text)} The check is then not reached.")
+            items.append((SolutionKind.FIX, f"{_close(fix.text)} The check is then not reached."))
         if r.dead and not r.terms:
             lines = ", ".join(str(g.line) for g in r.dead)
-            texts.append(
-                f"Nothing to change for this line alone: as mined, line {lines} leaves first."
+            items.append(
+                (
+                    SolutionKind.NOTE,
+                    f"Nothing to change for this line alone: as mined, line {lines} leaves first.",
+                )
             )
         if r.excluded is not None:
             first = r.excluded.asserted
             if first is not None and first.origin is not None:
-                texts.append(
-                    "If you see this message, Python runs with `-O` (asserts stripped) and the "
-                    f"`assert` at line {first.origin.line} did not run: its test, "
-                    f"{code(first.cond.text())} here, is what failed."
+                items.append(
+                    (
+                        SolutionKind.NOTE,
+                        "If you see this message, Python runs with `-O` (asserts stripped) and the "
+                        f"`assert` at line {first.origin.line} did not run: its test, "
+                        f"{code(first.cond.text())} here, is what failed.",
+                    )
                 )
             else:
-                texts.append(
-                    "Nothing to change in settings or inputs: as written the code cannot get "
-                    "here. If you see this message, report it with the traceback."
+                items.append(
+                    (
+                        SolutionKind.NOTE,
+                        "Nothing to change in settings or inputs: as written the code cannot get "
+                        "here. If you see this message, report it with the traceback.",
+                    )
                 )
         if name == "AssertionError" and not r.user_facing:
-            texts.append(
-                "If your settings and inputs are valid, report it as a bug with the message "
-                f"and the traceback (an internal check of {code(site.scope)} failed)."
+            items.append(
+                (
+                    SolutionKind.NOTE,
+                    "If your settings and inputs are valid, report it as a bug with the message "
+                    f"and the traceback (an internal check of {code(site.scope)} failed).",
+                )
             )
         ways_out = [t.cond for t in unlinked]
-        if not texts and ways_out and not r.contradictory:
+        if not items and ways_out and not r.contradictory:
             # conditions too nested to list one by one: the whole negation
             instead = negated(
                 ways_out[0] if len(ways_out) == 1 else Condition("and", tuple(ways_out))
@@ -3163,28 +3222,45 @@ class Writer:
                 if len(shown) <= MAX_SHOWN
                 else 'the condition of the Example fix\'s "after" holds instead'
             )
-            texts.append(
-                f"It is not raised when {holds}." + (self.message_says(r) if r.user_facing else "")
+            items.append(
+                (
+                    SolutionKind.CONDITION,
+                    f"It is not raised when {holds}."
+                    + (self.message_says(r) if r.user_facing else ""),
+                )
             )
         loop = self.loop_end(r)
-        if not texts and loop is not None:
+        if not items and loop is not None:
             assert loop.origin is not None
             test = negated(loop.cond).text()
-            texts.append(
-                f"It is raised once the `while` loop at line {loop.origin.line} ends because "
-                f"{code(test)} no longer holds: only leaving the loop before that (a `return` "
-                "or `break` in it, where there is one) avoids it."
-                + (self.message_says(r) if r.user_facing else "")
+            items.append(
+                (
+                    SolutionKind.CONDITION,
+                    f"It is raised once the `while` loop at line {loop.origin.line} ends because "
+                    f"{code(test)} no longer holds: only leaving the loop before that (a `return` "
+                    "or `break` in it, where there is one) avoids it."
+                    + (self.message_says(r) if r.user_facing else ""),
+                )
             )
-        if not texts:
-            texts.append(
-                f"Avoid the call path into {code(site.scope)} (see Common situations): "
-                f"nothing in it lets the call get past `{site.path}:{site.line}`."
-                + (self.message_says(r) if r.user_facing else "")
+        if not items:
+            items.append(
+                (
+                    SolutionKind.CONDITION,
+                    f"Avoid the call path into {code(site.scope)} (see Common situations): "
+                    f"nothing in it lets the call get past `{site.path}:{site.line}`."
+                    + (self.message_says(r) if r.user_facing else ""),
+                )
             )
         if example is None:
             example = self.code_example(r)
-        return texts, example
+        # a negated condition is no solution: the card leaves it out, and what
+        # later checks need says nothing without a way past this one
+        said_items: list[tuple[SolutionKind, str]] = [
+            (k, t) for k, t in items if k is not SolutionKind.CONDITION
+        ]
+        if all(k is SolutionKind.FOLLOW_UP for k, _ in said_items):
+            said_items = []
+        return said_items, (None if example.kind is FixKind.CONDITION else example)
 
     @staticmethod
     def _import_groups(r: Reading) -> list[tuple[OptionalImport, list[str]]]:
@@ -3279,6 +3355,7 @@ class Writer:
                 "# it does not when this holds instead"
                 + (" (the other conditions lead to other errors)" if other else "")
                 + f":\n{instead.text()}",
+                FixKind.CONDITION,
             )
         loop = self.loop_end(r)
         if loop is not None:
@@ -3288,11 +3365,13 @@ class Writer:
                 f"# {where} raises when this holds:\n{cond.text()}",
                 f"# it does not when the loop at line {loop.origin.line} leaves early, while "
                 f"this still holds:\n{negated(loop.cond).text()}",
+                FixKind.CONDITION,
             )
         return ExampleFix(
             "python",
             f"# a call of {site.scope} gets to {where}",
             f"# take another code path than {site.scope}",
+            FixKind.CONDITION,
         )
 
 

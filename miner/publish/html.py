@@ -120,6 +120,7 @@ CARD_FIELDS = (
     "what_it_means",
     "situations",
     "solutions",
+    "solution_kinds",
     "example_fix",
     "related",
     "author",

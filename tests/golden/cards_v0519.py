@@ -864,7 +864,8 @@ CARDS: tuple[dict[str, Any], ...] = (
                 r"`num_placeholders != len\(counts\)`",
                 r"`placeholder_token_id` is not `None`",
             ),
-            "solutions": (r"num_placeholders == len\(counts\)",),
+            # "The input passes this check when `num_placeholders == len(counts)`" was
+            # only the condition above negated: no solution, left out of the card
         },
     ),
     dict(
