@@ -1344,29 +1344,19 @@ _CallFacts = tuple[
 
 
 class _Beside(NamedTuple):
-    """What :func:`collect` gathers in the process beside: the facts that
-    read no exit of a site (so not the nested exits this process adds)."""
+    """What :func:`collect` gathers in the process beside: the facts of the
+    calls and the configuration model, which read no exit of a site (so
+    not the nested exits this process adds). This process meanwhile reads
+    the rest, about as long (the locals' values, the decorators, ...)."""
 
     calls: _CallFacts
-    local_values: dict[tuple[str, str, str], tuple[LocalValue, ...]]
     config: ConfigModel
-    decorators: dict[tuple[str, str], tuple[Decorator, ...]]
-    foreign: dict[str, frozenset[str]]
-    doc_lines: dict[tuple[str, int], tuple[int, int]]
 
 
-def _beside(index: SourceIndex, targets: set[str], sites: list[Site]) -> _Beside:
-    """:class:`_Beside` of the commit held by ``index``: :func:`_call_facts`,
-    :func:`local_values`, the configuration model, the decorators, the
-    foreign names and the docstrings' header lines."""
-    return _Beside(
-        _call_facts(index, targets),
-        local_values(index.files, sites),
-        mine_config(index),
-        function_decorators(index.files, sites),
-        foreign_names(index, (s.path for s in sites)),
-        header_lines(index.files, sites),
-    )
+def _beside(index: SourceIndex, targets: set[str]) -> _Beside:
+    """:class:`_Beside` of the commit held by ``index``: :func:`_call_facts`
+    and the configuration model."""
+    return _Beside(_call_facts(index, targets), mine_config(index))
 
 
 def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
@@ -1399,10 +1389,10 @@ def collect(
     progress: Callable[[str], None] | None = None,
 ) -> RepoFacts:
     """Gather the facts of a commit from its ``.py`` files (path -> bytes) and
-    mined sites. With ``jobs`` > 1, the facts of the calls, the locals'
-    values, the configuration model and what needs no exit of a site
-    (:class:`_Beside`) are gathered in a forked process while this one adds
-    the nested exits and reads what depends on them, and the code around the
+    mined sites. With ``jobs`` > 1, the facts of the calls and the
+    configuration model (:class:`_Beside`, which need no exit of a site) are
+    gathered in a forked process while this one reads the locals' values,
+    adds the nested exits and reads what depends on them, and the code around the
     settings is read in ``jobs`` processes (the same facts). ``progress`` is
     called with the words of each of its :data:`COLLECT_PARTS` parts as it
     begins (for a progress line; nothing is printed here).
@@ -1425,7 +1415,12 @@ def _collect(
     index = SourceIndex(files)
     index.definitions("")  # the word index, built once before both halves read it
     targets = {t for t in (target_name(s.scope) for s in sites if not s.reraise) if t}
-    with beside(jobs, _beside, index, targets, sites) as beside_facts:
+    with beside(jobs, _beside, index, targets) as beside_facts:
+        # of the sites as mined: these read no exit
+        local = local_values(files, sites)
+        decorators = function_decorators(files, sites)
+        foreign = foreign_names(index, (s.path for s in sites))
+        doc_lines = header_lines(files, sites)
         nested = site_nested_exits(files, sites)
         # What the cards read: the exits nested in earlier branches added
         # (the records stay as mined).
@@ -1443,7 +1438,7 @@ def _collect(
         bare = tested_bare_names(sites)
         optional = optional_imports(files, bare)
         values = module_values(files, bare)
-        local = local_bindings(files, sites, assigned)
+        binds = local_bindings(files, sites, assigned)
         selfs = same_class_calls(files, sites, definitions)
         module_docs = module_docstrings(files, (s.path for s in sites))
         booleans = boolean_names(files, tested_names(sites, _IDENTIFIER))
@@ -1470,11 +1465,11 @@ def _collect(
     arguments = call_arguments(files, sites, callers, bare)
     return RepoFacts(
         booleans=booleans,
-        foreign=got.foreign,
+        foreign=foreign,
         self_calls=selfs,
         nested_exits=nested,
-        local_binds=local,
-        local_values=got.local_values,
+        local_binds=binds,
+        local_values=local,
         call_reach=reaches,
         referenced=refs,
         uses=uses,
@@ -1492,9 +1487,9 @@ def _collect(
         resolved=resolved,
         notes=notes,
         choices=choices,
-        doc_lines=got.doc_lines,
+        doc_lines=doc_lines,
         arguments=arguments,
-        decorators=got.decorators,
+        decorators=decorators,
         module_doc_lines=module_doc_lines,
         optional_imports=optional,
         module_values=values,
