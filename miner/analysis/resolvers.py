@@ -31,10 +31,10 @@ import bisect
 import functools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
-from miner.analysis.code import SourceIndex, literal_text, unparse
+from miner.analysis.code import SourceIndex, literal_text, unparse, walk
 from miner.lifecycle import fork_map
 
 #: A setting read from more files than this has its readers' comments left out.
@@ -194,11 +194,13 @@ def _comments(lines: list[str], first: int, last: int) -> Iterable[tuple[int, st
         yield start, " ".join(p for p in parts if p), frozenset(names)
 
 
+@functools.lru_cache(maxsize=4096)
 def _mentions(setting: str) -> re.Pattern[str]:
     s = re.escape(setting)
     return re.compile(rf"\.{s}\b|['\"]{s}['\"]|(?<![\w.]){s}[ \t]*=(?!=)")
 
 
+@functools.lru_cache(maxsize=4096)
 def _keyed_writes(setting: str) -> re.Pattern[str]:
     """Stores by key or keyword only (``o["x"] = v``, ``{"x": v}``, ``f(x=v)``):
     for a setting whose name is everywhere, ``self.x = v`` is mostly another
@@ -239,6 +241,7 @@ def _may_choose(body: list[str], setting: str, write: re.Pattern[str]) -> bool:
     return False
 
 
+@functools.lru_cache(maxsize=4096)
 def _writes(setting: str) -> re.Pattern[str]:
     s = re.escape(setting)
     return re.compile(
@@ -295,15 +298,12 @@ class _FileReader:
     keys: frozenset[str]
     everywhere: set[str]
     """Settings named in more than :data:`MAX_FILES` files."""
-    patterns: dict[str, tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]] = field(
-        default_factory=dict
-    )
 
     def read(self, item: tuple[str, list[str]]) -> tuple[list[Note], list[Choice]]:
         """The notes and choices of the settings ``item[1]`` in the file ``item[0]``,
         setting by setting (sorted), in line order."""
         path, found = item
-        index, key_set, patterns = self.index, self.keys, self.patterns
+        index, key_set = self.index, self.keys
         notes: list[Note] = []
         choices: list[Choice] = []
         text = index.files[path].decode("utf-8", "replace")
@@ -314,9 +314,6 @@ class _FileReader:
         firsts: list[int] = []
         for setting in sorted(found):
             everywhere = setting in self.everywhere
-            if setting not in patterns:
-                patterns[setting] = (_keyed_writes(setting), _writes(setting), _mentions(setting))
-            keyed, write, mention = patterns[setting]
             spans: dict[tuple[int, int], tuple[str, bool]] = {}
             seen_lines: set[int] = set()
             at = text.find(setting)
@@ -328,12 +325,12 @@ class _FileReader:
                 seen_lines.add(n)
                 line = lines[n]
                 if everywhere:
-                    if not keyed.search(line):
+                    if not _keyed_writes(setting).search(line):
                         continue
                     stores = True
                 else:
-                    stores = bool(write.search(line))
-                    if not stores and not mention.search(line):
+                    stores = bool(_writes(setting).search(line))
+                    if not stores and not _mentions(setting).search(line):
                         continue
                 if ranges is None:
                     ranges = _function_ranges(lines)
@@ -353,7 +350,7 @@ class _FileReader:
                     notes.append(
                         Note(setting, name, path, start + 1, comment, uses - {setting}, stores)
                     )
-                if stores and _may_choose(lines[first : end + 1], setting, write):
+                if stores and _may_choose(lines[first : end + 1], setting, _writes(setting)):
                     choices.extend(_choices(index, path, setting, first + 1, functions))
         return notes, choices
 
@@ -432,7 +429,7 @@ _Functions = dict[int, "_Function | ast.FunctionDef | ast.AsyncFunctionDef"]
 
 def _function(func: ast.FunctionDef | ast.AsyncFunctionDef) -> _Function:
     """:class:`_Function` of ``func``: one walk."""
-    nodes = list(ast.walk(func))
+    nodes = list(walk(func))
     local: dict[str, list[ast.Assign]] = {}
     unset_lines: set[int] = set()
     for node in nodes:
