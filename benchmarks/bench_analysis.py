@@ -1,12 +1,20 @@
 """Time the analysis stages on one commit: mining, facts, origins, analyze;
-then the origins stage of a base revision of the miner against this tree's,
-side by side.
+then the facts stage and the origins stage of a base revision of the miner
+against this tree's, side by side.
 
 Usage: ``python benchmarks/bench_analysis.py [REPO] [REV] [--base REF]
-[--jobs N]`` (default: the SGLang release repository at
-``$RAISE_MINER_CORPUS`` or ``.corpus/sglang``, tag ``v0.5.19``, base
-``3730f18``: the origins stage before issue 33, 2 jobs). Prints seconds per
-stage; numbers are noisy on a shared machine.
+[--facts-base REF] [--jobs N] [--only facts|origins]`` (default: the SGLang
+release repository at ``$RAISE_MINER_CORPUS`` or ``.corpus/sglang``, tag
+``v0.5.19``, base ``3730f18``: the origins stage before issue 33; facts base
+``c414659``: the facts stage before it was made faster; 2 jobs). ``--only``
+skips the stage timings of this tree and the other side by side. Prints
+seconds per stage; numbers are noisy on a shared machine.
+
+The facts side by side runs each tree's :func:`~miner.analysis.facts.collect`
+the same way (a fresh process per tree, cold, the same pickled inputs) and
+prints a digest of the :class:`~miner.analysis.facts.RepoFacts` it returns:
+a canonical text of every field (sets sorted, mappings in their order), so
+that equal facts give the same digest in any process.
 
 The side by side runs each tree's :func:`~miner.analysis.origins.trace_origins`
 in a fresh process of its own (``PYTHONPATH`` set to the tree; the base is
@@ -71,6 +79,45 @@ print(json.dumps({"tree": miner.__file__, "wall": wall, "cpu": used,
 """
 
 
+#: Run like :data:`_STAGE`: the facts stage of the pickled files and sites,
+#: timed, and a digest of the canonical text of the facts it returns.
+_FACTS = """
+import ast, dataclasses, hashlib, json, pickle, resource, sys, time
+import miner
+from miner.analysis.facts import collect
+
+def cpu():
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+def canon(x):
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        fields = (f.name for f in dataclasses.fields(x))
+        return type(x).__name__ + "(" + ",".join(canon(getattr(x, f)) for f in fields) + ")"
+    if isinstance(x, ast.AST):
+        return ast.dump(x, include_attributes=True)
+    if isinstance(x, dict):
+        return "{" + ",".join(canon(k) + ":" + canon(v) for k, v in x.items()) + "}"
+    if isinstance(x, (set, frozenset)):
+        return "set(" + ",".join(sorted(canon(v) for v in x)) + ")"
+    if isinstance(x, (list, tuple)):
+        name = type(x).__name__ if hasattr(x, "_fields") else ""
+        return name + "[" + ",".join(canon(v) for v in x) + "]"
+    return repr(x)
+
+with open(sys.argv[1], "rb") as fh:
+    files, sites, errors = pickle.load(fh)
+jobs = int(sys.argv[2])
+start, used = time.perf_counter(), cpu()
+facts = collect(files, sites, jobs=jobs)
+wall, used = time.perf_counter() - start, cpu() - used
+print(json.dumps({"tree": miner.__file__, "wall": wall, "cpu": used,
+                  "errors": len(facts.callers),
+                  "digest": hashlib.sha256(canon(facts).encode()).hexdigest()[:16]}))
+"""
+
+
 def _base_tree(ref: str, into: Path) -> Path:
     """The ``miner`` package of revision ``ref`` of this repository, unpacked under ``into``."""
     archive = subprocess.run(
@@ -83,11 +130,12 @@ def _base_tree(ref: str, into: Path) -> Path:
     return into
 
 
-def _stage_run(tree: Path, inputs: Path, jobs: int) -> dict[str, object]:
-    """One cold run of the origins stage of the miner at ``tree``."""
+def _stage_run(tree: Path, inputs: Path, jobs: int, script: str = _STAGE) -> dict[str, object]:
+    """One cold run of the origins stage (or of ``script``: :data:`_FACTS`)
+    of the miner at ``tree``."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     done = subprocess.run(
-        [sys.executable, "-c", _STAGE, str(inputs), str(jobs)],
+        [sys.executable, "-c", script, str(inputs), str(jobs)],
         check=True,
         capture_output=True,
         text=True,
@@ -98,20 +146,24 @@ def _stage_run(tree: Path, inputs: Path, jobs: int) -> dict[str, object]:
     return found
 
 
-def side_by_side(files: dict[str, bytes], result: MineResult, base: str, jobs: int) -> int:
-    """Print the origins stage of ``base`` and of this tree, and their ratio;
-    1 when their outputs differ."""
-    with tempfile.TemporaryDirectory(prefix="bench-origins-") as tmp:
+def side_by_side(
+    files: dict[str, bytes], result: MineResult, base: str, jobs: int, stage: str = "origins"
+) -> int:
+    """Print the ``stage`` (``origins`` or ``facts``) of ``base`` and of this
+    tree, and their ratio; 1 when their outputs differ."""
+    script = _FACTS if stage == "facts" else _STAGE
+    with tempfile.TemporaryDirectory(prefix=f"bench-{stage}-") as tmp:
         inputs = Path(tmp) / "inputs.pkl"
         with inputs.open("wb") as fh:
             pickle.dump((files, result.sites, result.errors), fh)
-        old = _stage_run(_base_tree(base, Path(tmp) / "base"), inputs, jobs)
-        new = _stage_run(ROOT, inputs, jobs)
-    print(f"origins stage, cold, jobs={jobs}, each in a fresh process:")
+        old = _stage_run(_base_tree(base, Path(tmp) / "base"), inputs, jobs, script)
+        new = _stage_run(ROOT, inputs, jobs, script)
+    unit = "callers" if stage == "facts" else "errors"
+    print(f"{stage} stage, cold, jobs={jobs}, each in a fresh process:")
     for label, run in ((f"base {base}", old), ("this tree", new)):
         print(
             f"  {label:<16} {run['wall']:8.2f} s wall {run['cpu']:8.2f} s cpu"
-            f"  ({run['errors']} errors, output {run['digest']})"
+            f"  ({run['errors']} {unit}, output {run['digest']})"
         )
     ratio = float(str(old["wall"])) / max(float(str(new["wall"])), 1e-9)
     cpu_ratio = float(str(old["cpu"])) / max(float(str(new["cpu"])), 1e-9)
@@ -123,6 +175,20 @@ def side_by_side(files: dict[str, bytes], result: MineResult, base: str, jobs: i
     return 0
 
 
+def _stage_times(files: dict[str, bytes], result: MineResult, jobs: int) -> None:
+    """Print this tree's facts, origins and analyze stages' seconds."""
+    read = time.perf_counter()
+    repo_facts = collect(files, result.sites)
+    facts = time.perf_counter()
+    traced = trace_origins(files, result.errors, repo_facts, jobs=jobs)
+    origins = time.perf_counter()
+    analyses = analyze(result, repo_facts)
+    done = time.perf_counter()
+    print(f"facts   {facts - read:8.2f} s")
+    print(f"origins {origins - facts:8.2f} s  ({len(traced.origins)} errors, jobs={jobs})")
+    print(f"analyze {done - origins:8.2f} s  ({len(analyses)} analyses)")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -130,7 +196,11 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("rev", nargs="?", default="v0.5.19")
     parser.add_argument("--base", default="3730f18", help="the revision to compare against")
+    parser.add_argument(
+        "--facts-base", default="c414659", help="the revision to compare the facts stage against"
+    )
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", choices=("facts", "origins"), help="one side by side alone")
     args = parser.parse_args(argv)
     start = time.perf_counter()
     repo, commit, info = pipeline.pin(args.repo, args.rev)
@@ -139,19 +209,17 @@ def main(argv: list[str]) -> int:
     mined = time.perf_counter()
     files = pipeline.facts_sources(repo, entries, result)
     read = time.perf_counter()
-    repo_facts = collect(files, result.sites)
-    facts = time.perf_counter()
-    traced = trace_origins(files, result.errors, repo_facts, jobs=args.jobs)
-    origins = time.perf_counter()
-    analyses = analyze(result, repo_facts)
-    done = time.perf_counter()
-    print(f"{info.slug}@{info.short_sha}: {len(result.errors)} errors, {len(analyses)} analyses")
+    print(f"{info.slug}@{info.short_sha}: {len(result.errors)} errors")
     print(f"mine    {mined - start:8.2f} s")
     print(f"read    {read - mined:8.2f} s  ({len(files)} files)")
-    print(f"facts   {facts - read:8.2f} s")
-    print(f"origins {origins - facts:8.2f} s  ({len(traced.origins)} errors, jobs={args.jobs})")
-    print(f"analyze {done - origins:8.2f} s")
-    return side_by_side(files, result, args.base, args.jobs)
+    if args.only is None:
+        _stage_times(files, result, args.jobs)
+    code = 0
+    if args.only in (None, "facts"):
+        code |= side_by_side(files, result, args.facts_base, args.jobs, "facts")
+    if args.only in (None, "origins"):
+        code |= side_by_side(files, result, args.base, args.jobs, "origins")
+    return code
 
 
 if __name__ == "__main__":

@@ -183,6 +183,8 @@ def _call_at(lines: list[str], number: int, target: str) -> tuple[ast.Call, str,
     if not 0 < number <= len(lines):
         return None
     line = lines[number - 1]
+    if target not in line:  # no call of it: no pattern compiled for it
+        return None
     for m in _call_of(target).finditer(line):
         opened = m.end() - 1
         text, depth = "", 0

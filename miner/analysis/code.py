@@ -281,6 +281,21 @@ def dotted(node: ast.AST) -> str | None:
     return None
 
 
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """:func:`ast.walk`: ``node`` and every node under it, in the same order
+    (breadth first, each node's fields in order), about half its time: one
+    generator, no :func:`ast.iter_child_nodes` per node."""
+    todo = [node]
+    for each in todo:  # grows as it goes: the queue
+        for name in each._fields:
+            value = getattr(each, name, None)
+            if isinstance(value, ast.AST):
+                todo.append(value)
+            elif isinstance(value, list):
+                todo.extend(item for item in value if isinstance(item, ast.AST))
+        yield each
+
+
 def call_name(node: ast.Call) -> str | None:
     """The last name of a call's function (``parser.add_argument`` -> ``add_argument``)."""
     func = node.func

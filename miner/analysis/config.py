@@ -33,6 +33,7 @@ picks):
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
@@ -40,7 +41,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from miner.analysis.audience import path_kind
-from miner.analysis.code import SourceIndex, call_name, dotted, literal_text, parse_expr, unparse
+from miner.analysis.code import (
+    SourceIndex,
+    call_name,
+    dotted,
+    literal_text,
+    parse_expr,
+    unparse,
+    walk,
+)
 from miner.extract.ast_fallback import names_bound
 
 #: How many delegation levels a derived setting is followed through.
@@ -559,16 +568,16 @@ def _enclosing(tree: ast.Module) -> dict[int, str]:
     """id(node) -> qualname of the function/class holding it (only calls)."""
     owners: dict[int, str] = {}
 
-    def walk(node: ast.AST, qual: str) -> None:
+    def visit(node: ast.AST, qual: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                walk(child, f"{qual}.{child.name}" if qual else child.name)
+                visit(child, f"{qual}.{child.name}" if qual else child.name)
             else:
                 if isinstance(child, ast.Call):
                     owners[id(child)] = qual
-                walk(child, qual)
+                visit(child, qual)
 
-    walk(tree, "")
+    visit(tree, "")
     return owners
 
 
@@ -632,7 +641,22 @@ def _evaluate(node: ast.AST | None, env: Mapping[str, str]) -> Any:
     return _UNKNOWN
 
 
-def _default_strings(tree: ast.Module) -> dict[int, dict[str, str]]:
+def _call_lines(tree: ast.Module, name: str = "add_argument") -> list[int]:
+    """The lines (sorted) of the calls of ``name`` in ``tree``."""
+    return sorted(
+        node.lineno for node in walk(tree) if isinstance(node, ast.Call) and call_name(node) == name
+    )
+
+
+def _may_hold(func: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[int]) -> bool:
+    """Whether a line of ``lines`` (sorted) is in ``func``'s text, its
+    decorators included: else no node under it is on one of them."""
+    first = min([func.lineno, *(d.lineno for d in func.decorator_list)])
+    i = bisect.bisect_left(lines, first)
+    return i < len(lines) and lines[i] <= (func.end_lineno or func.lineno)
+
+
+def _default_strings(tree: ast.Module, lines: list[int]) -> dict[int, dict[str, str]]:
     """id(call) -> the string names of its function with the defaults applied.
 
     A method such as ``add_cli_args(parser, prefix: str = "")`` builds its
@@ -641,10 +665,14 @@ def _default_strings(tree: ast.Module) -> dict[int, dict[str, str]]:
     called with the default, as the main parser does, they read
     ``--vae-tiling``. Parameters with a string default and the function's
     top-level assignments that evaluate from them (:func:`_evaluate`) are bound.
+    Only the functions whose text holds one of ``lines`` (the calls read
+    after, :func:`_call_lines`) are read.
     """
     found: dict[int, dict[str, str]] = {}
-    for func in ast.walk(tree):
+    for func in walk(tree):
         if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        if not _may_hold(func, lines):
             continue
         args = func.args.posonlyargs + func.args.args
         env: dict[str, str] = {}
@@ -669,13 +697,13 @@ def _default_strings(tree: ast.Module) -> dict[int, dict[str, str]]:
                     env[stmt.targets[0].id] = value
                 else:
                     env.pop(stmt.targets[0].id, None)
-        for node in ast.walk(func):
+        for node in walk(func):
             if isinstance(node, ast.Call):
                 found.setdefault(id(node), dict(env))
     return found
 
 
-def _function_locals(tree: ast.Module) -> dict[int, dict[str, ast.expr | None]]:
+def _function_locals(tree: ast.Module, lines: list[int]) -> dict[int, dict[str, ast.expr | None]]:
     """id(call) -> the local names of its innermost function: the value of a
     name bound once, by a plain assignment among the function's top-level
     statements; None for any other local (bound twice, in a branch, a loop, a
@@ -685,10 +713,14 @@ def _function_locals(tree: ast.Module) -> dict[int, dict[str, ast.expr | None]]:
     cls.disagg_role`` before ``add_argument("--disagg-role",
     default=role_default)`` (multimodal_gen's ``server_args/disagg.py``): the
     flag's default is that expression, not a value called ``role_default``.
+    Only the functions whose text holds one of ``lines`` (the calls read
+    after, :func:`_call_lines`) are read.
     """
     found: dict[int, dict[str, ast.expr | None]] = {}
     functions = [
-        n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        n
+        for n in walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and _may_hold(n, lines)
     ]
     for func in functions:
         local: dict[str, ast.expr | None] = {
@@ -707,11 +739,11 @@ def _function_locals(tree: ast.Module) -> dict[int, dict[str, ast.expr | None]]:
             and len(stmt.targets) == 1
             and isinstance(stmt.targets[0], ast.Name)
         }
-        for node in ast.walk(func):
+        for node in walk(func):
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 once = node.id not in local and id(node) in top
                 local[node.id] = top[id(node)] if once else None
-        for node in ast.walk(func):
+        for node in walk(func):
             if isinstance(node, ast.Call):
                 found[id(node)] = local
     return found
@@ -725,12 +757,12 @@ def _wraps_add_argument(tree: ast.Module) -> tuple[bool, bool]:
     argparse.SUPPRESS); return parser.add_argument(*name_or_flags,
     **kwargs)``); and whether it makes their default ``argparse.SUPPRESS``
     (the namespace then has no attribute for a flag not given)."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if (
             isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.name == "add_argument"
         ):
-            calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+            calls = [n for n in walk(node) if isinstance(n, ast.Call)]
             if any(
                 isinstance(c.func, ast.Attribute)
                 and c.func.attr == "add_argument"
@@ -751,11 +783,12 @@ def _wraps_add_argument(tree: ast.Module) -> tuple[bool, bool]:
 def _argparse_options(path: str, tree: ast.Module) -> list[Option]:
     lists = _module_lists(tree)
     owners = _enclosing(tree)
-    strings = _default_strings(tree)
-    local_values = _function_locals(tree)
+    lines = _call_lines(tree)
+    strings = _default_strings(tree, lines)
+    local_values = _function_locals(tree, lines)
     wrapped, suppressed = _wraps_add_argument(tree)
     out: list[Option] = []
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if not (isinstance(node, ast.Call) and call_name(node) == "add_argument"):
             continue
         bare = not isinstance(node.func, ast.Attribute)
@@ -953,13 +986,13 @@ def _dataclass_fields(
 
 def _loops_over_fields(cls: ast.ClassDef) -> bool:
     """A method iterates ``fields(...)`` and calls ``add_argument`` inside the loop."""
-    for node in ast.walk(cls):
+    for node in walk(cls):
         if isinstance(node, (ast.For, ast.comprehension)):
             it = node.iter
             if isinstance(it, ast.Call) and call_name(it) == "fields":
                 body = node.body if isinstance(node, ast.For) else []
                 for sub in body:
-                    for inner in ast.walk(sub):
+                    for inner in walk(sub):
                         if isinstance(inner, ast.Call) and call_name(inner) == "add_argument":
                             return True
     return False
@@ -968,7 +1001,7 @@ def _loops_over_fields(cls: ast.ClassDef) -> bool:
 def _makes_flags(cls: ast.ClassDef) -> bool:
     """The class builds its own flags: a method calls ``add_argument`` or passes
     the class to a helper (``helper(parser, Cls)``)."""
-    for node in ast.walk(cls):
+    for node in walk(cls):
         if isinstance(node, ast.Call):
             if call_name(node) == "add_argument":
                 return True
@@ -1266,7 +1299,7 @@ def _env_kind(callee: str) -> str | None:
 def _env_registry(path: str, tree: ast.Module) -> list[EnvVar]:
     """Class attributes ``NAME = EnvKind(default, ...)`` of classes holding at least three."""
     out: list[EnvVar] = []
-    for cls in ast.walk(tree):
+    for cls in walk(tree):
         if not isinstance(cls, ast.ClassDef):
             continue
         found = []
@@ -1367,7 +1400,7 @@ def _stored_first(init: ast.FunctionDef) -> str | None:
     if len(params) < 2:
         return None
     first = params[1].arg
-    for node in ast.walk(init):
+    for node in walk(init):
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target = node.targets[0]
             if (
@@ -1403,7 +1436,7 @@ def _falls_through(getattr_def: ast.FunctionDef, stored: str) -> bool:
         return False
     name = params[1].arg
     calls = reads = False
-    for node in ast.walk(getattr_def):
+    for node in walk(getattr_def):
         if (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Name)
@@ -1446,7 +1479,7 @@ def _view_makers(tree: ast.Module, proxies: set[str]) -> set[str]:
         if not isinstance(fn, ast.FunctionDef) or not fn.args.args:
             continue
         first = fn.args.args[0].arg
-        returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
+        returns = [n for n in walk(fn) if isinstance(n, ast.Return)]
         if returns and all(
             isinstance(r.value, ast.Call)
             and isinstance(r.value.func, ast.Name)
@@ -1524,7 +1557,7 @@ def _view_names(
     parameters included) is ``name = <maker>(<arguments object>)``."""
     views: dict[str, int] = defaultdict(int)
     bindings: dict[str, int] = defaultdict(int)
-    for node in ast.walk(fn):
+    for node in walk(fn):
         if node is not fn:
             for name in _binds(node):
                 bindings[name] += 1
@@ -1594,7 +1627,7 @@ def _dataclass_candidates(
         tree = index.tree(path)
         if tree is None:
             continue
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Call) and any(
                 isinstance(a, ast.Name) and a.id[:1].isupper() for a in node.args
             ):
@@ -2017,7 +2050,7 @@ def mine_resolutions(index: SourceIndex, config: ConfigModel) -> dict[str, tuple
         tree = index.tree(path)
         if tree is None:
             continue
-        for node in ast.walk(tree):
+        for node in walk(tree):
             pairs: list[tuple[str | None, ast.expr, int]] = []
             if isinstance(node, ast.Assign):
                 pairs = [(_stored(t, names), node.value, node.lineno) for t in node.targets]

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from miner.analysis.code import SourceIndex, docstring, unparse
+from miner.analysis.code import SourceIndex, docstring, unparse, walk
 
 #: Our own one-line meaning of the common builtin exceptions (Markdown).
 MEANINGS: dict[str, str] = {
@@ -98,7 +98,7 @@ def repo_exceptions(index: SourceIndex, names: Iterable[str]) -> dict[str, Excep
         tree = index.tree(paths[0])
         if tree is None:
             continue
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.ClassDef) and node.name == name:
                 bases = tuple(b for b in (unparse(x) for x in node.bases) if b)
                 out[name] = ExceptionInfo(name, bases, docstring(node), paths[0], node.lineno, None)

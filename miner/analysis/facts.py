@@ -14,7 +14,7 @@ import bisect
 import builtins
 import keyword as _keyword
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -37,6 +37,7 @@ from miner.analysis.code import (
     file_imports,
     one_line,
     parse_expr,
+    walk,
 )
 from miner.analysis.config import (
     ConfigModel,
@@ -238,13 +239,21 @@ def tested_names(sites: Iterable[Site], pattern: re.Pattern[str] = _TESTED_NAME)
 
 
 def predicate_assignments(
-    files: Mapping[str, bytes], names: set[str]
+    files: Mapping[str, bytes], names: set[str], index: SourceIndex | None = None
 ) -> dict[str, tuple[Assigned, ...]]:
     """For each of ``names``, where the commit assigns it a predicate call
     (one byte-regex pass over the files); names assigned more than
-    :data:`MAX_ASSIGNED` different values are left out."""
+    :data:`MAX_ASSIGNED` different values are left out. With the ``index``
+    of ``files``, only the files where one of ``names`` is a word not
+    called (:meth:`SourceIndex.mentions_of`: an assignment's target is) are
+    read, the same result."""
     found: dict[str, list[Assigned]] = {}
+    some: set[str] | None = None
+    if index is not None:
+        some = {path for paths in index.mentions_of(names).values() for path in paths}
     for path, data in files.items():
+        if some is not None and path not in some:
+            continue
         scope_at: Callable[[int], str] | None = None
         for m in _PREDICATE_ASSIGN.finditer(data):
             name = m.group(2).decode("ascii", "replace")
@@ -275,9 +284,14 @@ def predicate_assignments(
 _LEAVES = ("raise", "return", "continue", "break")
 
 
+#: A one-line string literal, and a comment (what :func:`_depth` drops).
+_QUOTED = re.compile(r"(['\"]).*?\1")
+_COMMENT = re.compile(r"#.*$")
+
+
 def _depth(text: str) -> int:
     """Brackets opened minus closed on a line (strings and comments aside, roughly)."""
-    code = re.sub(r"#.*$", "", re.sub(r"(['\"]).*?\1", "", text))
+    code = _COMMENT.sub("", _QUOTED.sub("", text))
     return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
@@ -426,18 +440,35 @@ def same_class_calls(
         for qualname in sorted(scopes):
             owner, _, name = qualname.rpartition(".")
             found = []
-            pattern = rb"\b(self|cls)\.%s[ \t]*\(" % re.escape(name.encode())
-            for m in re.finditer(pattern, data):
-                line_start = data.rfind(b"\n", 0, m.start()) + 1
-                if comment_start(data[line_start : m.start()].decode("utf-8", "replace")) >= 0:
+            for start, caller in _self_calls(data, name):
+                line_start = data.rfind(b"\n", 0, start) + 1
+                if comment_start(data[line_start:start].decode("utf-8", "replace")) >= 0:
                     continue
-                scope = scope_at(m.start())
+                scope = scope_at(start)
                 if scope.rpartition(".")[0] == owner and scope != qualname:
-                    line = data.count(b"\n", 0, m.start()) + 1
-                    found.append(Caller(f"{m.group(1).decode()}.{name}", scope, path, line))
+                    line = data.count(b"\n", 0, start) + 1
+                    found.append(Caller(f"{caller}.{name}", scope, path, line))
             if found:
                 out[(path, qualname)] = tuple(found)
     return out
+
+
+def _self_calls(data: bytes, name: str) -> Iterator[tuple[int, str]]:
+    """(offset, ``self`` or ``cls``) of each ``self.name(`` / ``cls.name(`` of
+    ``data`` (``\\b(self|cls)\\.name[ \\t]*\\(``), found from ``.name``: a
+    pattern starting with a literal, which the engine skips to."""
+    for m in re.finditer(rb"\.%s[ \t]*\(" % re.escape(name.encode()), data):
+        dot = m.start()
+        for word in ("self", "cls"):
+            start = dot - len(word)
+            if start >= 0 and data[start:dot] == word.encode() and not _word_at(data, start - 1):
+                yield start, word
+                break
+
+
+def _word_at(data: bytes, at: int) -> bool:
+    """Whether ``data[at]`` is a word byte (``[A-Za-z0-9_]``); False before the start."""
+    return at >= 0 and (data[at : at + 1].isalnum() or data[at : at + 1] == b"_")
 
 
 def loop_ends(index: SourceIndex, sites: Iterable[Site]) -> dict[tuple[str, int], int]:
@@ -559,7 +590,7 @@ def _bindings(tree: ast.Module) -> dict[str, list[ast.AST]]:
     """Every node that binds each name anywhere in the module: assignment
     targets, imports, parameters, ``def`` and ``class`` names, ``global``."""
     out: dict[str, list[ast.AST]] = {}
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             out.setdefault(node.id, []).append(node)
         elif isinstance(node, ast.arg):
@@ -618,7 +649,7 @@ def module_optional_imports(
         packages = tuple(top for top in tops if top not in local)
         if not packages:
             continue
-        inside = {id(n) for statement in node.body for n in ast.walk(statement)}
+        inside = {id(n) for statement in node.body for n in walk(statement)}
         for handler in node.handlers:
             if not _catches_import_error(handler):
                 continue
@@ -1018,7 +1049,12 @@ def _function_bindings(
             quoted = quoted != (quotes % 2 == 1)
         else:
             depth = max(depth + _bracket_depth(text), 0)
-        words = wanted.intersection(_WORD.findall(text)) if not inside else ()
+        # the words only of a line holding one of the names (most lines hold none)
+        words = (
+            wanted.intersection(_WORD.findall(text))
+            if not inside and any(n in text for n in wanted)
+            else ()
+        )
         if not body:
             # the signature: any mention is a parameter (or its default)
             for name in words:
@@ -1065,13 +1101,13 @@ def binding_line(name: str) -> re.Pattern[bytes]:
 def _bindings_of(name: str, data: bytes) -> int:
     """How many lines of ``data`` may bind ``name`` (:func:`binding_line`), read
     only on the lines that hold the name."""
-    pattern, needle = binding_line(name), name.encode()
+    needle = name.encode()
     count, at = 0, data.find(needle)
     while at >= 0:
         start = data.rfind(b"\n", 0, at) + 1
         end = data.find(b"\n", at)
         end = len(data) if end < 0 else end
-        if pattern.search(data[start:end]):
+        if binding_line(name).search(data[start:end]):  # compiled once the name is found
             count += 1
         at = data.find(needle, end)
     return count
@@ -1326,7 +1362,7 @@ def guard_calls(sites: Iterable[Site]) -> set[str]:
             tree = parse_expr(guard.test)
             if tree is None:
                 continue
-            for node in ast.walk(tree):
+            for node in walk(tree):
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.args:
                     name = call_name(node)
                     if name:
@@ -1344,29 +1380,19 @@ _CallFacts = tuple[
 
 
 class _Beside(NamedTuple):
-    """What :func:`collect` gathers in the process beside: the facts that
-    read no exit of a site (so not the nested exits this process adds)."""
+    """What :func:`collect` gathers in the process beside: the facts of the
+    calls and the configuration model, which read no exit of a site (so
+    not the nested exits this process adds). This process meanwhile reads
+    the rest, about as long (the locals' values, the decorators, ...)."""
 
     calls: _CallFacts
-    local_values: dict[tuple[str, str, str], tuple[LocalValue, ...]]
     config: ConfigModel
-    decorators: dict[tuple[str, str], tuple[Decorator, ...]]
-    foreign: dict[str, frozenset[str]]
-    doc_lines: dict[tuple[str, int], tuple[int, int]]
 
 
-def _beside(index: SourceIndex, targets: set[str], sites: list[Site]) -> _Beside:
-    """:class:`_Beside` of the commit held by ``index``: :func:`_call_facts`,
-    :func:`local_values`, the configuration model, the decorators, the
-    foreign names and the docstrings' header lines."""
-    return _Beside(
-        _call_facts(index, targets),
-        local_values(index.files, sites),
-        mine_config(index),
-        function_decorators(index.files, sites),
-        foreign_names(index, (s.path for s in sites)),
-        header_lines(index.files, sites),
-    )
+def _beside(index: SourceIndex, targets: set[str]) -> _Beside:
+    """:class:`_Beside` of the commit held by ``index``: :func:`_call_facts`
+    and the configuration model."""
+    return _Beside(_call_facts(index, targets), mine_config(index))
 
 
 def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
@@ -1399,10 +1425,10 @@ def collect(
     progress: Callable[[str], None] | None = None,
 ) -> RepoFacts:
     """Gather the facts of a commit from its ``.py`` files (path -> bytes) and
-    mined sites. With ``jobs`` > 1, the facts of the calls, the locals'
-    values, the configuration model and what needs no exit of a site
-    (:class:`_Beside`) are gathered in a forked process while this one adds
-    the nested exits and reads what depends on them, and the code around the
+    mined sites. With ``jobs`` > 1, the facts of the calls and the
+    configuration model (:class:`_Beside`, which need no exit of a site) are
+    gathered in a forked process while this one reads the locals' values,
+    adds the nested exits and reads what depends on them, and the code around the
     settings is read in ``jobs`` processes (the same facts). ``progress`` is
     called with the words of each of its :data:`COLLECT_PARTS` parts as it
     begins (for a progress line; nothing is printed here).
@@ -1425,7 +1451,12 @@ def _collect(
     index = SourceIndex(files)
     index.definitions("")  # the word index, built once before both halves read it
     targets = {t for t in (target_name(s.scope) for s in sites if not s.reraise) if t}
-    with beside(jobs, _beside, index, targets, sites) as beside_facts:
+    with beside(jobs, _beside, index, targets) as beside_facts:
+        # of the sites as mined: these read no exit
+        local = local_values(files, sites)
+        decorators = function_decorators(files, sites)
+        foreign = foreign_names(index, (s.path for s in sites))
+        doc_lines = header_lines(files, sites)
         nested = site_nested_exits(files, sites)
         # What the cards read: the exits nested in earlier branches added
         # (the records stay as mined).
@@ -1437,13 +1468,13 @@ def _collect(
         ]
         exceptions = repo_exceptions(index, {s.exception for s in sites if s.exception})
         definitions = {t: len(index.definitions(t)) for t in sorted(targets)}
-        assigned = predicate_assignments(files, tested_names(sites))
+        assigned = predicate_assignments(files, tested_names(sites), index)
         exits = exit_branches(files, sites)
         ends = loop_ends(index, sites)
         bare = tested_bare_names(sites)
         optional = optional_imports(files, bare)
         values = module_values(files, bare)
-        local = local_bindings(files, sites, assigned)
+        binds = local_bindings(files, sites, assigned)
         selfs = same_class_calls(files, sites, definitions)
         module_docs = module_docstrings(files, (s.path for s in sites))
         booleans = boolean_names(files, tested_names(sites, _IDENTIFIER))
@@ -1470,11 +1501,11 @@ def _collect(
     arguments = call_arguments(files, sites, callers, bare)
     return RepoFacts(
         booleans=booleans,
-        foreign=got.foreign,
+        foreign=foreign,
         self_calls=selfs,
         nested_exits=nested,
-        local_binds=local,
-        local_values=got.local_values,
+        local_binds=binds,
+        local_values=local,
         call_reach=reaches,
         referenced=refs,
         uses=uses,
@@ -1492,9 +1523,9 @@ def _collect(
         resolved=resolved,
         notes=notes,
         choices=choices,
-        doc_lines=got.doc_lines,
+        doc_lines=doc_lines,
         arguments=arguments,
-        decorators=got.decorators,
+        decorators=decorators,
         module_doc_lines=module_doc_lines,
         optional_imports=optional,
         module_values=values,

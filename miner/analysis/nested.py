@@ -43,6 +43,7 @@ from miner.model import Guard, Site
 
 #: A line that leaves (``raise``, ``return``, ``continue`` or ``break``)
 #: indented at least :data:`NESTED_INDENT` columns, its indentation captured.
+_NEWLINE = re.compile(rb"\n")
 _LEAVING = re.compile(rb"^([ \t]{12,})(?:raise|return|continue|break)\b", re.M)
 #: Indentation below a ``def`` at which a leaving line is nested two blocks deep.
 NESTED_INDENT = 12
@@ -204,8 +205,10 @@ def _functions(data: bytes, sites: Sequence[Site]) -> dict[int, tuple[int, int, 
         if scopes.kinds[i] == b"def":
             starts.setdefault(name, []).append(i)
 
+    newlines = [m.start() for m in _NEWLINE.finditer(data)]
+
     def line_of(offset: int) -> int:
-        return data.count(b"\n", 0, offset) + 1
+        return bisect.bisect_left(newlines, offset) + 1  # the newlines before it, plus one
 
     out: dict[int, tuple[int, int, list[Site]]] = {}
     for site in sites:

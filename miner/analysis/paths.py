@@ -715,7 +715,6 @@ def first_uses(index: SourceIndex, names: Iterable[str]) -> dict[str, tuple[str,
     tokens = index.mentions_of(wanted)
     out: dict[str, tuple[str, int]] = {}
     for name in wanted:
-        word = re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?!\w)(?![ \t]*[(:=])")
         for path in sorted(tokens.get(name, ())):
             data = index.files[path]
             at = _bare_use_at(data, name.encode())
@@ -725,13 +724,20 @@ def first_uses(index: SourceIndex, names: Iterable[str]) -> dict[str, tuple[str,
                 line = data[start : stop if stop != -1 else len(data)]
                 code_part = _STRING.sub(lambda m: b" " * len(m.group(0)), line)
                 checked = _CHECKED.search(code_part, 0, at - start)  # isinstance(x, A)
-                if word.match(code_part, at - start) and checked is None:
+                if _value_use(name).match(code_part, at - start) and checked is None:
                     out[name] = (path, data.count(b"\n", 0, at) + 1)
                     break
                 at = _bare_use_at(data, name.encode(), at + len(name))
             if name in out:
                 break
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _value_use(name: str) -> re.Pattern[bytes]:
+    """``name`` as a word, not called, annotated nor assigned (:func:`first_uses`;
+    compiled only for the names some file uses bare)."""
+    return re.compile(rb"(?<![\w.])" + re.escape(name.encode()) + rb"(?!\w)(?![ \t]*[(:=])")
 
 
 def _bare_use(data: bytes, name: bytes) -> bool:

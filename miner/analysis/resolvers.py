@@ -31,9 +31,10 @@ import bisect
 import functools
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
 
-from miner.analysis.code import SourceIndex, literal_text, unparse
+from miner.analysis.code import SourceIndex, literal_text, unparse, walk
 from miner.lifecycle import fork_map
 
 #: A setting read from more files than this has its readers' comments left out.
@@ -107,9 +108,23 @@ class Choice:
         return None
 
 
-def _depth(text: str) -> int:
-    code = re.sub(r"#.*$", "", re.sub(r"(['\"]).*?\1", "", text))
+#: A one-line string literal, and a comment (what :func:`_code` drops).
+_QUOTED = re.compile(r"(['\"]).*?\1")
+_COMMENT = re.compile(r"#.*$")
+
+
+def _code(text: str) -> str:
+    """One line without its one-line strings and its comment."""
+    return _COMMENT.sub("", _QUOTED.sub("", text))
+
+
+def _balance(code: str) -> int:
+    """Brackets opened minus closed in ``code`` (a line of :func:`_code`)."""
     return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+
+
+def _depth(text: str) -> int:
+    return _balance(_code(text))
 
 
 def _function_ranges(lines: list[str]) -> list[tuple[int, int, str]]:
@@ -127,7 +142,7 @@ def _function_ranges(lines: list[str]) -> list[tuple[int, int, str]]:
         while stack and level <= stack[-1][0]:
             indent, first, name = stack.pop()
             out.append((first, last_code, name))
-        m = _DEF.match(text)
+        m = _DEF.match(text) if stripped.startswith(("def", "async")) else None
         if m is not None:
             stack.append((level, n, m.group(2)))
         last_code = n
@@ -171,19 +186,21 @@ def _comments(lines: list[str], first: int, last: int) -> Iterable[tuple[int, st
                 if depth <= 0 and names:
                     break
                 continue
-            code = re.sub(r"#.*$", "", re.sub(r"(['\"]).*?\1", "", text))
+            code = _code(text)
             names.update(_IDENT.findall(code))
-            depth += _depth(text)
+            depth += _balance(code)
             if depth <= 0:
                 break
         yield start, " ".join(p for p in parts if p), frozenset(names)
 
 
+@functools.lru_cache(maxsize=4096)
 def _mentions(setting: str) -> re.Pattern[str]:
     s = re.escape(setting)
     return re.compile(rf"\.{s}\b|['\"]{s}['\"]|(?<![\w.]){s}[ \t]*=(?!=)")
 
 
+@functools.lru_cache(maxsize=4096)
 def _keyed_writes(setting: str) -> re.Pattern[str]:
     """Stores by key or keyword only (``o["x"] = v``, ``{"x": v}``, ``f(x=v)``):
     for a setting whose name is everywhere, ``self.x = v`` is mostly another
@@ -196,6 +213,11 @@ def _keyed_writes(setting: str) -> re.Pattern[str]:
     )
 
 
+_IF_ELSE = re.compile(r"=.*\bif\b.*\belse\b")
+_IF_ELSE_LINES = re.compile(r"\bif\b[\s\S]*\belse\b")
+_STORED_NAME = re.compile(r"=[ \t]*([A-Za-z_]\w*)[ \t]*,?[ \t]*\)?[ \t]*$")
+
+
 def _may_choose(body: list[str], setting: str, write: re.Pattern[str]) -> bool:
     """Does a store into ``setting`` in ``body`` (a function's lines) take an
     ``if`` expression, or a name the function assigns one (by its text)?"""
@@ -203,9 +225,9 @@ def _may_choose(body: list[str], setting: str, write: re.Pattern[str]) -> bool:
     for line in body:
         if setting not in line or not write.search(line):
             continue
-        if re.search(r"=.*\bif\b.*\belse\b", line):
+        if _IF_ELSE.search(line):
             return True
-        m = re.search(r"=[ \t]*([A-Za-z_]\w*)[ \t]*,?[ \t]*\)?[ \t]*$", line)
+        m = _STORED_NAME.search(line)
         if m is None:
             continue
         for bound in re.finditer(
@@ -214,11 +236,12 @@ def _may_choose(body: list[str], setting: str, write: re.Pattern[str]) -> bool:
             text,
             re.M,
         ):
-            if re.search(r"\bif\b[\s\S]*\belse\b", bound.group(1)):
+            if _IF_ELSE_LINES.search(bound.group(1)):
                 return True
     return False
 
 
+@functools.lru_cache(maxsize=4096)
 def _writes(setting: str) -> re.Pattern[str]:
     s = re.escape(setting)
     return re.compile(
@@ -275,28 +298,22 @@ class _FileReader:
     keys: frozenset[str]
     everywhere: set[str]
     """Settings named in more than :data:`MAX_FILES` files."""
-    patterns: dict[str, tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]] = field(
-        default_factory=dict
-    )
 
     def read(self, item: tuple[str, list[str]]) -> tuple[list[Note], list[Choice]]:
         """The notes and choices of the settings ``item[1]`` in the file ``item[0]``,
         setting by setting (sorted), in line order."""
         path, found = item
-        index, key_set, patterns = self.index, self.keys, self.patterns
+        index, key_set = self.index, self.keys
         notes: list[Note] = []
         choices: list[Choice] = []
         text = index.files[path].decode("utf-8", "replace")
         lines = text.split("\n")
         starts = [0, *(m.end() for m in _NEWLINE.finditer(text))]
-        functions: dict[int, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+        functions: _Functions = {}
         ranges: list[tuple[int, int, str]] | None = None
         firsts: list[int] = []
         for setting in sorted(found):
             everywhere = setting in self.everywhere
-            if setting not in patterns:
-                patterns[setting] = (_keyed_writes(setting), _writes(setting), _mentions(setting))
-            keyed, write, mention = patterns[setting]
             spans: dict[tuple[int, int], tuple[str, bool]] = {}
             seen_lines: set[int] = set()
             at = text.find(setting)
@@ -308,12 +325,12 @@ class _FileReader:
                 seen_lines.add(n)
                 line = lines[n]
                 if everywhere:
-                    if not keyed.search(line):
+                    if not _keyed_writes(setting).search(line):
                         continue
                     stores = True
                 else:
-                    stores = bool(write.search(line))
-                    if not stores and not mention.search(line):
+                    stores = bool(_writes(setting).search(line))
+                    if not stores and not _mentions(setting).search(line):
                         continue
                 if ranges is None:
                     ranges = _function_ranges(lines)
@@ -333,8 +350,8 @@ class _FileReader:
                     notes.append(
                         Note(setting, name, path, start + 1, comment, uses - {setting}, stores)
                     )
-                if stores and _may_choose(lines[first : end + 1], setting, write):
-                    choices.extend(_choices(index, path, setting, first + 1, end + 1, functions))
+                if stores and _may_choose(lines[first : end + 1], setting, _writes(setting)):
+                    choices.extend(_choices(index, path, setting, first + 1, functions))
         return notes, choices
 
 
@@ -356,16 +373,6 @@ def _stores(node: ast.AST, setting: str) -> ast.expr | None:
             if isinstance(k, ast.Constant) and k.value == setting:
                 return v
     return None
-
-
-def _assignments(func: ast.AST) -> dict[str, list[ast.Assign]]:
-    out: dict[str, list[ast.Assign]] = {}
-    for node in ast.walk(func):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                out.setdefault(target.id, []).append(node)
-    return out
 
 
 def _before(found: list[ast.Assign], line: int) -> ast.Assign | None:
@@ -403,41 +410,84 @@ def _requirements(
     return out
 
 
+class _Function(NamedTuple):
+    """A parsed function as :func:`_choices` reads it, walked once for all
+    its settings."""
+
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    nodes: list[ast.AST]
+    """Every node under it, in :func:`ast.walk` order."""
+    local: dict[str, list[ast.Assign]]
+    """Its assignments of one name (``x = ...``), by the name."""
+    unset_lines: set[int]
+    """The lines of the bodies of its ``if ... is None`` tests."""
+
+
+#: A file's functions by ``def`` line: parsed, then walked once read (:func:`_choices`).
+_Functions = dict[int, "_Function | ast.FunctionDef | ast.AsyncFunctionDef"]
+
+
+def _function(func: ast.FunctionDef | ast.AsyncFunctionDef) -> _Function:
+    """:class:`_Function` of ``func``: one walk."""
+    nodes = list(walk(func))
+    local: dict[str, list[ast.Assign]] = {}
+    unset_lines: set[int] = set()
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                local.setdefault(target.id, []).append(node)
+        elif isinstance(node, ast.If) and _is_none_test(node.test):
+            for inner in node.body:
+                unset_lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+    return _Function(func, nodes, local, unset_lines)
+
+
+def _file_functions(tree: ast.Module) -> _Functions:
+    """The functions of a module by their ``def`` line (walked later, when read)."""
+    out: _Functions = {}
+    stack: list[ast.AST] = [tree]
+    while stack:  # statements only: a ``def`` is in no expression
+        node = stack.pop()
+        for name in ("body", "orelse", "finalbody"):
+            stack.extend(getattr(node, name, None) or ())
+        for part in (*getattr(node, "handlers", ()), *getattr(node, "cases", ())):
+            stack.extend(part.body)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out[node.lineno] = node
+    return out
+
+
 def _choices(
     index: SourceIndex,
     path: str,
     setting: str,
     first: int,
-    last: int,
-    functions: dict[int, ast.FunctionDef | ast.AsyncFunctionDef],
+    functions: _Functions,
 ) -> list[Choice]:
     """The :class:`Choice` stores into ``setting`` of the function at ``first``
-    (``functions``: the file's functions by ``def`` line, filled on first use)."""
+    (``functions``: the file's functions by ``def`` line, filled on first
+    use, each walked when first read)."""
     if not functions:
         tree = index.tree(path)
         if tree is None:
             return []
-        for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                functions[node.lineno] = node
-    func = functions.get(first)
-    if func is None:
+        functions.update(_file_functions(tree))
+    found = functions.get(first)
+    if found is None:
         return []
-    local = _assignments(func)
-    unset_lines: set[int] = set()
-    for node in ast.walk(func):
-        if isinstance(node, ast.If) and _is_none_test(node.test):
-            for inner in node.body:
-                unset_lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+    if not isinstance(found, _Function):
+        found = functions[first] = _function(found)
+    func, local, unset_lines = found.node, found.local, found.unset_lines
     out = []
-    for node in ast.walk(func):
+    for node in found.nodes:
         value = _stores(node, setting)
         if value is None:
             continue
         line = getattr(node, "lineno", value.lineno)
         if isinstance(value, ast.Name) and value.id in local:
-            found = _before(local[value.id], line)
-            value = found.value if found is not None else value
+            before = _before(local[value.id], line)
+            value = before.value if before is not None else value
         if not isinstance(value, ast.IfExp):
             continue
         then, other = literal_text(value.body), literal_text(value.orelse)

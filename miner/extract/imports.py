@@ -8,6 +8,7 @@ a line reader gives them for every file in a fraction of an ``ast`` parse.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 #: An import statement and what it imports (parenthesized over several lines,
 #: or continued with backslashes).
@@ -16,6 +17,31 @@ _IMPORT = re.compile(
     rb"(\([^)]*\)|[^\n#\\]*(?:\\\r?\n[^\n#\\]*)*)",
     re.M,
 )
+
+
+#: The start of a line that may open an import (what :data:`_IMPORT` needs at
+#: a line start): found from the newline before it, a literal the engine skips
+#: to, where a pattern starting with ``^`` is tried at every byte.
+_IMPORT_LINE = re.compile(rb"\n[ \t]*(?=(?:from|import)[ \t])")
+
+
+def _imports(data: bytes) -> Iterator[re.Match[bytes]]:
+    """``_IMPORT.finditer(data)``, the same matches, about ten times faster:
+    :data:`_IMPORT` is tried only at the line starts :data:`_IMPORT_LINE`
+    finds (and at the start), past the end of the match before."""
+    end = 0
+    first = _IMPORT.match(data, 0)  # anchored: one try
+    if first is not None:
+        end = first.end()
+        yield first
+    for line in _IMPORT_LINE.finditer(data):
+        start = line.start() + 1
+        if start < end:
+            continue  # inside the statement matched before (over several lines)
+        m = _IMPORT.match(data, start)
+        if m is not None:
+            end = m.end()
+            yield m
 
 
 def import_statements(data: bytes) -> list[tuple[str | None, tuple[tuple[str, str], ...]]]:
@@ -27,7 +53,7 @@ def import_statements(data: bytes) -> list[tuple[str | None, tuple[tuple[str, st
     ``("m", (("*", "*"),))``. Parentheses, comments in them and backslash
     continuations are read."""
     out = []
-    for m in _IMPORT.finditer(data):
+    for m in _imports(data):
         text = re.sub(rb"#[^\n]*", b"", m.group(2)).strip().strip(b"()").replace(b"\\", b" ")
         pairs = []
         for part in text.decode("utf-8", "replace").split(","):
