@@ -222,7 +222,7 @@ def config_class(cls: ast.ClassDef | None, module: ast.Module, depth: int = 4) -
     return ""
 
 
-def module_import(name: str, binds: list[ast.stmt]) -> str:
+def module_import(name: str, binds: list[ast.AST]) -> str:
     """The top-level module ``name`` is bound to by a plain ``import`` among
     the statements ``binds`` (``import torch``, ``import torch.nn as nn``:
     ``torch``); ``""`` when another statement binds it."""
