@@ -18,7 +18,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from miner.analysis.code import call_name
+from miner.analysis.code import call_name, child_nodes
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -201,19 +201,6 @@ class Module:
             if f.owner is cls and f.node.name == name:
                 return f
         return None
-
-
-def child_nodes(node: ast.AST) -> list[ast.AST]:
-    """The direct children of ``node``, in :func:`ast.iter_child_nodes`
-    order (a list built without its generators: the walks' hot loop)."""
-    out: list[ast.AST] = []
-    for name in node._fields:
-        value = getattr(node, name, None)
-        if isinstance(value, ast.AST):
-            out.append(value)
-        elif isinstance(value, list):
-            out.extend(v for v in value if isinstance(v, ast.AST))
-    return out
 
 
 def walk(node: ast.AST, exprs: bool = True) -> Iterator[ast.AST]:
