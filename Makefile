@@ -26,11 +26,14 @@ MAX_BYTES ?= 1000000000
 MAX_FILES ?= 200000
 # screenshots of the browser tests (git-ignored; never inside OUT, which make demo owns)
 ARTIFACTS ?= .test-artifacts
+# make golden: the tag whose golden cards tests/golden holds, and the scratch folder it is mined into
+GOLDEN_TAG  ?= v0.5.19
+GOLDEN_MINE ?= .golden-mine
 # pytest-xdist workers of make test / test-fast (auto: one per core; 0: no workers); each real
 # release is mined in one worker only (tests/conftest.py groups its tests)
 TEST_JOBS ?= auto
 
-.PHONY: check-cards venv mine corpus demo test test-fast lint bench bench-hard bench-analysis bench-lookup clean site browser diff history release
+.PHONY: golden check-cards venv mine corpus demo test test-fast lint bench bench-hard bench-analysis bench-lookup clean site browser diff history release
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +99,14 @@ lint: $(STAMP)
 ## browser tests skip with a reason when Chromium is absent (make browser installs it)
 test: $(STAMP) corpus lint
 	RAISE_MINER_CORPUS='$(CORPUS)' RAISE_MINER_ARTIFACTS='$(ARTIFACTS)' $(BIN)/pytest -q -n '$(TEST_JOBS)' --dist loadgroup --durations=15
+	$(MAKE) --no-print-directory golden
+	@git diff --exit-code --stat -- tests/golden && test -z "$$(git status --porcelain -- tests/golden)" \
+	  || { git status --short -- tests/golden; echo "the golden cards changed: review git diff tests/golden, commit it if right" >&2; exit 1; }
+
+## regenerate the golden cards and records of GOLDEN_TAG (tests/golden/sglang-$(GOLDEN_TAG)) from a mine of the tag
+golden: corpus
+	$(BIN)/miner mine --repo '$(CORPUS)' --commit '$(GOLDEN_TAG)' --out '$(GOLDEN_MINE)' --slug '$(SLUG)' --link-ref '$(GOLDEN_TAG)' -q
+	$(BIN)/python tests/golden/regenerate.py --mine '$(GOLDEN_MINE)' --out 'tests/golden/sglang-$(GOLDEN_TAG)'
 
 ## the quick loop: no integration tests on the real releases, no slow tests
 test-fast: $(STAMP) lint

@@ -42,6 +42,7 @@ SUBSYSTEMS = (
     "diffusion",
     "LoRA",
     "distributed",
+    "OpenAI API",
 )
 AUDIENCES = ("user-setting", "user-input", "dependency", "unsupported")
 SECTIONS = ("what", "when", "solutions", "example", "example_before", "example_after")

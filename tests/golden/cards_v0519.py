@@ -1299,4 +1299,114 @@ CARDS: tuple[dict[str, Any], ...] = (
             "solutions": (r"`--no-enable-tp-lm-head-all-to-all`",),
         },
     ),
+    # ------------------------------------------------------------ OpenAI API
+    dict(
+        id="879cad92dac14e57",
+        subsystem="OpenAI API",
+        audience="unsupported",
+        message=(
+            "return_token_ids is not supported with streaming on /v1/chat/completions. Please "
+            "set stream=false when using return_token_ids=true."
+        ),
+        site="python/sglang/srt/entrypoints/openai/serving_chat.py:991",
+        verified=(
+            "serving_chat.py:984-995 raises when the request has stream and return_token_ids "
+            "true; both are fields of ChatCompletionRequest (protocol.py:866, default False); the "
+            "message itself says to send stream=false, so a client fixes it by dropping one of "
+            "the two request fields"
+        ),
+        facts={
+            "what": (r"`request\.stream`", r"`request\.return_token_ids`"),
+        },
+        absent={"solutions": (r"--return-token-ids", r"--stream\b")},
+        defects=(
+            dict(
+                reason=(
+                    "the card has no Solutions, while the fix is a request field: send "
+                    "`stream: false` or leave `return_token_ids` out (serving_chat.py:984-995, "
+                    "protocol.py:866)"
+                ),
+                must={"solutions": (r"`stream`", r"`return_token_ids`")},
+            ),
+        ),
+    ),
+    dict(
+        id="794e073ebc24ee70",
+        subsystem="OpenAI API",
+        audience="user-input",
+        message="Exactly one of 'prompt' or 'messages' must be provided.",
+        site="python/sglang/srt/entrypoints/openai/protocol.py:1467",
+        verified=(
+            "protocol.py:1444-1467: TokenizeRequest (the /tokenize body) has prompt and messages, "
+            "both default None (:1450-1451); the validator raises when both or neither are given"
+        ),
+        facts={
+            "what": (r"`TokenizeRequest", r"/tokenize"),
+        },
+        absent={"solutions": (r"`--prompt`", r"`--messages`")},
+        defects=(
+            dict(
+                reason=(
+                    "no Solutions: the request must carry exactly one of `prompt` and "
+                    "`messages` (protocol.py:1450-1451, :1466-1467)"
+                ),
+                must={"solutions": (r"`prompt`", r"`messages`")},
+            ),
+        ),
+    ),
+    dict(
+        id="d78b40f45a8687f6",
+        subsystem="OpenAI API",
+        audience="user-input",
+        message=(
+            "tool_choice 'required' or a named tool cannot be combined with response_format, "
+            "regex, or ebnf: the tool-call constraint and the output constraint cannot both be "
+            "honored."
+        ),
+        site="python/sglang/srt/entrypoints/openai/protocol.py:1154",
+        verified=(
+            "protocol.py:1143-1158 (ChatCompletionRequest.to_sampling_params): with a tool-call "
+            "constraint and an existing regex/ebnf/structural_tag/json_schema constraint, "
+            "tool_choice 'required' or a named ToolChoice raises; tool_choice 'auto' only logs a "
+            "warning (:1159)"
+        ),
+        facts={
+            "what": (
+                r"cannot both be honored",
+                r"`self\.tool_choice == \"required\"`",
+            ),
+        },
+        defects=(
+            dict(
+                reason=(
+                    "no Solutions: drop response_format/regex/ebnf from the request or use "
+                    "tool_choice `auto`, which only logs a warning (protocol.py:1152-1159)"
+                ),
+                must={"solutions": (r"`tool_choice`", r"`response_format`")},
+            ),
+        ),
+    ),
+    dict(
+        id="0a74dc91f837d4f5",
+        subsystem="OpenAI API",
+        audience="user-input",
+        message="schema_ is required for json_schema response format request.",
+        site="python/sglang/srt/entrypoints/openai/serving_completions.py:178",
+        verified=(
+            "serving_completions.py:174-180: a /v1/completions request whose response_format has "
+            "type json_schema and a json_schema without a schema raises"
+        ),
+        facts={
+            "what": (r"`request\.response_format\.type == \"json_schema\"`",),
+        },
+        defects=(
+            dict(
+                reason=(
+                    "no Solutions: give `response_format.json_schema.schema` in the request or "
+                    "use another response_format type (serving_completions.py:174-182)"
+                ),
+                must={"solutions": (r"`response_format`", r"schema")},
+            ),
+        ),
+    ),
 )
