@@ -40,7 +40,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from miner.analysis.audience import path_kind
 from miner.analysis.code import (
     SourceIndex,
     call_name,
@@ -50,6 +49,7 @@ from miner.analysis.code import (
     unparse,
     walk,
 )
+from miner.analysis.places import path_kind
 from miner.extract.ast_fallback import names_bound
 
 #: How many delegation levels a derived setting is followed through.

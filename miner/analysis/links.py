@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from miner.analysis.audience import path_kind
 from miner.analysis.code import call_name, dotted, literal_text, parse_expr, unparse
 from miner.analysis.config import (
     Condition,
@@ -38,6 +37,7 @@ from miner.analysis.config import (
     argument_objects,
     leaf_condition,
 )
+from miner.analysis.places import path_kind
 from miner.model import Guard, Site
 
 ReadKind = Literal["option", "derived", "env"]
