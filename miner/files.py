@@ -388,7 +388,18 @@ class Staging:
 
     def recover(self) -> None:
         """Put back an old folder that a run killed between the two renames
-        of the fallback swap left aside, and remove every other leftover."""
+        of the fallback swap left aside, and remove every other leftover;
+        finished even when a stop signal cuts it (raised once it is done), so
+        a stopped run never leaves the record of what it was removing."""
+        try:
+            self._recover()
+        except BaseException:
+            with signals_held():
+                self._recover()
+            raise
+
+    def _recover(self) -> None:
+        """:meth:`recover`'s work; running it twice does it once."""
         names = self.made()
         olds = [p for p in self.leftovers() if p.name.startswith(self.old_prefix)]
         if not os.path.lexists(self.real) and len(olds) == 1:
@@ -532,7 +543,8 @@ class Staging:
                     kept = retire(str(old), str(self.real), self.seeded, mine, "")
                     self._keep_late(old, kept)
                 raise
-            self._keep_late(old, kept)
+            with signals_held():  # a stop here would leave the old tree recorded
+                self._keep_late(old, kept)
         except OSError as exc:
             log.warning("%s: the previous output is left in %s (%s)", self.dest, old, exc)
 

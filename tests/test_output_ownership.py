@@ -372,3 +372,42 @@ def test_site_reads_a_mined_folder_on_a_read_only_mount(make_repo, tmp_path: Pat
             f"{view} ({why}); pass --dest with a writable folder outside it"
         ]
     assert {rel: (out / rel).read_bytes() for rel in files_under(out)} == before
+
+
+@pytest.mark.parametrize("where", ["retire", "recover"])
+def test_a_stop_while_the_old_tree_is_removed_leaves_no_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Ctrl-C while a run removes the replaced tree after the swap, or the
+    leftovers of a killed run before it starts: the removal and the record's
+    update finish first, then the stop is raised; nothing is left recorded
+    (``.made``) and nothing is left beside OUT."""
+    import signal
+
+    from miner import files
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.txt").write_text("old\n")
+    real_remove = files.remove_tree
+    calls: list[str] = []
+
+    def stopped_remove(path: Path | str) -> None:
+        calls.append(Path(path).name)
+        if len(calls) == 1:
+            signal.raise_signal(signal.SIGINT)  # its handler runs between the next bytecodes
+        real_remove(path)
+
+    with locked(out):
+        if where == "recover":
+            Staging(out).reserve(Staging(out).prefix).mkdir()  # a killed run's staging folder
+        staging = Staging(out)
+        monkeypatch.setattr(files, "remove_tree", stopped_remove)
+        with pytest.raises(KeyboardInterrupt):
+            root = staging.open()
+            (root / "new.txt").write_text("new\n")
+            staging.swap({"new.txt"})
+        monkeypatch.undo()
+        assert calls, "the removal was never reached"
+        assert not files.made_path(out).exists()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
