@@ -61,8 +61,9 @@ class MineOptions:
     of each worker reading blobs from the repository itself."""
     origins: bool = False
     """Trace every error's origins and ``logged`` fact after the facts
-    (:func:`miner.analysis.origins.trace_origins`; minutes on SGLang, so
-    asked for with ``miner mine --origins``). Part of the run's inputs."""
+    (:func:`miner.analysis.origins.trace_origins`; a minute or two on SGLang).
+    ``miner mine`` turns it on unless ``--no-origins`` is given; off here, so
+    a library caller asks for it. Part of the run's inputs."""
 
 
 @dataclass(frozen=True, slots=True)
