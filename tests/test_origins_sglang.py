@@ -52,6 +52,9 @@ POOL = (f"{SRT}/model_executor/pool_configurator.py", 86)
 #: refusing a key of config.json it does not know.
 TORCH_DTYPE = (f"{SRT}/mem_cache/memory_pool.py", 3292)
 DBRX = (f"{SRT}/configs/dbrx.py", 52)
+#: Rebuilding a pre-tokenized multimodal prompt: its only call (base_processor.py:1767)
+#: is in a ``try`` whose ``except Exception`` logs a warning and falls back.
+EXPAND = (f"{SRT}/multimodal/processors/base_processor.py", 1665)
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +63,8 @@ def traced(analysed_release, corpus) -> tuple[Traced, dict[tuple[str, int], str]
     mined, _ = analysed_release("v0.5.19")
     result = mined.result
     wanted = {(e.primary.path, e.primary.line): e for e in result.errors}
-    picked = {key: wanted[key] for key in (*SITES, *INTERNAL_SITES, POOL, TORCH_DTYPE, DBRX)}
+    keys = (*SITES, *INTERNAL_SITES, POOL, TORCH_DTYPE, DBRX, EXPAND)
+    picked = {key: wanted[key] for key in keys}
     picked[(LASER, 23)] = wanted[(LASER, 23)]
     repo = git.Repo(corpus)
     entries = source.python_blobs(repo, source.resolve_commit(repo, "v0.5.19"))
@@ -265,3 +269,17 @@ def test_an_unknown_key_of_the_dbrx_attention_config_is_the_models_config_json(
     assert found[0] == ("kwargs", "config.json (DbrxAttentionConfig)", "condition")
     # the caller: DbrxConfig.__init__ builds it from its own attn_config key
     assert ("attn_config", "config.json (DbrxConfig)", "caller") in found
+
+
+def test_a_placeholder_mismatch_caught_by_the_callers_fallback_is_logged(traced: Any) -> None:
+    """``_expand_input_ids`` raises at :1665; its one call (:1767) is inside
+    ``try`` ... ``except Exception as e: logger.warning(... falling back to
+    decode+retokenize ...)`` (:1774-1777): the user sees a warning, not the error."""
+    data = record(traced, *EXPAND)
+    assert data["analysis"]["logged"] == {
+        "path": f"{SRT}/multimodal/processors/base_processor.py",
+        "line": 1774,
+        "types": "Exception",
+        "frame": "caller",
+        "logs": True,
+    }

@@ -23,6 +23,16 @@ situations), ``solutions``, ``example`` (both code blocks of Example fix),
 section (HTML entities decoded) and in the same field of the JSON analysis;
 both must agree. Checks are per fact, not whole sentences: rewording keeps them
 passing, a wrong flag, value or fix fails them.
+
+Audiences are those of the origins classifier, which ``miner mine`` runs by
+default: five errors first verified as ``user-setting`` are ``unsupported``
+(each says a combination is "not supported" and is reached through the flags
+it names: a defensible label of the same full card), and the image-placeholder
+mismatch of ``base_processor.py:1665`` left the table: its only call
+(``:1767``) is in a ``try`` whose ``except Exception`` logs a warning and falls
+back (``:1774-1777``), so no user meets it as an error
+(``tests/test_origins_sglang.py`` asserts its ``logged`` fact). A multimodal
+request error (``dots_note_omni.py:454``) took its place.
 """
 
 from __future__ import annotations
@@ -113,7 +123,7 @@ CARDS: tuple[dict[str, Any], ...] = (
     dict(
         id="9216ee46139c5039",
         subsystem="scheduler",
-        audience="user-setting",
+        audience="unsupported",
         message=(
             "[weight_cache] {op} of model weights is not supported while the weight cache is "
             "active (--weight-cache-mode {mode}): the weights are shared with the daemon via CUDA "
@@ -238,7 +248,7 @@ CARDS: tuple[dict[str, Any], ...] = (
     dict(
         id="8865a830b5941226",
         subsystem="memory pool",
-        audience="user-setting",
+        audience="unsupported",
         message="Host-pool retraction does not support Mamba models.",
         site="python/sglang/srt/mem_cache/registry.py:154",
         verified=(
@@ -320,7 +330,7 @@ CARDS: tuple[dict[str, Any], ...] = (
     dict(
         id="a76034867a809d39",
         subsystem="memory pool",
-        audience="user-setting",
+        audience="unsupported",
         message="Host-pool retraction does not support pure-SWA models.",
         site="python/sglang/srt/mem_cache/registry.py:156",
         verified=(
@@ -569,7 +579,7 @@ CARDS: tuple[dict[str, Any], ...] = (
     dict(
         id="1a8893b07b34203d",
         subsystem="disaggregation",
-        audience="user-setting",
+        audience="unsupported",
         message="Prefill server does not support 'fake' as the transfer backend",
         site="python/sglang/srt/arg_groups/pd_disaggregation_hook.py:132",
         verified=(
@@ -694,7 +704,7 @@ CARDS: tuple[dict[str, Any], ...] = (
     dict(
         id="2e0f06c02b720ba6",
         subsystem="speculative decoding",
-        audience="user-setting",
+        audience="unsupported",
         message="trtllm_mha backend only supports topk = 1 for speculative decoding.",
         site="python/sglang/srt/arg_groups/speculative_hook.py:741",
         verified=(
@@ -846,27 +856,31 @@ CARDS: tuple[dict[str, Any], ...] = (
     ),
     # ------------------------------------------------------------ multimodal
     dict(
-        id="639ba8fd83c25f35",
+        id="05346279f88b52a2",
         subsystem="multimodal",
         audience="user-input",
         message=(
-            "prompt has {num_placeholders} image placeholder token(s) but {len(counts)} image(s) "
-            "were provided"
+            "Video placeholder count does not match video_data: {len(video_data)} video(s) given"
         ),
-        site="python/sglang/srt/multimodal/processors/base_processor.py:1665",
+        site="python/sglang/srt/multimodal/processors/dots_note_omni.py:454",
         verified=(
-            "base_processor.py:1658-1665: a None placeholder_token_id raises first; then the "
-            "number of placeholder tokens in the pre-tokenized prompt must equal the number of "
-            "images"
+            "dots_note_omni.py:384-454 (DotsNoteOmniProcessor.process_mm_data_async): with "
+            "request_obj.video_data given, each video fills one video placeholder of the prompt "
+            "(:428-450); a placeholder left in the prompt (more placeholders than videos) raises "
+            "at :452-454"
         ),
         facts={
-            "when": (
-                r"`num_placeholders != len\(counts\)`",
-                r"`placeholder_token_id` is not `None`",
-            ),
-            # "The input passes this check when `num_placeholders == len(counts)`" was
-            # only the condition above negated: no solution, left out of the card
+            "what": (r"`video_data`", r"`leftover`"),
         },
+        defects=(
+            dict(
+                reason=(
+                    "no Solutions: the request's prompt must hold one video placeholder per item "
+                    "of `video_data` (dots_note_omni.py:428-454)"
+                ),
+                must={"solutions": (r"`video_data`", r"placeholder")},
+            ),
+        ),
     ),
     dict(
         id="88d36c6123f3fe65",
