@@ -1083,3 +1083,23 @@ def test_the_else_of_a_dispatch_on_every_member_of_an_enum_is_unreachable() -> N
     assert unreachable_at({"pkg/utils.py": more, "pkg/q.py": QUEUE}, "pkg/q.py", 13) is None
     plain = MODES.replace("class Mode(Enum):", "class Mode:")
     assert unreachable_at({"pkg/utils.py": plain, "pkg/q.py": QUEUE}, "pkg/q.py", 13) is None
+
+
+def test_an_env_read_trimmed_and_lowered_is_the_variable_not_in_the_mappings_keys() -> None:
+    source = """
+    import os
+
+    def resolve():
+        raw = os.environ.get("PKG_DTYPE", "").strip().lower()
+        mapping = {"fp16": 1, "bf16": 2}
+        if raw not in mapping:
+            raise ValueError(f"bad PKG_DTYPE {raw}")
+        return mapping[raw]
+    """
+    found = origins_at({"pkg/d.py": source}, "pkg/d.py", 8)
+    assert brief(found) == [
+        ("env", "PKG_DTYPE", "not in", ("fp16", "bf16")),
+        ("env", "PKG_DTYPE", "any", ()),
+    ]
+    assert (found[0].default, found[0].defined) == ("''", "pkg/d.py:5")
+    assert [o.role for o in found] == ["condition", "message"]
