@@ -1103,3 +1103,41 @@ def test_an_env_read_trimmed_and_lowered_is_the_variable_not_in_the_mappings_key
     ]
     assert (found[0].default, found[0].defined) == ("''", "pkg/d.py:5")
     assert [o.role for o in found] == ["condition", "message"]
+
+
+LOGGED_ABOVE = """
+import logging
+logger = logging.getLogger(__name__)
+
+def submit(x):
+    if x < 0:
+        raise RuntimeError("negative")
+    return x
+
+def process(x):
+    return submit(x)
+
+def worker(queue):
+    while True:
+        try:
+            process(queue.get())
+        except Exception:
+            logger.exception("worker failed")
+"""
+
+
+def test_a_raise_caught_two_frames_up_on_every_path_is_logged_there() -> None:
+    errors, found = traced({"pkg/w.py": LOGGED_ABOVE})
+    assert found.logged[errors[0].error_id] == Caught("pkg/w.py", 17, "Exception", "caller", True)
+    # a second call of process with no handler around it lets the error out
+    source = LOGGED_ABOVE + "\ndef direct(x):\n    return process(x)\n"
+    errors, found = traced({"pkg/w.py": source})
+    assert errors[0].error_id not in found.logged
+    # process used other than by a call: its calls are not all known
+    source = LOGGED_ABOVE + "\nHOOKS = {'process': process}\n"
+    errors, found = traced({"pkg/w.py": source})
+    assert errors[0].error_id not in found.logged
+    # a handler two frames up that raises again lets it out
+    source = LOGGED_ABOVE.replace('logger.exception("worker failed")', "raise")
+    errors, found = traced({"pkg/w.py": source})
+    assert errors[0].error_id not in found.logged

@@ -413,9 +413,17 @@ class _Job:
     modules: Modules
     facts: RepoFacts
 
+    def calls_known(self, path: str, scope: str, line: int) -> bool:
+        """Whether every call of the function ``scope`` spanning ``path:line``
+        is listed (:func:`_calls_known`)."""
+        module = self.modules.get(path)
+        return module is not None and _calls_known(self.tracer, module, scope, line)
+
     def one(self, error: Error) -> _Row:
         site = error.primary
-        found = logged(site, self.modules, self.facts.exceptions, self.facts.callers)
+        found = logged(
+            site, self.modules, self.facts.exceptions, self.facts.callers, self.calls_known
+        )
         origins = site_origins(self.tracer, site, error)
         return error.error_id, origins, found, site_unreachable(self.tracer, site)
 
