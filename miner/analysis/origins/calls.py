@@ -65,7 +65,7 @@ def trace_call(
     if variable is not None:
         tracer.env(walk, variable, chain, demand)
         return
-    if _normalized(node):
+    if demand != ANY and _normalized(node):
         tracer.trace(node.func.value, place, demand, walk, chain)  # type: ignore[attr-defined]
         return
     args = [*node.args, *(k.value for k in node.keywords)]
@@ -172,7 +172,9 @@ def _normalized(node: ast.Call) -> bool:
     changes case (:data:`_TEXT_METHODS`), on a value that is not ``self``.
     The result is the value, as the user wrote it up to blanks and case,
     so the demand passes to it (``os.environ.get("X", "").strip().lower()
-    not in mapping``: the variable ``X`` not in the mapping's keys)."""
+    not in mapping``: the variable ``X`` not in the mapping's keys). Only
+    under a demand, as for a conversion: without one, the value is an
+    operand (``Enum[str(x).strip().upper()]``) and stays runtime state."""
     func = node.func
     return (
         isinstance(func, ast.Attribute)
