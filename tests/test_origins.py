@@ -1142,3 +1142,31 @@ def test_a_raise_caught_two_frames_up_on_every_path_is_logged_there() -> None:
     source = LOGGED_ABOVE.replace('logger.exception("worker failed")', "raise")
     errors, found = traced({"pkg/w.py": source})
     assert errors[0].error_id not in found.logged
+
+
+LEVELS = """
+class RequestLogger:
+    def __init__(self, server_args):
+        self.sampler = server_args.sampler
+
+    def configure(self, level):
+        self.sampler = level
+
+    def meta(self):
+        if self.sampler == "a":
+            return 1
+        elif self.sampler in ("b", "c"):
+            return 2
+        else:
+            raise ValueError(f"Invalid --sampler: {self.sampler}")
+"""
+
+
+def test_a_dispatch_on_self_x_counts_every_assignment_of_x_in_the_class() -> None:
+    # configure() may set self.sampler to anything: the else is reachable
+    files = {"pkg/server_args.py": DISPATCH_ARGS, "pkg/log.py": LEVELS}
+    assert unreachable_at(files, "pkg/log.py", 15) is None
+    # set only from --sampler, whose choices a, b, c the branches handle
+    alone = LEVELS.replace("    def configure(self, level):\n        self.sampler = level\n", "")
+    fact = unreachable_at({**files, "pkg/log.py": alone}, "pkg/log.py", 13)
+    assert fact is not None and (fact.subject, fact.line) == ("--sampler", 10)

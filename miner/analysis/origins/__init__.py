@@ -30,7 +30,7 @@ from miner.analysis.condition import Reach, reach_of
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker
 from miner.analysis.origins import dispatch, kinds
-from miner.analysis.origins.bindings import package_origins
+from miner.analysis.origins.bindings import follow_self, package_origins
 from miner.analysis.origins.calls import function_calls
 from miner.analysis.origins.caught import logged
 from miner.analysis.origins.source import Module, Modules
@@ -289,12 +289,9 @@ def _dispatch_unreachable(
         if members is None or not set(members) <= set(found.handled):
             return None
         return Unreachable(site.path, found.line, found.subject, (), enum, members)
-    walk = Walk(found.subject, "condition")
-    place = _atom_place(module, site, found.line)
-    tracer.trace(found.node, place, ANY, walk, (Hop(site.path, found.line, found.subject),))
-    if len({(o.kind, o.name, o.defined) for o in walk.found}) != 1:
+    origin = _subject_origin(tracer, module, site, found)
+    if origin is None:
         return None
-    origin = walk.found[0]
     options = tracer.config.options if origin.kind is OriginKind.FLAG else ()
     option = next(
         (
@@ -317,6 +314,30 @@ def _dispatch_unreachable(
         return None
     choices = tuple(show(v) for v in domain)
     return Unreachable(site.path, found.line, found.subject, (origin,), origin.name, choices)
+
+
+def _subject_origin(
+    tracer: Tracer, module: Module, site: Site, found: dispatch.Branches
+) -> Origin | None:
+    """The one origin of the read the branches test, or None. ``self.x`` is
+    followed to every assignment of ``x`` in its class (not first to a
+    setting of the same name), and only when no other file assigns ``.x``:
+    ``RequestLogger.configure`` sets ``self.log_requests_level`` from a
+    request, not only from ``--log-requests-level``."""
+    walk = Walk(found.subject, "condition")
+    place = _atom_place(module, site, found.line)
+    chain = (Hop(site.path, found.line, found.subject),)
+    node = found.node
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        if node.value.id == "self":
+            if any(p != site.path for p in tracer.modules.attribute_writers(node.attr)):
+                return None
+            follow_self(tracer, node, place, ANY, walk, chain)
+    if not walk.found:
+        tracer.trace(node, place, ANY, walk, chain)
+    if len({(o.kind, o.name, o.defined) for o in walk.found}) != 1:
+        return None
+    return walk.found[0]
 
 
 def _calls_origins(tracer: Tracer, site: Site) -> list[list[Origin]] | None:
