@@ -949,16 +949,28 @@ class Unreachable:
     fact): one atom of its top-level ``and`` reads a parameter whose every
     argument, at every call the commit holds (or its default), is a constant
     the atom cannot accept (``is_paged=True`` at both calls of a function
-    raising only when ``not is_paged``)."""
+    raising only when ``not is_paged``). Or the ``else`` of an exhaustive
+    dispatch: every value a flag (its choices) or an enum (its members) can
+    take is handled by an earlier branch (``subject`` and ``choices`` set)."""
 
     path: str
     line: int
-    """The guard (or the site) that reads the atom."""
+    """The guard (or the site) that reads the atom; for a dispatch, the last
+    branch before the ``else``."""
     condition: str
-    """The atom as written: ``not is_paged``."""
+    """The atom as written: ``not is_paged``; for a dispatch, the value the
+    branches test (``backend``, ``self.disaggregation_mode``)."""
     values: tuple[Origin, ...]
     """Each constant given, with the chain to the call that gives it (kind
-    ``constant``; ``constraint`` is what the atom needs and the value cannot meet)."""
+    ``constant``; ``constraint`` is what the atom needs and the value cannot
+    meet); for a dispatch on a flag, the flag's origin (kind ``flag``)."""
+    subject: str = ""
+    """For a dispatch: the flag (``--sampling-backend``) or the enum class
+    (``DisaggregationMode``) whose every value the branches handle; else empty."""
+    choices: tuple[str, ...] = ()
+    """For a dispatch: every value of ``subject`` (the flag's choices as its
+    ``add_argument`` lists them, ``None`` for a default of None; the enum's
+    members as its class defines them), each handled before the ``else``."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -966,6 +978,8 @@ class Unreachable:
             "line": self.line,
             "condition": self.condition,
             "values": [v.to_json() for v in self.values],
+            "subject": self.subject,
+            "choices": list(self.choices),
         }
 
     @classmethod
@@ -975,6 +989,8 @@ class Unreachable:
             line=data["line"],
             condition=data["condition"],
             values=tuple(Origin.from_json(v) for v in data.get("values", ())),
+            subject=data.get("subject", ""),
+            choices=tuple(data.get("choices", ())),
         )
 
 

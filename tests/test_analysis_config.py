@@ -497,3 +497,30 @@ def test_a_mixin_flag_default_is_its_subclass_field_or_unknown():
         "pool_size": None,
         "max_slots": "8",
     }
+
+
+def test_choices_in_a_local_the_function_grows_are_its_literals_and_every_added_one():
+    source = """\
+import argparse
+
+BACKENDS = {"flashinfer", "pytorch"}
+
+
+def build_parser(extra):
+    parser = argparse.ArgumentParser()
+    backends = set(BACKENDS)
+    if extra:
+        backends.add("oracle")
+    parser.add_argument("--sampling-backend", choices=backends, default=None)
+    modes = list(BACKENDS)
+    modes.remove("pytorch")
+    parser.add_argument("--mode", choices=modes)
+    return parser
+"""
+    config = mine_config(SourceIndex({"cli.py": source.encode()}))
+    backend = config.option("sampling_backend")
+    assert backend is not None
+    assert backend.choices == ("flashinfer", "pytorch", "oracle")
+    # a local changed other than by adding a literal: its choices are not known
+    mode = config.option("mode")
+    assert mode is not None and mode.choices is None

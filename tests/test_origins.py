@@ -967,3 +967,206 @@ def test_a_parameter_of_a_model_config_classs_init_is_a_key_of_config_json() -> 
         ("model-config", "config.json (WideAttentionConfig)")
     ]
     assert not [o for o in by_line[18] if o.kind is OriginKind.MODEL_CONFIG]
+
+
+DISPATCH_ARGS = """
+from dataclasses import dataclass
+
+@dataclass
+class ServerArgs:
+    sampler: str = "a"
+
+    @staticmethod
+    def add_cli_args(parser):
+        choices = set(SAMPLERS)
+        if EXTRA:
+            choices.add("c")
+        parser.add_argument("--sampler", type=str, default="a", choices=choices)
+
+SAMPLERS = {"a", "b"}
+EXTRA = False
+"""
+DISPATCH = """
+def sample(server_args):
+    backend = server_args.sampler
+    if backend == "a":
+        return 1
+    elif backend == "b":
+        return 2
+    else:
+        raise ValueError(f"Invalid backend: {backend}")
+
+def forward(server_args):
+    if server_args.sampler == "c":
+        return 0
+    return sample(server_args)
+"""
+
+
+def test_the_else_of_a_dispatch_every_choice_reaches_elsewhere_is_unreachable() -> None:
+    """``--sampler``'s choices are ``set(SAMPLERS)`` plus ``c`` added under
+    a condition (a, b, c): ``sample`` handles a and b, and its only call
+    (line 14) is past ``if server_args.sampler == "c": return``."""
+    from miner.analysis.audience import classify_by_origins
+
+    files = {"pkg/server_args.py": DISPATCH_ARGS, "pkg/s.py": DISPATCH}
+    errors, found = traced(files)
+    error = next(e for e in errors if (e.primary.path, e.primary.line) == ("pkg/s.py", 9))
+    fact = found.unreachable[error.error_id]
+    assert (fact.path, fact.line, fact.condition) == ("pkg/s.py", 6, "backend")
+    assert (fact.subject, fact.choices) == ("--sampler", ("a", "b", "c"))
+    assert [(v.kind.value, v.name, v.defined) for v in fact.values] == [
+        ("flag", "--sampler", "pkg/server_args.py:13")
+    ]
+    assert Unreachable.from_json(fact.to_json()) == fact
+    decision = classify_by_origins(error, found.origins[error.error_id], unreachable=fact)
+    assert (decision.audience.value, decision.rule, decision.reason) == (
+        "internal",
+        "origin-unreachable",
+        "every value of --sampler (a, b, c) is handled before the else (pkg/s.py:6)",
+    )
+
+
+def test_a_choice_or_a_none_default_that_reaches_the_else_keeps_it_reachable() -> None:
+    # c reaches the else once the call no longer leaves for it
+    reachable = DISPATCH.replace('if server_args.sampler == "c":', "if server_args is None:")
+    assert (
+        unreachable_at({"pkg/server_args.py": DISPATCH_ARGS, "pkg/s.py": reachable}, "pkg/s.py", 9)
+        is None
+    )
+    # a default of None is a value the else receives (argparse does not check it)
+    args = DISPATCH_ARGS.replace('default="a", choices', "default=None, choices")
+    assert unreachable_at({"pkg/server_args.py": args, "pkg/s.py": DISPATCH}, "pkg/s.py", 9) is None
+    # a second call of sample that does not leave for c: c reaches it
+    called = DISPATCH + "\ndef other(server_args):\n    return sample(server_args)\n"
+    assert (
+        unreachable_at({"pkg/server_args.py": DISPATCH_ARGS, "pkg/s.py": called}, "pkg/s.py", 9)
+        is None
+    )
+    # choices the function changes otherwise are not known: no proof
+    args = DISPATCH_ARGS.replace('choices.add("c")', 'choices.discard("b")')
+    assert unreachable_at({"pkg/server_args.py": args, "pkg/s.py": DISPATCH}, "pkg/s.py", 9) is None
+
+
+MODES = """
+from enum import Enum
+
+class Mode(Enum):
+    NULL = "null"
+    PREFILL = "prefill"
+    DECODE = "decode"
+"""
+QUEUE = """
+from pkg.utils import Mode
+
+class Scheduler:
+    def add(self, req):
+        if self.mode == Mode.NULL:
+            self.waiting.append(req)
+        elif self.mode == Mode.PREFILL:
+            self.bootstrap.add(req)
+        elif self.mode == Mode.DECODE:
+            self.prealloc.add(req)
+        else:
+            raise ValueError(f"Invalid {self.mode=}")
+"""
+
+
+def test_the_else_of_a_dispatch_on_every_member_of_an_enum_is_unreachable() -> None:
+    fact = unreachable_at({"pkg/utils.py": MODES, "pkg/q.py": QUEUE}, "pkg/q.py", 13)
+    assert fact is not None
+    assert (fact.path, fact.line, fact.condition, fact.values) == ("pkg/q.py", 10, "self.mode", ())
+    assert (fact.subject, fact.choices) == ("Mode", ("Mode.NULL", "Mode.PREFILL", "Mode.DECODE"))
+    # a member no branch handles reaches the else; so does any value of a
+    # class that is not an enum
+    more = MODES + '    EXTRA = "extra"\n'
+    assert unreachable_at({"pkg/utils.py": more, "pkg/q.py": QUEUE}, "pkg/q.py", 13) is None
+    plain = MODES.replace("class Mode(Enum):", "class Mode:")
+    assert unreachable_at({"pkg/utils.py": plain, "pkg/q.py": QUEUE}, "pkg/q.py", 13) is None
+
+
+def test_an_env_read_trimmed_and_lowered_is_the_variable_not_in_the_mappings_keys() -> None:
+    source = """
+    import os
+
+    def resolve():
+        raw = os.environ.get("PKG_DTYPE", "").strip().lower()
+        mapping = {"fp16": 1, "bf16": 2}
+        if raw not in mapping:
+            raise ValueError(f"bad PKG_DTYPE {raw}")
+        return mapping[raw]
+    """
+    found = origins_at({"pkg/d.py": source}, "pkg/d.py", 8)
+    assert brief(found) == [
+        ("env", "PKG_DTYPE", "not in", ("fp16", "bf16")),
+        ("internal", "os.environ.get('PKG_DTYPE', '').strip().lower()", "any", ()),
+    ]
+    assert (found[0].default, found[0].defined) == ("''", "pkg/d.py:5")
+    # the message shows the value, no demand on it: runtime state, as before
+    assert [o.role for o in found] == ["condition", "message"]
+
+
+LOGGED_ABOVE = """
+import logging
+logger = logging.getLogger(__name__)
+
+def submit(x):
+    if x < 0:
+        raise RuntimeError("negative")
+    return x
+
+def process(x):
+    return submit(x)
+
+def worker(queue):
+    while True:
+        try:
+            process(queue.get())
+        except Exception:
+            logger.exception("worker failed")
+"""
+
+
+def test_a_raise_caught_two_frames_up_on_every_path_is_logged_there() -> None:
+    errors, found = traced({"pkg/w.py": LOGGED_ABOVE})
+    assert found.logged[errors[0].error_id] == Caught("pkg/w.py", 17, "Exception", "caller", True)
+    # a second call of process with no handler around it lets the error out
+    source = LOGGED_ABOVE + "\ndef direct(x):\n    return process(x)\n"
+    errors, found = traced({"pkg/w.py": source})
+    assert errors[0].error_id not in found.logged
+    # process used other than by a call: its calls are not all known
+    source = LOGGED_ABOVE + "\nHOOKS = {'process': process}\n"
+    errors, found = traced({"pkg/w.py": source})
+    assert errors[0].error_id not in found.logged
+    # a handler two frames up that raises again lets it out
+    source = LOGGED_ABOVE.replace('logger.exception("worker failed")', "raise")
+    errors, found = traced({"pkg/w.py": source})
+    assert errors[0].error_id not in found.logged
+
+
+LEVELS = """
+class RequestLogger:
+    def __init__(self, server_args):
+        self.sampler = server_args.sampler
+
+    def configure(self, level):
+        self.sampler = level
+
+    def meta(self):
+        if self.sampler == "a":
+            return 1
+        elif self.sampler in ("b", "c"):
+            return 2
+        else:
+            raise ValueError(f"Invalid --sampler: {self.sampler}")
+"""
+
+
+def test_a_dispatch_on_self_x_counts_every_assignment_of_x_in_the_class() -> None:
+    # configure() may set self.sampler to anything: the else is reachable
+    files = {"pkg/server_args.py": DISPATCH_ARGS, "pkg/log.py": LEVELS}
+    assert unreachable_at(files, "pkg/log.py", 15) is None
+    # set only from --sampler, whose choices a, b, c the branches handle
+    alone = LEVELS.replace("    def configure(self, level):\n        self.sampler = level\n", "")
+    fact = unreachable_at({**files, "pkg/log.py": alone}, "pkg/log.py", 13)
+    assert fact is not None and (fact.subject, fact.line) == ("--sampler", 10)

@@ -55,6 +55,14 @@ DBRX = (f"{SRT}/configs/dbrx.py", 52)
 #: Rebuilding a pre-tokenized multimodal prompt: its only call (base_processor.py:1767)
 #: is in a ``try`` whose ``except Exception`` logs a warning and falls back.
 EXPAND = (f"{SRT}/multimodal/processors/base_processor.py", 1665)
+#: Issue 33, the second review: the ``else`` of a dispatch on
+#: ``--sampling-backend``, and on every member of ``DisaggregationMode``; an
+#: environment variable trimmed and lowered; a raise caught two frames up.
+SAMPLER = (f"{SRT}/layers/sampler.py", 329)
+QUEUE = (f"{SRT}/managers/scheduler.py", 3040)
+KLVAE = (f"{GEN}/runtime/models/vaes/minimax_h3_video_vae/klvae.py", 51)
+MORI = (f"{SRT}/disaggregation/mori/conn.py", 1612)
+REVIEWED = (SAMPLER, QUEUE, KLVAE, MORI)
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +71,7 @@ def traced(analysed_release, corpus) -> tuple[Traced, dict[tuple[str, int], str]
     mined, _ = analysed_release("v0.5.19")
     result = mined.result
     wanted = {(e.primary.path, e.primary.line): e for e in result.errors}
-    keys = (*SITES, *INTERNAL_SITES, POOL, TORCH_DTYPE, DBRX, EXPAND)
+    keys = (*SITES, *INTERNAL_SITES, POOL, TORCH_DTYPE, DBRX, EXPAND, *REVIEWED)
     picked = {key: wanted[key] for key in keys}
     picked[(LASER, 23)] = wanted[(LASER, 23)]
     repo = git.Repo(corpus)
@@ -269,6 +277,101 @@ def test_an_unknown_key_of_the_dbrx_attention_config_is_the_models_config_json(
     assert found[0] == ("kwargs", "config.json (DbrxAttentionConfig)", "condition")
     # the caller: DbrxConfig.__init__ builds it from its own attn_config key
     assert ("attn_config", "config.json (DbrxConfig)", "caller") in found
+
+
+def test_every_member_of_disaggregation_mode_is_handled_before_the_else(
+    traced: Any, audiences: Any
+) -> None:
+    """``Scheduler._add_request_to_queue``: branches on ``DisaggregationMode``
+    NULL (line 3021), PREFILL (3027) and DECODE (3033), the three members
+    ``disaggregation/utils.py:101`` defines; the ``else`` raises (3040)."""
+    fact = record(traced, *QUEUE)["analysis"]["unreachable"]
+    assert fact == {
+        "path": QUEUE[0],
+        "line": 3033,
+        "condition": "self.disaggregation_mode",
+        "values": [],
+        "subject": "DisaggregationMode",
+        "choices": [
+            "DisaggregationMode.NULL",
+            "DisaggregationMode.PREFILL",
+            "DisaggregationMode.DECODE",
+        ],
+    }
+    decision = audiences[QUEUE]
+    assert (decision.audience.value, decision.rule) == ("internal", "origin-unreachable")
+    assert decision.reason == (
+        "every value of DisaggregationMode (DisaggregationMode.NULL, "
+        "DisaggregationMode.PREFILL, DisaggregationMode.DECODE) is handled before "
+        f"the else ({QUEUE[0]}:3033)"
+    )
+
+
+def test_a_sampling_backend_the_branches_do_not_handle_keeps_the_else_a_setting(
+    traced: Any, audiences: Any, analysed_release: Any
+) -> None:
+    """``--sampling-backend``'s choices are ``set(SAMPLING_BACKEND_CHOICES)``
+    (server_args.py:268: flashinfer, pytorch, ascend) plus ``token_oracle``
+    when ``SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE`` is set (3790-3791), and its
+    default is None (``ServerArgs.sampling_backend``, line 1697).
+    ``_sample_from_probs`` handles flashinfer (300) and pytorch (317); its
+    one call (241) is past ``if self.use_ascend_backend`` (196), so ascend
+    never reaches it, but token_oracle and None do, as far as the code
+    says: the raise stays a setting's."""
+    mined, _ = analysed_release("v0.5.19")
+    option = mined.facts.config.option("sampling_backend")
+    assert option is not None
+    assert (option.flag, option.choices, option.default) == (
+        "--sampling-backend",
+        ("flashinfer", "pytorch", "ascend", "token_oracle"),
+        "None",
+    )
+    data = record(traced, *SAMPLER)
+    assert data["analysis"]["unreachable"] is None
+    backend = [o for o in origins(data, "flag") if o["name"] == "--sampling-backend"]
+    assert [(o["role"], o["constraint"]) for o in backend] == [
+        ("condition", {"op": "!=", "values": ["flashinfer"]}),
+        ("condition", {"op": "!=", "values": ["pytorch"]}),
+        ("caller", {"op": "!=", "values": ["ascend"]}),
+        ("message", {"op": "any", "values": []}),
+    ]
+    assert audiences[SAMPLER].audience.value == "user-setting"
+
+
+def test_a_vae_dtype_variable_read_trimmed_and_lowered_is_the_env_origin(traced: Any) -> None:
+    """klvae.py:36 ``raw = os.environ.get("MINIMAX_H3_VAE_DECODER_TEMPORAL_CAT_DTYPE",
+    "").strip().lower()``; line 50 raises when ``raw not in mapping`` (the
+    dict of line 41)."""
+    found = origins(record(traced, *KLVAE), "env")
+    assert {o["name"] for o in found} == {"MINIMAX_H3_VAE_DECODER_TEMPORAL_CAT_DTYPE"}
+    assert {o["default"] for o in found} == {"''"}
+    mapping = next(o for o in found if o["chain"][0]["line"] == 50)
+    assert mapping["constraint"] == {
+        "op": "not in",
+        "values": ["fp16", "float16", "half", "bf16", "bfloat16", "fp32", "float32"],
+    }
+    assert mapping["chain"][1]["line"] == 36
+    # the condition reads the variable alone; the message shows the value
+    # with no demand on it (runtime state)
+    assert [o["role"] for o in origins(record(traced, *KLVAE), "internal")] == ["message"]
+
+
+def test_a_mori_transfer_failure_is_caught_by_the_worker_two_frames_up(
+    traced: Any, audiences: Any
+) -> None:
+    """``_submit_kv_transfer`` raises at 1612; its one call (462) in
+    ``_process_transfer_chunk`` has no ``try``; that function's one call
+    (430) in ``_transfer_worker`` is in a ``try`` whose ``except Exception``
+    (431) logs and does not raise again."""
+    assert record(traced, *MORI)["analysis"]["logged"] == {
+        "path": MORI[0],
+        "line": 431,
+        "types": "Exception",
+        "frame": "caller",
+        "logs": True,
+    }
+    decision = audiences[MORI]
+    assert (decision.audience.value, decision.rule) == ("internal", "origin-logged")
 
 
 def test_a_placeholder_mismatch_caught_by_the_callers_fallback_is_logged(traced: Any) -> None:

@@ -760,6 +760,14 @@ def _decisive(site: Site, origins: tuple[Origin, ...]) -> tuple[Origin, ...]:
 
 def _unseen(logged: Caught | None, unreachable: Unreachable | None) -> AudienceDecision | None:
     """``internal`` for an error no user meets: unreachable, or caught and not raised again."""
+    if unreachable is not None and unreachable.subject:
+        where = f"{unreachable.path}:{unreachable.line}"
+        return AudienceDecision(
+            Audience.INTERNAL,
+            f"every value of {unreachable.subject} ({', '.join(unreachable.choices)}) "
+            f"is handled before the else ({where})",
+            "origin-unreachable",
+        )
     if unreachable is not None:
         where = f"{unreachable.path}:{unreachable.line}"
         return AudienceDecision(

@@ -561,6 +561,49 @@ def _choices(node: ast.AST | None, lists: dict[str, ast.expr]) -> tuple[str, ...
     return None
 
 
+def _grown_choices(
+    node: ast.AST | None,
+    lists: dict[str, ast.expr],
+    local: dict[str, ast.expr | None],
+    tree: ast.Module,
+) -> tuple[str, ...] | None:
+    """Choices given as a local bound once to literal choices, with every
+    literal its function adds to it: ``choices = set(SAMPLING_BACKEND_CHOICES)``,
+    then ``if envs.X.get(): choices.add("token_oracle")`` (SGLang's
+    ``ServerArgs.add_cli_args``). An added value counts under any condition
+    (a choice the flag may have). None when ``node`` is no such local, or
+    the function changes it otherwise (``.remove``, ``.discard``, ``|=``)."""
+    if not isinstance(node, ast.Name) or local.get(node.id) is None:
+        return None
+    found = _choices(local[node.id], lists)
+    func = max(
+        (
+            n
+            for n in walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and n.lineno <= node.lineno <= (n.end_lineno or 0)
+        ),
+        key=lambda n: n.lineno,
+        default=None,
+    )
+    if found is None or func is None:
+        return None
+    added: list[str] = []
+    for call in walk(func):
+        if isinstance(call, ast.AugAssign) and unparse(call.target) == node.id:
+            return None
+        if not isinstance(call, ast.Call):
+            continue
+        method = call.func
+        if not (isinstance(method, ast.Attribute) and unparse(method.value) == node.id):
+            continue
+        value = literal_text(call.args[0]) if len(call.args) == 1 else None
+        if method.attr not in ("add", "append") or value is None:
+            return None
+        added.append(value)
+    return tuple(dict.fromkeys((*found, *added)))
+
+
 _DEPRECATED_HELP = re.compile(r"deprecat\w*.*?(?:use|alias (?:for|of))\s+`?(--[\w-]+)", re.I | re.S)
 
 
@@ -845,7 +888,8 @@ def _argparse_options(path: str, tree: ast.Module) -> list[Option]:
                 source="argparse",
                 type=unparse(kw.get("type")),
                 default=default,
-                choices=_choices(kw.get("choices"), lists),
+                choices=_choices(kw.get("choices"), lists)
+                or _grown_choices(kw.get("choices"), lists, local_values.get(id(node), {}), tree),
                 help=help_text,
                 action=_literal_or_text(kw.get("action")),
                 deprecated_for=new_flag,

@@ -29,13 +29,13 @@ from miner.analysis.callers import Caller, target_name
 from miner.analysis.condition import Reach, reach_of
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker
-from miner.analysis.origins import kinds
-from miner.analysis.origins.bindings import package_origins
+from miner.analysis.origins import dispatch, kinds
+from miner.analysis.origins.bindings import follow_self, package_origins
 from miner.analysis.origins.calls import function_calls
 from miner.analysis.origins.caught import logged
 from miner.analysis.origins.source import Module, Modules
 from miner.analysis.origins.tracer import MAX_DEPTH, Tracer
-from miner.analysis.origins.walk import Place, Walk, unparsed
+from miner.analysis.origins.walk import Place, Walk, show, unparsed
 from miner.lifecycle import fork_map
 from miner.model import (
     ANY,
@@ -252,19 +252,118 @@ def site_unreachable(tracer: Tracer, site: Site) -> Unreachable | None:
     """Why no in-tree call can reach ``site``, or None: an atom of its
     condition's top-level ``and`` that no call can make true
     (:func:`_never_true`), else such an atom in the condition around every
-    call of its function (at most :data:`MAX_CALLERS` calls). None when the
-    function may be called in ways the facts do not list (:func:`_calls_known`)."""
+    call of its function (at most :data:`MAX_CALLERS` calls); both only
+    when every call of the function can be listed (:func:`_calls_known`).
+    Else the ``else`` of an exhaustive dispatch (:func:`_dispatch_unreachable`)."""
     module = tracer.modules.get(site.path)
-    if module is None or not _calls_known(tracer, module, site.scope, site.line):
+    if module is None:
         return None
     reach = _reach(tracer, site.guards, site.exits)
-    for conjunct in reach.condition.conjuncts():
-        walk = _atom_walk(tracer, module, site, reach, conjunct) if _plain(conjunct) else None
-        if walk is not None and _never_true(walk):
-            guard = reach.origin(conjunct)
-            line = guard.line if guard else site.line
-            return Unreachable(site.path, line, conjunct.shown, tuple(dict.fromkeys(walk.excluded)))
-    return _callers_unreachable(tracer, site)
+    if _calls_known(tracer, module, site.scope, site.line):
+        for conjunct in reach.condition.conjuncts():
+            walk = _atom_walk(tracer, module, site, reach, conjunct) if _plain(conjunct) else None
+            if walk is not None and _never_true(walk):
+                guard = reach.origin(conjunct)
+                line = guard.line if guard else site.line
+                excluded = tuple(dict.fromkeys(walk.excluded))
+                return Unreachable(site.path, line, conjunct.shown, excluded)
+        found = _callers_unreachable(tracer, site)
+        if found is not None:
+            return found
+    return _dispatch_unreachable(tracer, module, site, reach)
+
+
+def _dispatch_unreachable(
+    tracer: Tracer, module: Module, site: Site, reach: Reach
+) -> Unreachable | None:
+    """The site is the ``else`` of a chain whose branches handle every
+    member of an enum, or every value of a flag that can reach it
+    (:mod:`~miner.analysis.origins.dispatch`): ``subject`` names the enum
+    or the flag, ``choices`` its values."""
+    found = dispatch.branches(site.guards, site.exits)
+    if found is None:
+        return None
+    enum = dispatch.enum_of(found)
+    if enum is not None:
+        members = dispatch.enum_members(tracer.modules, module, enum)
+        if members is None or not set(members) <= set(found.handled):
+            return None
+        return Unreachable(site.path, found.line, found.subject, (), enum, members)
+    origin = _subject_origin(tracer, module, site, found)
+    if origin is None:
+        return None
+    options = tracer.config.options if origin.kind is OriginKind.FLAG else ()
+    option = next(
+        (
+            o
+            for o in options
+            if (o.flag or o.name, f"{o.path}:{o.line}") == (origin.name, origin.defined)
+        ),
+        None,
+    )
+    domain = dispatch.flag_domain(option) if option is not None else None
+    if domain is None:
+        return None
+    mine = [
+        o
+        for c in reach.condition.conjuncts()
+        if _plain(c)
+        for o in _atom_walk(tracer, module, site, reach, c).found
+    ]
+    if dispatch.left_values(domain, origin.name, mine, _calls_origins(tracer, site)):
+        return None
+    choices = tuple(show(v) for v in domain)
+    return Unreachable(site.path, found.line, found.subject, (origin,), origin.name, choices)
+
+
+def _subject_origin(
+    tracer: Tracer, module: Module, site: Site, found: dispatch.Branches
+) -> Origin | None:
+    """The one origin of the read the branches test, or None. ``self.x`` is
+    followed to every assignment of ``x`` in its class (not first to a
+    setting of the same name), and only when no other file assigns ``.x``:
+    ``RequestLogger.configure`` sets ``self.log_requests_level`` from a
+    request, not only from ``--log-requests-level``."""
+    walk = Walk(found.subject, "condition")
+    place = _atom_place(module, site, found.line)
+    chain = (Hop(site.path, found.line, found.subject),)
+    node = found.node
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        if node.value.id == "self":
+            if any(p != site.path for p in tracer.modules.attribute_writers(node.attr)):
+                return None
+            follow_self(tracer, node, place, ANY, walk, chain)
+    if not walk.found:
+        tracer.trace(node, place, ANY, walk, chain)
+    if len({(o.kind, o.name, o.defined) for o in walk.found}) != 1:
+        return None
+    return walk.found[0]
+
+
+def _calls_origins(tracer: Tracer, site: Site) -> list[list[Origin]] | None:
+    """The origins of the top-level conjuncts around each call of the site's
+    function, or None when those calls are not all known (or too many)."""
+    module = tracer.modules.get(site.path)
+    calls = _site_calls(tracer, site)
+    if module is None or not calls or len(calls) > MAX_CALLERS:
+        return None
+    if not _calls_known(tracer, module, site.scope, site.line):
+        return None
+    found: list[list[Origin]] = []
+    for call in calls:
+        around = _call_reach(tracer, call)
+        if around is None:
+            return None
+        at, built = around
+        found.append(
+            [
+                o
+                for c in built.condition.conjuncts()
+                if _plain(c)
+                for o in _call_atom_walk(tracer, site, call, at, built, c)[1].found
+            ]
+        )
+    return found
 
 
 def _plain(conjunct: Condition) -> bool:
@@ -335,9 +434,17 @@ class _Job:
     modules: Modules
     facts: RepoFacts
 
+    def calls_known(self, path: str, scope: str, line: int) -> bool:
+        """Whether every call of the function ``scope`` spanning ``path:line``
+        is listed (:func:`_calls_known`)."""
+        module = self.modules.get(path)
+        return module is not None and _calls_known(self.tracer, module, scope, line)
+
     def one(self, error: Error) -> _Row:
         site = error.primary
-        found = logged(site, self.modules, self.facts.exceptions, self.facts.callers)
+        found = logged(
+            site, self.modules, self.facts.exceptions, self.facts.callers, self.calls_known
+        )
         origins = site_origins(self.tracer, site, error)
         return error.error_id, origins, found, site_unreachable(self.tracer, site)
 

@@ -22,6 +22,8 @@ MAX_CALLERS = 3
 #: Most ``return`` statements of a function entered that are followed.
 MAX_RETURNS = 4
 #: Calls whose result keeps what the condition requires of their one argument.
+#: ``str`` methods that trim blanks or change case: the text the user gave, normalized.
+_TEXT_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "casefold"})
 _SAME = frozenset({"bool", "str", "int", "float", "sorted", "list", "tuple", "set", "frozenset"})
 #: Builtins whose result is a function of their arguments' values.
 _OF_ARGUMENTS = frozenset(
@@ -62,6 +64,9 @@ def trace_call(
     variable = kinds.env_read(node)
     if variable is not None:
         tracer.env(walk, variable, chain, demand)
+        return
+    if demand != ANY and _normalized(node):
+        tracer.trace(node.func.value, place, demand, walk, chain)  # type: ignore[attr-defined]
         return
     args = [*node.args, *(k.value for k in node.keywords)]
     if len(args) == 1 and not isinstance(args[0], ast.Starred) and demand != ANY:
@@ -160,6 +165,24 @@ def _is_method(
     member = func.attr[len("is_") :]
     tracer.trace(func.value, place, polar(Constraint("==", (member,)), demand), walk, chain)
     return True
+
+
+def _normalized(node: ast.Call) -> bool:
+    """``<text>.strip().lower()``: a text method that only trims or
+    changes case (:data:`_TEXT_METHODS`), on a value that is not ``self``.
+    The result is the value, as the user wrote it up to blanks and case,
+    so the demand passes to it (``os.environ.get("X", "").strip().lower()
+    not in mapping``: the variable ``X`` not in the mapping's keys). Only
+    under a demand, as for a conversion: without one, the value is an
+    operand (``Enum[str(x).strip().upper()]``) and stays runtime state."""
+    func = node.func
+    return (
+        isinstance(func, ast.Attribute)
+        and func.attr in _TEXT_METHODS
+        and not node.keywords
+        and all(isinstance(a, ast.Constant) for a in node.args)
+        and not (isinstance(func.value, ast.Name) and func.value.id in ("self", "cls"))
+    )
 
 
 def _callee(tracer: Tracer, node: ast.Call, place: Place) -> tuple[Function | None, Module | None]:

@@ -2,6 +2,8 @@
 
 A ``try`` around the site in its own function, or around every call of its
 function the facts know (:attr:`~miner.analysis.facts.RepoFacts.callers`),
+or, for a call with no ``try`` around it, around every call of the calling
+function (two frames up, when that function is used only by calls),
 whose first handler matching the raised type (by the builtin hierarchy and
 the repository's own classes, :attr:`~miner.analysis.facts.RepoFacts.exceptions`)
 has no ``raise`` in it: the user sees a log line (or nothing), not the error.
@@ -11,7 +13,8 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 
 from miner.analysis.callers import Caller, target_name
 from miner.analysis.exceptions import ExceptionInfo
@@ -138,13 +141,22 @@ def _raised(site: Site) -> str | None:
     return text.rsplit(".", 1)[-1] or None
 
 
+#: A predicate: whether every call of the function ``scope`` spanning
+#: ``path:line`` is in the facts' callers (it is used only by calls).
+Known = Callable[[str, str, int], bool]
+
+
 def logged(
     site: Site,
     modules: Modules,
     exceptions: Mapping[str, ExceptionInfo],
     callers: Mapping[str, tuple[Caller, ...]],
+    known: Known | None = None,
 ) -> Caught | None:
-    """The handler that keeps ``site``'s exception from the user, or None."""
+    """The handler that keeps ``site``'s exception from the user, or None:
+    in the site's own function, else around every call of it, else (when
+    ``known`` says the calls of the calling function are all listed) around
+    every call of that function: :data:`FRAMES` calling frames at most."""
     raised = _raised(site)
     module = modules.get(site.path)
     if raised is None or module is None:
@@ -154,18 +166,51 @@ def logged(
         return _caught(site.path, handler, "same")
     if handler is not None:
         return None
-    target = target_name(site.scope) or ""
-    calls = [c for c in callers.get(target, ()) if c.target.rsplit(".", 1)[-1] == target]
-    if not calls or len(calls) > MAX_CALLERS:
-        return None
-    found: list[Caught] = []
-    for call in calls:
-        other = modules.get(call.path)
-        hit, leaves = handled(other, call.line, raised, exceptions) if other else (None, True)
-        if hit is None or leaves:
+    context = _Callers(modules, exceptions, callers, known)
+    return context.caught_above(site.scope, raised, FRAMES)
+
+
+#: Most calling frames read for a handler (the caller, the caller's caller).
+FRAMES = 2
+
+
+@dataclass(frozen=True, slots=True)
+class _Callers:
+    """What :meth:`caught_above` reads: the trees, the exception classes,
+    the calls by name and which functions' calls are all known."""
+
+    modules: Modules
+    exceptions: Mapping[str, ExceptionInfo]
+    callers: Mapping[str, tuple[Caller, ...]]
+    known: Known | None
+
+    def caught_above(self, scope: str, raised: str, frames: int) -> Caught | None:
+        """The first handler that catches ``raised`` around every call of
+        ``scope`` (at most :data:`MAX_CALLERS`), or, for a call with no
+        handler of its own function, around every call of that function
+        (``frames`` levels in all); None when some call path lets it out."""
+        target = target_name(scope) or ""
+        calls = [c for c in self.callers.get(target, ()) if c.target.rsplit(".", 1)[-1] == target]
+        if not calls or len(calls) > MAX_CALLERS:
             return None
-        found.append(_caught(call.path, hit, "caller"))
-    return found[0]
+        found: list[Caught] = []
+        for call in calls:
+            other = self.modules.get(call.path)
+            if other is None:
+                return None
+            hit, leaves = handled(other, call.line, raised, self.exceptions)
+            if hit is not None and not leaves:
+                found.append(_caught(call.path, hit, "caller"))
+                continue
+            if hit is not None or frames <= 1 or self.known is None:
+                return None
+            if not self.known(call.path, call.scope, call.line):
+                return None
+            above = self.caught_above(call.scope, raised, frames - 1)
+            if above is None:
+                return None
+            found.append(above)
+        return found[0]
 
 
 def _caught(path: str, handler: ast.ExceptHandler, frame: str) -> Caught:

@@ -203,7 +203,7 @@ class Tracer:
                 is_set: ConstraintOp = "set" if isinstance(op, ast.In) else "unset"
                 self.env(walk, var, chain, polar(Constraint(is_set), demand))
                 return
-        values = self._values(right, place)
+        values = self._values(right, place, keys=isinstance(op, (ast.In, ast.NotIn)))
         subject = left
         if values is None and not isinstance(op, (ast.In, ast.NotIn)):
             values, subject = self._values(left, place), right
@@ -244,14 +244,20 @@ class Tracer:
                 return self._module_value(alias.name, target, hops - 1)
         return None
 
-    def _values(self, node: ast.expr, place: Place) -> tuple[str, ...] | None:
+    def _values(self, node: ast.expr, place: Place, keys: bool = False) -> tuple[str, ...] | None:
         """The literal values of a comparison operand: a literal, a tuple,
-        list or set of them, or a module constant bound once to one."""
+        list or set of them, or a module constant bound once to one; with
+        ``keys`` (the right of ``in``), the literal keys of a dict too
+        (``raw not in {"fp16": torch.float16, ...}``)."""
         if isinstance(node, ast.Name):
             local = place.function.bindings(node.id) if place.function else []
             node = self._module_value(node.id, place.module, local=local) or node
         if isinstance(node, ast.Constant):
             return (show(node.value),)
+        if keys and isinstance(node, ast.Dict):
+            if node.keys and all(isinstance(k, ast.Constant) for k in node.keys):
+                return tuple(show(k.value) for k in node.keys if isinstance(k, ast.Constant))
+            return None
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             items = [e for e in node.elts if isinstance(e, ast.Constant)]
             if len(items) == len(node.elts):
