@@ -468,6 +468,35 @@ def test_a_raise_caught_by_a_handler_that_logs_is_logged() -> None:
     assert by_line[17] not in found.logged
 
 
+def test_a_handler_that_returns_the_errors_text_does_not_hide_it() -> None:
+    """``return create_error_response(str(e))``: the client gets the message
+    (serving_rerank.py:126 of v0.5.19); a handler that returns something else
+    after logging hides it."""
+    source = """
+    import logging
+    logger = logging.getLogger(__name__)
+
+    def rerank(request):
+        try:
+            if request.query is None:
+                raise ValueError("no query")
+        except ValueError as e:
+            return create_error_response(str(e))
+
+    def warmup(request):
+        try:
+            if request.query is None:
+                raise ValueError("no warm-up query")
+        except ValueError as e:
+            logger.warning(f"warm-up skipped: {e}")
+            return None
+    """
+    errors, found = traced({"pkg/r.py": source})
+    by_line = {e.primary.line: e.error_id for e in errors}
+    assert by_line[8] not in found.logged
+    assert found.logged[by_line[15]] == Caught("pkg/r.py", 16, "ValueError", "same", True)
+
+
 def test_a_raise_caught_in_every_calling_frame_is_logged_there() -> None:
     source = """
     def inner(x):

@@ -96,6 +96,20 @@ def _leaves(handler: ast.ExceptHandler) -> bool:
     return False
 
 
+def _hands_back(handler: ast.ExceptHandler) -> bool:
+    """Whether the handler returns or yields a value built from the exception
+    it binds (``except ValueError as e: return create_error_response(str(e))``,
+    ``return False, str(e)``): the message reaches whoever called, often a
+    client as an error response, so the error is not hidden in a log."""
+    if handler.name is None:
+        return False
+    for node in ast.walk(handler):
+        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)) and node.value is not None:
+            if any(isinstance(n, ast.Name) and n.id == handler.name for n in ast.walk(node.value)):
+                return True
+    return False
+
+
 def _logs(handler: ast.ExceptHandler) -> bool:
     for node in ast.walk(handler):
         if isinstance(node, ast.Call):
@@ -126,11 +140,12 @@ def handled(
     module: Module, line: int, raised: str, exceptions: Mapping[str, ExceptionInfo]
 ) -> tuple[ast.ExceptHandler | None, bool]:
     """(the first handler catching ``raised`` raised at ``line``, whether
-    it re-raises); (None, True) when no handler of the function catches it."""
+    the error leaves it: re-raised, or its text returned, :func:`_hands_back`);
+    (None, True) when no handler of the function catches it."""
     for node in _tries_around(module, line):
         for handler in node.handlers:
             if catches(handler, raised, exceptions):
-                return handler, _leaves(handler)
+                return handler, _leaves(handler) or _hands_back(handler)
     return None, True
 
 
