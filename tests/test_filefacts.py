@@ -44,9 +44,25 @@ def load(name, n):
         raise ValueError("too many")
 '''
 
+CLI = """\
+import argparse
+
+verbose: bool = False
+
+
+def parse(argv):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--max-items", type=int, default=8, help="Most items.")
+    args = parser.parse_args(argv)
+    if args.max_items < 1 or verbose:
+        raise ValueError("max items must be positive")
+    return args
+"""
+
 FILES = {
     "pkg/__init__.py": "",
     "pkg/loop.py": LOOP,
+    "pkg/cli.py": CLI,
     "pkg/other.py": "def helper(x):\n    return wait(x, None, True)\n",
 }
 
@@ -82,9 +98,18 @@ def test_the_facts_joined_from_each_files_record_equal_the_facts_read_whole() ->
     assert _in_order(joined) == _in_order(whole)
     # LOOP's lines: the while loop on 11, its raise on 13, the raise after it on 14
     assert dict(joined.loop_ends) == {("pkg/loop.py", 11): 14}
-    assert dict(joined.module_values) == {("pkg/loop.py", "LIMIT"): (7, "8")}
+    assert list(joined.module_values.items()) == [
+        (("pkg/cli.py", "verbose"), (3, "False")),
+        (("pkg/loop.py", "LIMIT"), (7, "8")),
+    ]
     assert joined.module_docs == {"pkg/loop.py": "Waiting for a worker."}
     assert joined.module_doc_lines == {"pkg/loop.py": 1}
+    assert joined.booleans == {"verbose"}
+    (option,) = joined.config.options
+    assert (option.name, option.flags, option.path) == ("max_items", ("--max-items",), "pkg/cli.py")
+    # the module name is the configuration model's (it reads the other files' paths)
+    assert records["pkg/cli.py"].argparse == (dataclasses.replace(option, module=None),)
+    assert records["pkg/loop.py"].argparse is None
     ((key, (decorator,)),) = joined.decorators.items()
     assert key == ("pkg/loop.py", "load") and (decorator.line, decorator.text) == (
         17,
@@ -181,3 +206,4 @@ def test_the_fixture_lines_are_where_the_test_says() -> None:
     lines = textwrap.dedent(LOOP).split("\n")
     assert lines[10].lstrip().startswith("while ") and lines[13].lstrip().startswith("raise T")
     assert lines[6] == "LIMIT = 8" and lines[16] == "@functools.cache"
+    assert CLI.split("\n")[2] == "verbose: bool = False"

@@ -45,7 +45,9 @@ from miner.analysis.code import (
 from miner.analysis.config import (
     ConfigModel,
     Derived,
+    Option,
     Resolved,
+    argparse_options,
     mine_config,
     mine_resolutions,
     predicate_function,
@@ -1392,10 +1394,13 @@ class _Beside(NamedTuple):
     config: ConfigModel
 
 
-def _beside(index: SourceIndex, targets: set[str]) -> _Beside:
+def _beside(
+    index: SourceIndex, targets: set[str], argparse: Mapping[str, tuple[Option, ...]]
+) -> _Beside:
     """:class:`_Beside` of the commit held by ``index``: :func:`_call_facts`
-    and the configuration model."""
-    return _Beside(_call_facts(index, targets), mine_config(index))
+    and the configuration model (``argparse``: the options of the files
+    read before, :attr:`FileFacts.argparse`)."""
+    return _Beside(_call_facts(index, targets), mine_config(index, argparse))
 
 
 def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
@@ -1435,6 +1440,11 @@ class FileFacts:
     """:func:`sites_key` of the sites it was read with: the record is used
     only for the same sites at the same path."""
     words: FileWords
+    declared: Declared
+    """The names it declares ``bool`` or otherwise (:func:`declared_names`)."""
+    argparse: tuple[Option, ...] | None
+    """Its :func:`~miner.analysis.config.argparse_options` (None: it holds
+    no ``add_argument`` or does not parse)."""
     local_values: _Items = ()
     """Items of :attr:`RepoFacts.local_values` (:func:`local_values`)."""
     decorators: _Items = ()
@@ -1473,6 +1483,10 @@ def file_facts(path: str, data: bytes | None, sites: Sequence[Site]) -> FileFact
     raises for the file's sake (a file that does not parse has the facts
     its lines give)."""
     files = {} if data is None else {path: data}
+    index = SourceIndex(files)  # parsed once, by the first part that needs the tree
+    argparse = None
+    if data is not None and b"add_argument" in data and (tree := index.tree(path)) is not None:
+        argparse = tuple(argparse_options(path, tree))
     nested = site_nested_exits(files, sites)
     with_exits = [
         replace(s, exits=(*s.exits, *nested[(s.path, s.line)])) if (s.path, s.line) in nested else s
@@ -1489,12 +1503,14 @@ def file_facts(path: str, data: bytes | None, sites: Sequence[Site]) -> FileFact
         path=path,
         sites_key=sites_key(sites),
         words=file_words(data or b""),
+        declared=declared_names(data or b""),
+        argparse=argparse,
         local_values=tuple(local_values(files, sites).items()),
         decorators=tuple(function_decorators(files, sites).items()),
         doc_lines=tuple(header_lines(files, sites).items()),
         nested_exits=tuple(nested.items()),
         exits=tuple(exit_branches(files, with_exits).items()),
-        loop_ends=tuple(loop_ends(SourceIndex(files), with_exits).items()),
+        loop_ends=tuple(loop_ends(index, with_exits).items()),
         module_values=tuple(module_values(files, bare).items()),
         module_doc=tuple(docs.items()),
         module_doc_line=tuple(doc_line.items()),
@@ -1505,6 +1521,8 @@ class _PerFile(NamedTuple):
     """The parts of :class:`RepoFacts` joined from every file's :class:`FileFacts`."""
 
     words: dict[str, FileWords]
+    declared: dict[str, Declared]
+    argparse: dict[str, tuple[Option, ...]]
     local_values: dict[tuple[str, str, str], tuple[LocalValue, ...]]
     decorators: dict[tuple[str, str], tuple[Decorator, ...]]
     doc_lines: dict[tuple[str, int], tuple[int, int]]
@@ -1525,7 +1543,7 @@ def _per_file(
     by_path: dict[str, list[Site]] = {}
     for site in sites:
         by_path.setdefault(site.path, []).append(site)
-    joined = _PerFile({}, {}, {}, {}, {}, {}, {}, {}, {}, {})
+    joined = _PerFile(*({} for _ in _PerFile._fields))
     for path in sorted({*files, *by_path}):
         own = by_path.get(path, [])
         found = known.get(path) if path in files else None
@@ -1533,7 +1551,10 @@ def _per_file(
             found = file_facts(path, files.get(path), own)
         if path in files:
             joined.words[path] = found.words
-        for part in _PerFile._fields[1:]:
+            joined.declared[path] = found.declared
+        if found.argparse is not None:
+            joined.argparse[path] = found.argparse
+        for part in _PerFile._fields[3:]:
             items = getattr(found, _FIELD_OF.get(part, part))
             getattr(joined, part).update(items)
     return joined
@@ -1591,7 +1612,7 @@ def _collect(
     index = SourceIndex(files, own.words)
     index.definitions("")  # the word index, built once before both halves read it
     targets = {t for t in (target_name(s.scope) for s in sites if not s.reraise) if t}
-    with beside(jobs, _beside, index, targets) as beside_facts:
+    with beside(jobs, _beside, index, targets, own.argparse) as beside_facts:
         foreign = foreign_names(index, (s.path for s in sites))
         nested = own.nested_exits
         # What the cards read: the exits nested in earlier branches added
@@ -1609,7 +1630,7 @@ def _collect(
         optional = optional_imports(files, bare)
         binds = local_bindings(files, sites, assigned)
         selfs = same_class_calls(files, sites, definitions)
-        booleans = boolean_names(files, tested_names(sites, _IDENTIFIER))
+        booleans = boolean_names(files, tested_names(sites, _IDENTIFIER), own.declared)
         progress("the callers and the configuration model")
         got = beside_facts()
     # after the process beside has ended: no fork while its pool's thread runs
@@ -1710,7 +1731,44 @@ _ANNOTATED_TYPE = re.compile(rb"(?:\w+\.)?(?:A|Annotated)\[\s*([^\n,\]]+?)\s*[,\
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
-def boolean_names(files: Mapping[str, bytes], names: Iterable[str]) -> frozenset[str]:
+class Declared(NamedTuple):
+    """The names one file declares (:func:`declared_names`)."""
+
+    boolean: frozenset[bytes]
+    """Annotated ``bool`` or assigned ``True`` / ``False``."""
+    other: frozenset[bytes]
+    """Annotated otherwise or assigned another literal."""
+
+
+def declared_names(data: bytes) -> Declared:
+    """The names one file's lines declare as ``bool`` and otherwise, as
+    :func:`boolean_names` reads them (by pattern, no parse)."""
+    boolean: set[bytes] = set()
+    other: set[bytes] = set()
+    for m in _ANNOTATION.finditer(data):
+        line_start = data.rfind(b"\n", 0, m.start()) + 1
+        before = _ANNOTATED_NAME.search(data, line_start, m.start())
+        if before is None:
+            continue
+        kind = m.group(1)
+        typed = _ANNOTATED_TYPE.match(data, m.start(1))
+        if typed is not None:
+            kind = typed.group(1)
+        (boolean if kind == b"bool" else other).add(before.group(1))
+    for m in _LITERAL.finditer(data):
+        line_start = data.rfind(b"\n", 0, m.start()) + 1
+        before = _STORED_NAME.match(data, line_start, m.start())
+        if before is None:
+            continue
+        (boolean if m.group(1) in (b"True", b"False") else other).add(before.group(1))
+    return Declared(frozenset(boolean), frozenset(other))
+
+
+def boolean_names(
+    files: Mapping[str, bytes],
+    names: Iterable[str],
+    declared: Mapping[str, Declared] | None = None,
+) -> frozenset[str]:
     """Of ``names`` (identifiers), those the commit only ever declares as
     ``bool``: annotated ``bool`` (a field, a parameter; also as the first
     argument of ``Annotated``) or assigned ``True`` or ``False`` somewhere,
@@ -1718,26 +1776,14 @@ def boolean_names(files: Mapping[str, bytes], names: Iterable[str]) -> frozenset
     another literal (``None``, a number, a string, a container). A guard
     testing ``x`` or ``obj.x`` for such a name tests a flag: the cards say
     "is false", not "falsy (``None``, empty or zero)". Read by pattern from
-    the lines (no parse); a line the patterns misread can only take a name
-    out."""
+    the lines (no parse: :func:`declared_names`, of each file or from
+    ``declared``, by path); a line the patterns misread can only take a
+    name out."""
     wanted = {n.encode() for n in names if n.isidentifier()}
     boolean: set[bytes] = set()
     other: set[bytes] = set()
-    for data in files.values():
-        for m in _ANNOTATION.finditer(data):
-            line_start = data.rfind(b"\n", 0, m.start()) + 1
-            before = _ANNOTATED_NAME.search(data, line_start, m.start())
-            if before is None or (name := before.group(1)) not in wanted:
-                continue
-            kind = m.group(1)
-            typed = _ANNOTATED_TYPE.match(data, m.start(1))
-            if typed is not None:
-                kind = typed.group(1)
-            (boolean if kind == b"bool" else other).add(name)
-        for m in _LITERAL.finditer(data):
-            line_start = data.rfind(b"\n", 0, m.start()) + 1
-            before = _STORED_NAME.match(data, line_start, m.start())
-            if before is None or (name := before.group(1)) not in wanted:
-                continue
-            (boolean if m.group(1) in (b"True", b"False") else other).add(name)
+    for path, data in files.items():
+        found = (declared or {}).get(path) or declared_names(data)
+        boolean |= found.boolean & wanted
+        other |= found.other & wanted
     return frozenset(n.decode() for n in boolean - other)
