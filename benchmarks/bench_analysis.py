@@ -3,12 +3,19 @@ then the facts stage and the origins stage of a base revision of the miner
 against this tree's, side by side.
 
 Usage: ``python benchmarks/bench_analysis.py [REPO] [REV] [--base REF]
-[--facts-base REF] [--jobs N] [--only facts|origins]`` (default: the SGLang
-release repository at ``$RAISE_MINER_CORPUS`` or ``.corpus/sglang``, tag
-``v0.5.19``, base ``3730f18``: the origins stage before issue 33; facts base
-``c414659``: the facts stage before it was made faster; 2 jobs). ``--only``
-skips the stage timings of this tree and the other side by side. Prints
-seconds per stage; numbers are noisy on a shared machine.
+[--facts-base REF] [--mine-base REF] [--jobs N] [--only facts|origins|mine]``
+(default: the SGLang release repository at ``$RAISE_MINER_CORPUS`` or
+``.corpus/sglang``, tag ``v0.5.19``, base ``3730f18``: the origins stage
+before issue 33; facts base ``c414659``: the facts stage before it was made
+faster; mine base ``d18b359``: before the per-file facts were read in the
+extraction's workers; 2 jobs). ``--only`` skips the stage timings of this
+tree and the other side by sides. Prints seconds per stage; numbers are
+noisy on a shared machine.
+
+The mine side by side (:func:`mine_side_by_side`) runs each tree's
+extraction and facts stage with a blob cache of its own, empty (a cold
+mine: extraction and facts) and then again (the facts stage after a warm
+extraction), and prints a digest of the facts of each run.
 
 The facts side by side runs each tree's :func:`~miner.analysis.facts.collect`
 the same way (a fresh process per tree, cold, the same pickled inputs) and
@@ -81,15 +88,8 @@ print(json.dumps({"tree": miner.__file__, "wall": wall, "cpu": used,
 
 #: Run like :data:`_STAGE`: the facts stage of the pickled files and sites,
 #: timed, and a digest of the canonical text of the facts it returns.
-_FACTS = """
-import ast, dataclasses, hashlib, json, pickle, resource, sys, time
-import miner
-from miner.analysis.facts import collect
-
-def cpu():
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+_CANON = """
+import ast, dataclasses
 
 def canon(x):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
@@ -105,6 +105,19 @@ def canon(x):
         name = type(x).__name__ if hasattr(x, "_fields") else ""
         return name + "[" + ",".join(canon(v) for v in x) + "]"
     return repr(x)
+"""
+
+_FACTS = (
+    _CANON
+    + """
+import hashlib, json, pickle, resource, sys, time
+import miner
+from miner.analysis.facts import collect
+
+def cpu():
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 with open(sys.argv[1], "rb") as fh:
     files, sites, errors = pickle.load(fh)
@@ -116,6 +129,39 @@ print(json.dumps({"tree": miner.__file__, "wall": wall, "cpu": used,
                   "errors": len(facts.callers),
                   "digest": hashlib.sha256(canon(facts).encode()).hexdigest()[:16]}))
 """
+)
+
+#: Run in a fresh process with one tree's ``miner`` first on the path and
+#: its own blob cache (``RAISE_MINER_CACHE``): a commit's extraction
+#: (:func:`~miner.pipeline.start_mining`) and its facts stage, as
+#: :func:`~miner.pipeline.analyze_mining` runs it (the tree's
+#: ``commit_facts``; a base without it reads the files and gathers the facts
+#: as it did), each timed (wall seconds), and a digest of the facts.
+_MINE = (
+    _CANON
+    + """
+import hashlib, json, sys, time
+import miner
+from miner import pipeline
+from miner.mining.extraction import MineOptions
+
+repo, rev, jobs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+start = time.perf_counter()
+mining = pipeline.start_mining(repo, rev, options=MineOptions(jobs=jobs))
+mined = time.perf_counter()
+if hasattr(pipeline, "commit_facts"):
+    facts, _ = pipeline.commit_facts(mining)
+else:
+    sources = pipeline.facts_sources(mining.repo, mining.entries, mining.result)
+    facts = pipeline.gather_facts(
+        mining.repo, mining.entries, mining.result, jobs=mining.jobs, sources=sources
+    )
+done = time.perf_counter()
+print(json.dumps({"tree": miner.__file__, "extraction": mined - start, "facts": done - mined,
+                  "errors": len(facts.callers),
+                  "digest": hashlib.sha256(canon(facts).encode()).hexdigest()[:16]}))
+"""
+)
 
 
 def _base_tree(ref: str, into: Path) -> Path:
@@ -175,6 +221,50 @@ def side_by_side(
     return 0
 
 
+def _mine_run(tree: Path, cache: Path, repo: str, rev: str, jobs: int) -> dict[str, object]:
+    """One run of :data:`_MINE` with the miner at ``tree`` and the blob cache ``cache``."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "RAISE_MINER_CACHE": str(cache)}
+    done = subprocess.run(
+        [sys.executable, "-c", _MINE, str(Path(repo).resolve()), rev, str(jobs)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tree,
+    )
+    found: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def mine_side_by_side(repo: str, rev: str, base: str, jobs: int) -> int:
+    """Print, for ``base`` and this tree, a cold run (extraction and facts
+    with an empty blob cache of its own) and then a warm one (the same
+    cache: the facts stage after a warm extraction), each in a fresh
+    process, the two trees taking turns; 1 when their facts differ."""
+    runs: dict[str, list[dict[str, object]]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-mine-") as tmp:
+        trees = {f"base {base}": _base_tree(base, Path(tmp) / "base"), "this tree": ROOT}
+        for _state in ("cold", "warm"):
+            for n, (label, tree) in enumerate(trees.items()):
+                run = _mine_run(tree, Path(tmp) / f"cache-{n}", repo, rev, jobs)
+                runs.setdefault(label, []).append(run)
+    print(f"mine {rev}, jobs={jobs}, each tree with its own blob cache, in fresh processes:")
+    print(f"  {'':<16} {'cold: extraction+facts':>34} {'warm: facts':>14}")
+    for label, (cold, warm) in runs.items():
+        total = float(str(cold["extraction"])) + float(str(cold["facts"]))
+        print(
+            f"  {label:<16} {total:8.2f} s (of which facts {float(str(cold['facts'])):6.2f} s)"
+            f" {float(str(warm['facts'])):10.2f} s"
+            f"  (facts {cold['digest']} / {warm['digest']})"
+        )
+    digests = {str(run["digest"]) for pair in runs.values() for run in pair}
+    if len(digests) != 1:
+        print("  the facts differ")
+        return 1
+    print("  the facts are identical")
+    return 0
+
+
 def _stage_times(files: dict[str, bytes], result: MineResult, jobs: int) -> None:
     """Print this tree's facts, origins and analyze stages' seconds."""
     read = time.perf_counter()
@@ -199,9 +289,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--facts-base", default="c414659", help="the revision to compare the facts stage against"
     )
+    parser.add_argument(
+        "--mine-base",
+        default="d18b359",
+        help="the revision to compare a cold mine and the facts after a warm extraction against",
+    )
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--only", choices=("facts", "origins"), help="one side by side alone")
+    parser.add_argument(
+        "--only", choices=("facts", "origins", "mine"), help="one side by side alone"
+    )
     args = parser.parse_args(argv)
+    if args.only == "mine":
+        return mine_side_by_side(args.repo, args.rev, args.mine_base, args.jobs)
     start = time.perf_counter()
     repo, commit, info = pipeline.pin(args.repo, args.rev)
     entries = source.python_blobs(repo, commit)
@@ -219,6 +318,8 @@ def main(argv: list[str]) -> int:
         code |= side_by_side(files, result, args.facts_base, args.jobs, "facts")
     if args.only in (None, "origins"):
         code |= side_by_side(files, result, args.base, args.jobs, "origins")
+    if args.only is None:
+        code |= mine_side_by_side(args.repo, args.rev, args.mine_base, args.jobs)
     return code
 
 

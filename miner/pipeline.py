@@ -27,15 +27,22 @@ from typing import TYPE_CHECKING, Any
 
 import git
 
-from miner.analysis import analyze
-from miner.analysis.facts import COLLECT_PARTS, RepoFacts, collect
+from miner.analysis import analyze, filefacts
+from miner.analysis.facts import COLLECT_PARTS, FileFacts, RepoFacts, collect
 from miner.analysis.origins import trace_origins
 from miner.errors import OutputError, ReleaseError
 from miner.extract.limits import MAX_FILE_BYTES
 from miner.files import Staging, locked
 from miner.lifecycle import fork_imap
 from miner.mining import digest, source, store
-from miner.mining.extraction import Extraction, MineOptions, extract_blobs, link_helper_calls
+from miner.mining.extraction import (
+    Extraction,
+    MineOptions,
+    extract_blobs,
+    keep_file_facts,
+    link_helper_calls,
+    stored_file_facts,
+)
 from miner.mining.ids import assign_ids
 from miner.mining.pool import default_jobs
 from miner.model import (
@@ -207,16 +214,18 @@ def gather_facts(
     jobs: int = 1,
     stage: Stage | None = None,
     sources: Mapping[str, bytes] | None = None,
+    known: Mapping[str, FileFacts] | None = None,
 ) -> RepoFacts:
     """The facts the analysis needs beyond the sites (the configuration model,
     callers, exception classes), read from the blobs of ``entries`` that
     :func:`facts_files` keeps, or from ``sources`` when they were read
     already (:func:`facts_sources`); ``jobs`` > 1: in two processes.
-    ``stage`` shows the reading of the files and each part of
-    :func:`~miner.analysis.facts.collect` as a step."""
+    ``known``: the per-file facts of these files with these sites
+    (:func:`file_records`). ``stage`` shows the reading of the files and
+    each part of :func:`~miner.analysis.facts.collect` as a step."""
     if stage is None:
         files = sources if sources is not None else facts_sources(repo, entries, result)
-        return collect(files, result.sites, jobs=jobs)
+        return collect(files, result.sites, jobs=jobs, known=known)
     keep, _ = facts_files(entries, result)
     stage.doing = f"reading {len(keep):,} files"
     stage.total = 1 + COLLECT_PARTS
@@ -226,7 +235,7 @@ def gather_facts(
         stage.doing = words
         stage.advance()
 
-    facts = collect(files, result.sites, jobs=jobs, progress=part)
+    facts = collect(files, result.sites, jobs=jobs, progress=part, known=known)
     stage.doing = ""
     stage.advance()
     stage.summary = f"{len(keep):,} files read"
@@ -240,6 +249,27 @@ def facts_sources(
     :func:`facts_files` keeps."""
     keep, _ = facts_files(entries, result)
     return {e.path: source.read_blob(repo, e.blob) for e in keep}
+
+
+def file_records(mining: Mining, files: Mapping[str, bytes]) -> dict[str, FileFacts]:
+    """Path -> the per-file facts of each of ``files`` (path -> bytes) with
+    the sites of ``mining``: those the extraction's workers kept in the blob
+    cache (:class:`~miner.analysis.filefacts.WorkerFacts`) when made for
+    the same path and sites, the others read here in ``mining.jobs``
+    processes and kept there for the next run
+    (:func:`miner.analysis.filefacts.complete`)."""
+    options = mining.options
+    blob_of = {e.path: e.blob for e in mining.entries if e.path in files}
+    paths_of: dict[str, list[str]] = {}
+    for path, blob in blob_of.items():
+        paths_of.setdefault(blob, []).append(path)
+    rows = {} if options is None else stored_file_facts(options, mining.partial, paths_of)
+    known = filefacts.known_records(rows, paths_of)
+    records, read = filefacts.complete(files, mining.result.sites, known, jobs=mining.jobs)
+    if options is not None and read:
+        made = [(blob_of[p], filefacts.encode(records[p])) for p in read if p in blob_of]
+        keep_file_facts(options, mining.partial, made)
+    return records
 
 
 def with_origins(mining: Mining, facts: RepoFacts, sources: Mapping[str, bytes]) -> RepoFacts:
@@ -452,6 +482,11 @@ class Mining:
     """The prefix of the stage names (``v0.5.19 ``)."""
     origins: bool = False
     """Whether the origins stage runs (:attr:`MineOptions.origins`)."""
+    options: MineOptions | None = None
+    """How the commit was extracted: the blob cache whose ``facts`` table
+    holds the per-file facts (:func:`file_records`; None: none)."""
+    partial: bool = True
+    """Passed to the extraction (the blob cache's version depends on it)."""
 
 
 def start_mining(
@@ -471,6 +506,9 @@ def start_mining(
     """The first half of :func:`mine_and_analyze`: mine ``rev`` and compute
     the digest of the run's inputs (nothing analysed yet)."""
     start = time.perf_counter()
+    options = options or MineOptions(cache_dir=cache_dir)
+    if options.cache:  # the workers also read each file's facts (file_records)
+        options = dataclasses.replace(options, file_facts=filefacts.WorkerFacts())
     extracted = _extract_commit(
         repo_arg,
         rev,
@@ -516,6 +554,8 @@ def _mining_of(extracted: _Extracted, llm: LLMSettings | None, started: float) -
         x.reporter,
         x.label,
         origins=x.options.origins,
+        options=x.options,
+        partial=x.partial,
     )
 
 
@@ -523,6 +563,24 @@ def _origins_input(options: MineOptions) -> dict[str, bool]:
     """The origins stage as an input of the run's digest, only when asked
     for (so the digest of a run without it is what it always was)."""
     return {"origins": True} if options.origins else {}
+
+
+def commit_facts(mining: Mining, stage: Stage | None = None) -> tuple[RepoFacts, dict[str, bytes]]:
+    """The facts stage of ``mining`` (its facts, without origins) and the
+    files read for it (path -> bytes, which the origins stage traces too):
+    the per-file facts from the blob cache (:func:`file_records`), joined
+    with what needs several files (:func:`gather_facts`, shown on ``stage``)."""
+    sources = facts_sources(mining.repo, mining.entries, mining.result)
+    facts = gather_facts(
+        mining.repo,
+        mining.entries,
+        mining.result,
+        jobs=mining.jobs,
+        stage=stage,
+        sources=sources,
+        known=file_records(mining, sources),
+    )
+    return facts, sources
 
 
 def analyze_mining(mining: Mining) -> Mined:
@@ -545,13 +603,9 @@ def analyze_mining(mining: Mining) -> Mined:
     start = time.perf_counter()
     with reporter.stage(f"{label}facts") as stage:
         stage.unit, stage.measured = "step", False
-        # read once: the origins stage traces the same files
-        sources = facts_sources(mining.repo, mining.entries, result) if mining.origins else None
-        facts = gather_facts(
-            mining.repo, mining.entries, result, jobs=mining.jobs, stage=stage, sources=sources
-        )
+        facts, sources = commit_facts(mining, stage)
     seconds["facts"] = time.perf_counter() - start
-    if sources is not None:
+    if mining.origins:
         start = time.perf_counter()
         facts = with_origins(mining, facts, sources)
         seconds["origins"] = time.perf_counter() - start

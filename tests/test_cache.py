@@ -136,7 +136,7 @@ def test_a_row_holding_another_blob_is_never_served(make_repo, tmp_path: Path, c
 @pytest.mark.parametrize(
     "setup, reason",
     [
-        ("PRAGMA user_version = 7", "cache format 7, this miner reads format 3"),
+        ("PRAGMA user_version = 7", "cache format 7, this miner reads format 4"),
         ("PRAGMA application_id = 42", "not a raise-miner cache (application_id 0x2a)"),
     ],
 )
@@ -347,10 +347,10 @@ def test_a_damaged_unit_row_is_parsed_again(make_repo, tmp_path: Path) -> None:
     assert again.files == mine(root, "v1", None).files
 
 
-@pytest.mark.parametrize("old_format", [1, 2])
+@pytest.mark.parametrize("old_format", [1, 2, 3])
 def test_an_older_cache_is_upgraded_in_place(tmp_path: Path, old_format: int) -> None:
-    """A cache written before the ``units`` (format 1) or ``helpers``
-    (format 2) table keeps its file: the tables are added."""
+    """A cache written before the ``units`` (format 1), ``helpers``
+    (format 2) or ``facts`` (format 3) table keeps its file: the tables are added."""
     with sqlite3.connect(tmp_path / FILENAME) as conn:
         conn.execute(
             "CREATE TABLE results (version TEXT NOT NULL, blob TEXT NOT NULL, "
@@ -361,10 +361,15 @@ def test_an_older_cache_is_upgraded_in_place(tmp_path: Path, old_format: int) ->
             "WITHOUT ROWID"
         )
         conn.execute(f"PRAGMA application_id = {cache_mod.APPLICATION_ID}")
-        if old_format == 2:
+        if old_format >= 2:
             conn.execute(
                 "CREATE TABLE units (version TEXT NOT NULL, key TEXT NOT NULL, "
                 "data BLOB NOT NULL, PRIMARY KEY (version, key)) WITHOUT ROWID"
+            )
+        if old_format == 3:
+            conn.execute(
+                "CREATE TABLE helpers (version TEXT NOT NULL, blob TEXT NOT NULL, "
+                "data BLOB NOT NULL, PRIMARY KEY (version, blob)) WITHOUT ROWID"
             )
         conn.execute(f"PRAGMA user_version = {old_format}")
     with BlobCache.open(tmp_path) as cache:
@@ -375,5 +380,7 @@ def test_an_older_cache_is_upgraded_in_place(tmp_path: Path, old_format: int) ->
         reader.close()
         cache.put_helpers([("b" * 40, ())])
         assert cache.get_helpers(["b" * 40, "c" * 40]) == {"b" * 40: ()}
+        cache.put_facts([("b" * 40, b"facts")])
+        assert cache.get_facts(["b" * 40, "c" * 40]) == {"b" * 40: b"facts"}
     with sqlite3.connect(tmp_path / FILENAME) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 4

@@ -801,9 +801,9 @@ def test_facts_skip_what_the_extractor_skipped_or_failed(make_repo, monkeypatch)
     read: list[str] = []
     real_collect = pipeline.collect
 
-    def spy(sources, sites, jobs=1, progress=None):  # type: ignore[no-untyped-def]
+    def spy(sources, sites, jobs=1, progress=None, known=None):  # type: ignore[no-untyped-def]
         read.extend(sources)
-        return real_collect(sources, sites, jobs=jobs, progress=progress)
+        return real_collect(sources, sites, jobs=jobs, progress=progress, known=known)
 
     monkeypatch.setattr(pipeline, "collect", spy)
     real_assemble = pipeline.assemble

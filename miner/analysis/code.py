@@ -17,7 +17,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from miner.extract.imports import import_statements
 
@@ -61,6 +61,26 @@ class _Header:
 HEADER = _Headers()
 
 
+class FileWords(NamedTuple):
+    """The words of one file that :class:`SourceIndex` searches (:func:`file_words`)."""
+
+    calls: frozenset[bytes]
+    """Every ``name(`` of the file (a call or a ``def``), with its ``(``."""
+    words: frozenset[bytes]
+    """Every other word (an import, a reference, a comment)."""
+    defs: tuple[str, ...]
+    """The names of its ``def`` / ``class`` headers (:data:`HEADER`), in file order."""
+
+
+def file_words(data: bytes) -> FileWords:
+    """The :class:`FileWords` of one file's bytes: words are runs of
+    ``[A-Za-z0-9_]`` (a following ``(`` kept); no parse."""
+    words = set(data.translate(_TOKEN_TABLE).replace(b"(", b"( ").split())
+    calls = frozenset(w for w in words if w.endswith(b"("))
+    defs = tuple(m.group(3).decode("ascii", "replace") for m in HEADER.finditer(data))
+    return FileWords(calls, frozenset(words - calls), defs)
+
+
 class SourceIndex:
     """The ``.py`` files of one commit (path -> bytes), searched and parsed lazily.
 
@@ -68,12 +88,18 @@ class SourceIndex:
     once as ``path: reason``).
     """
 
-    def __init__(self, files: Mapping[str, bytes]) -> None:
+    def __init__(
+        self, files: Mapping[str, bytes], words: Mapping[str, FileWords] | None = None
+    ) -> None:
+        """``words``: the :func:`file_words` of some of ``files`` by path,
+        computed before (in the extraction's workers); the rest are read
+        here when a search first needs them."""
         self.files = dict(sorted(files.items()))
         self._trees: dict[str, ast.Module | None] = {}
         self._tokens: dict[str, frozenset[bytes]] | None = None
         self._bare: dict[str, frozenset[bytes]] = {}
         self._defs: dict[str, list[str]] | None = None
+        self._known = dict(words or {})
 
     def grep(self, *needles: bytes) -> list[str]:
         """Paths (sorted) whose bytes contain any of ``needles``."""
@@ -98,13 +124,13 @@ class SourceIndex:
         tokens: dict[str, frozenset[bytes]] = {}
         defs: dict[str, list[str]] = defaultdict(list)
         for path, data in self.files.items():
-            words = set(data.translate(_TOKEN_TABLE).replace(b"(", b"( ").split())
-            tokens[path] = frozenset(w for w in words if w.endswith(b"("))
-            self._bare[path] = frozenset(words - tokens[path])
-            for m in HEADER.finditer(data):
-                defs[m.group(3).decode("ascii", "replace")].append(path)
+            found = self._known.get(path) or file_words(data)
+            tokens[path], self._bare[path] = found.calls, found.words
+            for name in found.defs:
+                defs[name].append(path)
         self._tokens = tokens
         self._defs = dict(defs)
+        self._known.clear()
 
     def callers_of(self, names: Iterable[str]) -> dict[str, list[str]]:
         """For each name, the paths (sorted) where ``name(`` occurs (a call or a def)."""

@@ -36,7 +36,7 @@ import ast
 import bisect
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -823,7 +823,10 @@ def _wraps_add_argument(tree: ast.Module) -> tuple[bool, bool]:
     return False, False
 
 
-def _argparse_options(path: str, tree: ast.Module) -> list[Option]:
+def argparse_options(path: str, tree: ast.Module) -> list[Option]:
+    """The options the ``add_argument`` calls of one module (``path``, its
+    ``tree``) declare, in the order of the calls: what :func:`mine_config`
+    reads from each file holding ``add_argument`` (one file alone)."""
     lists = _module_lists(tree)
     owners = _enclosing(tree)
     lines = _call_lines(tree)
@@ -1686,16 +1689,21 @@ def _dataclass_candidates(
     return sorted(paths)
 
 
-def mine_config(index: SourceIndex) -> ConfigModel:
-    """The configuration model of the commit held by ``index``."""
+def mine_config(
+    index: SourceIndex, argparse: Mapping[str, Sequence[Option]] | None = None
+) -> ConfigModel:
+    """The configuration model of the commit held by ``index``; ``argparse``:
+    the :func:`argparse_options` of files read before, by path (the others
+    are read here)."""
     options: list[Option] = []
     derived: list[Derived] = []
     class_sizes: list[tuple[int, str, str]] = []
     argparse_paths = index.grep(b"add_argument")
     for path in argparse_paths:
-        tree = index.tree(path)
-        if tree is not None:
-            options.extend(_argparse_options(path, tree))
+        if argparse is not None and path in argparse:
+            options.extend(argparse[path])
+        elif (tree := index.tree(path)) is not None:
+            options.extend(argparse_options(path, tree))
     explicit = {(o.name, o.path) for o in options if o.deprecated_for is None}
     defaults_from = set()
     for o in options:

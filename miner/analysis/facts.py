@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import bisect
 import builtins
+import hashlib
 import keyword as _keyword
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -31,10 +32,12 @@ from miner.analysis.callers import (
     target_name,
 )
 from miner.analysis.code import (
+    FileWords,
     SourceIndex,
     call_name,
     comment_start,
     file_imports,
+    file_words,
     one_line,
     parse_expr,
     walk,
@@ -42,7 +45,9 @@ from miner.analysis.code import (
 from miner.analysis.config import (
     ConfigModel,
     Derived,
+    Option,
     Resolved,
+    argparse_options,
     mine_config,
     mine_resolutions,
     predicate_function,
@@ -1389,10 +1394,13 @@ class _Beside(NamedTuple):
     config: ConfigModel
 
 
-def _beside(index: SourceIndex, targets: set[str]) -> _Beside:
+def _beside(
+    index: SourceIndex, targets: set[str], argparse: Mapping[str, tuple[Option, ...]]
+) -> _Beside:
     """:class:`_Beside` of the commit held by ``index``: :func:`_call_facts`
-    and the configuration model."""
-    return _Beside(_call_facts(index, targets), mine_config(index))
+    and the configuration model (``argparse``: the options of the files
+    read before, :attr:`FileFacts.argparse`)."""
+    return _Beside(_call_facts(index, targets), mine_config(index, argparse))
 
 
 def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
@@ -1413,6 +1421,149 @@ def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
     return callers, busy, reaches, refs, uses
 
 
+_Items = tuple[tuple[Any, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    """What :func:`collect` reads from one file alone (its bytes and its own
+    sites; :func:`file_facts`): the parts of :class:`RepoFacts` keyed by
+    that file, as ``(key, value)`` items in the order :func:`collect` puts
+    them in, and the words :class:`~miner.analysis.code.SourceIndex`
+    searches. Small and picklable, so that the extraction's workers compute
+    it beside the sites and the blob cache keeps it
+    (:mod:`miner.analysis.filefacts`); :func:`collect` joins the records
+    of every file in path order."""
+
+    path: str
+    sites_key: str
+    """:func:`sites_key` of the sites it was read with: the record is used
+    only for the same sites at the same path."""
+    words: FileWords
+    declared: Declared
+    """The names it declares ``bool`` or otherwise (:func:`declared_names`)."""
+    argparse: tuple[Option, ...] | None
+    """Its :func:`~miner.analysis.config.argparse_options` (None: it holds
+    no ``add_argument`` or does not parse)."""
+    local_values: _Items = ()
+    """Items of :attr:`RepoFacts.local_values` (:func:`local_values`)."""
+    decorators: _Items = ()
+    """Items of :attr:`RepoFacts.decorators` (:func:`function_decorators`)."""
+    doc_lines: _Items = ()
+    """Items of :attr:`RepoFacts.doc_lines` (:func:`header_lines`)."""
+    nested_exits: _Items = ()
+    """Items of :attr:`RepoFacts.nested_exits`
+    (:func:`~miner.analysis.nested.site_nested_exits`)."""
+    exits: _Items = ()
+    """Items of :attr:`RepoFacts.exits` (:func:`exit_branches`, of the sites
+    with their nested exits)."""
+    loop_ends: _Items = ()
+    """Items of :attr:`RepoFacts.loop_ends` (:func:`loop_ends`, likewise)."""
+    module_values: _Items = ()
+    """Items of :attr:`RepoFacts.module_values` (:func:`module_values`, likewise)."""
+    module_doc: _Items = ()
+    """The item of :attr:`RepoFacts.module_docs` (:func:`module_docstrings`), if any."""
+    module_doc_line: _Items = ()
+    """The item of :attr:`RepoFacts.module_doc_lines`, if any."""
+
+
+def sites_key(sites: Iterable[Site]) -> str:
+    """A digest (32 hex digits) of one file's ``sites`` without their ids
+    (the extraction's workers see them before ids are given): equal for
+    the same sites in the same order."""
+    text = repr([replace(s, error_id="", site_id="") for s in sites])
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def file_facts(path: str, data: bytes | None, sites: Sequence[Site]) -> FileFacts:
+    """The :class:`FileFacts` of the file ``path`` (its bytes ``data``; None:
+    a file with sites that the facts do not read) with its mined ``sites``
+    (in line order, as :class:`~miner.model.MineResult` holds them), by the
+    same functions as :func:`collect` applied to this file alone; never
+    raises for the file's sake (a file that does not parse has the facts
+    its lines give)."""
+    files = {} if data is None else {path: data}
+    index = SourceIndex(files)  # parsed once, by the first part that needs the tree
+    argparse = None
+    if data is not None and b"add_argument" in data and (tree := index.tree(path)) is not None:
+        argparse = tuple(argparse_options(path, tree))
+    nested = site_nested_exits(files, sites)
+    with_exits = [
+        replace(s, exits=(*s.exits, *nested[(s.path, s.line)])) if (s.path, s.line) in nested else s
+        for s in sites
+    ]
+    bare = tested_bare_names(with_exits)
+    docs = module_docstrings(files, (s.path for s in sites))
+    doc_line = {
+        p: files[p][: m.start(2)].count(b"\n") + 1
+        for p in docs
+        if (m := _MODULE_DOC.match(files[p][:20000])) is not None
+    }
+    return FileFacts(
+        path=path,
+        sites_key=sites_key(sites),
+        words=file_words(data or b""),
+        declared=declared_names(data or b""),
+        argparse=argparse,
+        local_values=tuple(local_values(files, sites).items()),
+        decorators=tuple(function_decorators(files, sites).items()),
+        doc_lines=tuple(header_lines(files, sites).items()),
+        nested_exits=tuple(nested.items()),
+        exits=tuple(exit_branches(files, with_exits).items()),
+        loop_ends=tuple(loop_ends(index, with_exits).items()),
+        module_values=tuple(module_values(files, bare).items()),
+        module_doc=tuple(docs.items()),
+        module_doc_line=tuple(doc_line.items()),
+    )
+
+
+class _PerFile(NamedTuple):
+    """The parts of :class:`RepoFacts` joined from every file's :class:`FileFacts`."""
+
+    words: dict[str, FileWords]
+    declared: dict[str, Declared]
+    argparse: dict[str, tuple[Option, ...]]
+    local_values: dict[tuple[str, str, str], tuple[LocalValue, ...]]
+    decorators: dict[tuple[str, str], tuple[Decorator, ...]]
+    doc_lines: dict[tuple[str, int], tuple[int, int]]
+    nested_exits: dict[tuple[str, int], tuple[Guard, ...]]
+    exits: dict[tuple[str, int], Branch]
+    loop_ends: dict[tuple[str, int], int]
+    module_values: dict[tuple[str, str], tuple[int, str]]
+    module_docs: dict[str, str]
+    module_doc_lines: dict[str, int]
+
+
+def _per_file(
+    files: Mapping[str, bytes], sites: Sequence[Site], known: Mapping[str, FileFacts]
+) -> _PerFile:
+    """Every file's :class:`FileFacts`: the record of its path in ``known``
+    (read with these sites: :func:`miner.analysis.filefacts.complete`
+    checks), else :func:`file_facts` here; joined in path order."""
+    by_path: dict[str, list[Site]] = {}
+    for site in sites:
+        by_path.setdefault(site.path, []).append(site)
+    joined = _PerFile(*({} for _ in _PerFile._fields))
+    for path in sorted({*files, *by_path}):
+        own = by_path.get(path, [])
+        found = known.get(path) if path in files else None
+        if found is None or found.path != path:
+            found = file_facts(path, files.get(path), own)
+        if path in files:
+            joined.words[path] = found.words
+            joined.declared[path] = found.declared
+        if found.argparse is not None:
+            joined.argparse[path] = found.argparse
+        for part in _PerFile._fields[3:]:
+            items = getattr(found, _FIELD_OF.get(part, part))
+            getattr(joined, part).update(items)
+    return joined
+
+
+#: The :class:`FileFacts` field of a :class:`_PerFile` part named otherwise.
+_FIELD_OF = {"module_docs": "module_doc", "module_doc_lines": "module_doc_line"}
+
+
 #: How many times :func:`collect` calls its ``progress``, once as each of
 #: its parts begins.
 COLLECT_PARTS = 4
@@ -1423,6 +1574,7 @@ def collect(
     sites: Iterable[Site],
     jobs: int = 1,
     progress: Callable[[str], None] | None = None,
+    known: Mapping[str, FileFacts] | None = None,
 ) -> RepoFacts:
     """Gather the facts of a commit from its ``.py`` files (path -> bytes) and
     mined sites. With ``jobs`` > 1, the facts of the calls and the
@@ -1431,33 +1583,38 @@ def collect(
     adds the nested exits and reads what depends on them, and the code around the
     settings is read in ``jobs`` processes (the same facts). ``progress`` is
     called with the words of each of its :data:`COLLECT_PARTS` parts as it
-    begins (for a progress line; nothing is printed here).
+    begins (for a progress line; nothing is printed here). ``known``: the
+    :class:`FileFacts` of files read before with these same sites, by path
+    (the extraction's workers', checked by
+    :func:`miner.analysis.filefacts.complete`); the other files are read
+    here, so the facts are the same with or without.
 
     The per-file memos (:func:`file_scopes`, :func:`file_imports`) are
     emptied when it returns or raises, so no file's bytes outlive the call."""
     try:
-        return _collect(files, sites, jobs, progress or (lambda part: None))
+        return _collect(files, sites, jobs, progress or (lambda part: None), known or {})
     finally:
         file_scopes.cache_clear()
         file_imports.cache_clear()
 
 
 def _collect(
-    files: Mapping[str, bytes], sites: Iterable[Site], jobs: int, progress: Callable[[str], None]
+    files: Mapping[str, bytes],
+    sites: Iterable[Site],
+    jobs: int,
+    progress: Callable[[str], None],
+    known: Mapping[str, FileFacts],
 ) -> RepoFacts:
     """:func:`collect` without emptying the per-file memos."""
     sites = list(sites)
     progress("the sites' exits, names and values")
-    index = SourceIndex(files)
+    own = _per_file(files, sites, known)
+    index = SourceIndex(files, own.words)
     index.definitions("")  # the word index, built once before both halves read it
     targets = {t for t in (target_name(s.scope) for s in sites if not s.reraise) if t}
-    with beside(jobs, _beside, index, targets) as beside_facts:
-        # of the sites as mined: these read no exit
-        local = local_values(files, sites)
-        decorators = function_decorators(files, sites)
+    with beside(jobs, _beside, index, targets, own.argparse) as beside_facts:
         foreign = foreign_names(index, (s.path for s in sites))
-        doc_lines = header_lines(files, sites)
-        nested = site_nested_exits(files, sites)
+        nested = own.nested_exits
         # What the cards read: the exits nested in earlier branches added
         # (the records stay as mined).
         sites = [
@@ -1469,15 +1626,11 @@ def _collect(
         exceptions = repo_exceptions(index, {s.exception for s in sites if s.exception})
         definitions = {t: len(index.definitions(t)) for t in sorted(targets)}
         assigned = predicate_assignments(files, tested_names(sites), index)
-        exits = exit_branches(files, sites)
-        ends = loop_ends(index, sites)
         bare = tested_bare_names(sites)
         optional = optional_imports(files, bare)
-        values = module_values(files, bare)
         binds = local_bindings(files, sites, assigned)
         selfs = same_class_calls(files, sites, definitions)
-        module_docs = module_docstrings(files, (s.path for s in sites))
-        booleans = boolean_names(files, tested_names(sites, _IDENTIFIER))
+        booleans = boolean_names(files, tested_names(sites, _IDENTIFIER), own.declared)
         progress("the callers and the configuration model")
         got = beside_facts()
     # after the process beside has ended: no fork while its pool's thread runs
@@ -1492,11 +1645,6 @@ def _collect(
     progress("the code around the settings")
     notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
     call_docs = call_docstrings(index, called_names(sites) | defining)
-    module_doc_lines = {
-        path: files[path][: m.start(2)].count(b"\n") + 1
-        for path in module_docs
-        if (m := _MODULE_DOC.match(files[path][:20000])) is not None
-    }
     progress("the arguments of the calls")
     arguments = call_arguments(files, sites, callers, bare)
     return RepoFacts(
@@ -1505,7 +1653,7 @@ def _collect(
         self_calls=selfs,
         nested_exits=nested,
         local_binds=binds,
-        local_values=local,
+        local_values=own.local_values,
         call_reach=reaches,
         referenced=refs,
         uses=uses,
@@ -1516,19 +1664,19 @@ def _collect(
         exceptions=exceptions,
         definitions=definitions,
         assigned=assigned,
-        module_docs=module_docs,
+        module_docs=own.module_docs,
         call_docs=call_docs,
-        exits=exits,
-        loop_ends=ends,
+        exits=own.exits,
+        loop_ends=own.loop_ends,
         resolved=resolved,
         notes=notes,
         choices=choices,
-        doc_lines=doc_lines,
+        doc_lines=own.doc_lines,
         arguments=arguments,
-        decorators=decorators,
-        module_doc_lines=module_doc_lines,
+        decorators=own.decorators,
+        module_doc_lines=own.module_doc_lines,
         optional_imports=optional,
-        module_values=values,
+        module_values=own.module_values,
     )
 
 
@@ -1583,7 +1731,44 @@ _ANNOTATED_TYPE = re.compile(rb"(?:\w+\.)?(?:A|Annotated)\[\s*([^\n,\]]+?)\s*[,\
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
-def boolean_names(files: Mapping[str, bytes], names: Iterable[str]) -> frozenset[str]:
+class Declared(NamedTuple):
+    """The names one file declares (:func:`declared_names`)."""
+
+    boolean: frozenset[bytes]
+    """Annotated ``bool`` or assigned ``True`` / ``False``."""
+    other: frozenset[bytes]
+    """Annotated otherwise or assigned another literal."""
+
+
+def declared_names(data: bytes) -> Declared:
+    """The names one file's lines declare as ``bool`` and otherwise, as
+    :func:`boolean_names` reads them (by pattern, no parse)."""
+    boolean: set[bytes] = set()
+    other: set[bytes] = set()
+    for m in _ANNOTATION.finditer(data):
+        line_start = data.rfind(b"\n", 0, m.start()) + 1
+        before = _ANNOTATED_NAME.search(data, line_start, m.start())
+        if before is None:
+            continue
+        kind = m.group(1)
+        typed = _ANNOTATED_TYPE.match(data, m.start(1))
+        if typed is not None:
+            kind = typed.group(1)
+        (boolean if kind == b"bool" else other).add(before.group(1))
+    for m in _LITERAL.finditer(data):
+        line_start = data.rfind(b"\n", 0, m.start()) + 1
+        before = _STORED_NAME.match(data, line_start, m.start())
+        if before is None:
+            continue
+        (boolean if m.group(1) in (b"True", b"False") else other).add(before.group(1))
+    return Declared(frozenset(boolean), frozenset(other))
+
+
+def boolean_names(
+    files: Mapping[str, bytes],
+    names: Iterable[str],
+    declared: Mapping[str, Declared] | None = None,
+) -> frozenset[str]:
     """Of ``names`` (identifiers), those the commit only ever declares as
     ``bool``: annotated ``bool`` (a field, a parameter; also as the first
     argument of ``Annotated``) or assigned ``True`` or ``False`` somewhere,
@@ -1591,26 +1776,14 @@ def boolean_names(files: Mapping[str, bytes], names: Iterable[str]) -> frozenset
     another literal (``None``, a number, a string, a container). A guard
     testing ``x`` or ``obj.x`` for such a name tests a flag: the cards say
     "is false", not "falsy (``None``, empty or zero)". Read by pattern from
-    the lines (no parse); a line the patterns misread can only take a name
-    out."""
+    the lines (no parse: :func:`declared_names`, of each file or from
+    ``declared``, by path); a line the patterns misread can only take a
+    name out."""
     wanted = {n.encode() for n in names if n.isidentifier()}
     boolean: set[bytes] = set()
     other: set[bytes] = set()
-    for data in files.values():
-        for m in _ANNOTATION.finditer(data):
-            line_start = data.rfind(b"\n", 0, m.start()) + 1
-            before = _ANNOTATED_NAME.search(data, line_start, m.start())
-            if before is None or (name := before.group(1)) not in wanted:
-                continue
-            kind = m.group(1)
-            typed = _ANNOTATED_TYPE.match(data, m.start(1))
-            if typed is not None:
-                kind = typed.group(1)
-            (boolean if kind == b"bool" else other).add(name)
-        for m in _LITERAL.finditer(data):
-            line_start = data.rfind(b"\n", 0, m.start()) + 1
-            before = _STORED_NAME.match(data, line_start, m.start())
-            if before is None or (name := before.group(1)) not in wanted:
-                continue
-            (boolean if m.group(1) in (b"True", b"False") else other).add(name)
+    for path, data in files.items():
+        found = (declared or {}).get(path) or declared_names(data)
+        boolean |= found.boolean & wanted
+        other |= found.other & wanted
     return frozenset(n.decode() for n in boolean - other)

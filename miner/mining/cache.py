@@ -17,7 +17,11 @@ units that changed. The workers read ``units`` (read-only connections) and
 hand the units they parse to the parent, which writes them with the results.
 Each row of ``helpers`` holds the raising helpers a blob's own sites make of
 its functions (:mod:`miner.mining.calls`), so that a new commit parses with
-``ast`` only the changed files among the helper candidates.
+``ast`` only the changed files among the helper candidates. Each row of
+``facts`` holds what the analysis reads from the blob alone, made by the
+workers beside its sites (:mod:`miner.analysis.filefacts`): bytes this module
+neither reads nor writes itself, tagged inside with the version of the code
+that made them, which the reader checks.
 
 Nothing in it is trusted blindly:
 
@@ -60,8 +64,9 @@ log = logging.getLogger("miner")
 #: Marks the database as ours (``PRAGMA application_id``): "RMc1".
 APPLICATION_ID = 0x524D6331
 #: Layout of the tables (``PRAGMA user_version``); bump when it changes.
-#: Formats 1 (no ``units`` table) and 2 (no ``helpers`` table) are upgraded in place.
-FORMAT = 3
+#: Formats 1 (no ``units`` table), 2 (no ``helpers`` table) and 3 (no
+#: ``facts`` table) are upgraded in place.
+FORMAT = 4
 FILENAME = "extract.sqlite3"
 #: Extractor versions whose rows are kept (most recently used first).
 KEEP_VERSIONS = 4
@@ -238,6 +243,12 @@ CREATE TABLE IF NOT EXISTS helpers (
     data BLOB NOT NULL,
     PRIMARY KEY (version, blob)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS facts (
+    version TEXT NOT NULL,
+    blob TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (version, blob)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS versions (
     version TEXT PRIMARY KEY,
     last_used REAL NOT NULL
@@ -343,6 +354,12 @@ class BlobCache:
             return {}
         return found
 
+    def get_facts(self, blobs: Iterable[str]) -> dict[str, bytes]:
+        """The stored per-file facts of those of ``blobs`` that have them, as
+        stored (their reader decodes and checks them:
+        :func:`miner.analysis.filefacts.decode`)."""
+        return self._get("facts", blobs, lambda blob, data: bytes(data))
+
     # -- writing -------------------------------------------------------------
     def put_many(self, results: Iterable[FileResult]) -> None:
         """Store ``results`` (one transaction) unless the cache is read-only or off."""
@@ -357,6 +374,11 @@ class BlobCache:
         """Store the raising helpers of blobs ((blob, helpers), one
         transaction) unless the cache is read-only or off."""
         self._put("helpers", "blob", ((blob, encode_helpers(found)) for blob, found in rows))
+
+    def put_facts(self, rows: Iterable[tuple[str, bytes]]) -> None:
+        """Store the per-file facts of blobs ((blob, bytes), one transaction)
+        unless the cache is read-only or off."""
+        self._put("facts", "blob", rows)
 
     def _put(self, table: str, column: str, rows: Iterable[tuple[str, bytes]]) -> None:
         """Insert (``column`` value, data) ``rows`` into ``table`` for this
@@ -481,7 +503,7 @@ def _check_or_create(conn: sqlite3.Connection, version: str) -> None:
             fmt = conn.execute("PRAGMA user_version").fetchone()[0]
         if app_id != APPLICATION_ID:
             raise _ForeignError(f"not a raise-miner cache (application_id {app_id:#x})")
-        if fmt in (1, 2):  # format 1 had no units table, 2 no helpers: add them
+        if fmt in (1, 2, 3):  # 1 had no units table, 2 no helpers, 3 no facts: add them
             with _Transaction(conn):
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
@@ -515,6 +537,7 @@ def _touch_version(conn: sqlite3.Connection, version: str) -> None:
                 conn.execute("DELETE FROM results WHERE version = ?", (old,))
                 conn.execute("DELETE FROM units WHERE version = ?", (old,))
                 conn.execute("DELETE FROM helpers WHERE version = ?", (old,))
+                conn.execute("DELETE FROM facts WHERE version = ?", (old,))
                 conn.execute("DELETE FROM versions WHERE version = ?", (old,))
     except sqlite3.OperationalError as exc:
         if not _is_locked(exc):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +31,14 @@ from miner.extract.runner import extract_file
 from miner.mining import source
 from miner.mining.cache import BlobCache, extractor_version, repath
 from miner.mining.calls import link_calls
-from miner.mining.pool import Limits, Task, default_jobs, extract_parallel
+from miner.mining.pool import (
+    FileHook,
+    Limits,
+    Task,
+    default_jobs,
+    extract_parallel,
+    hooked,
+)
 from miner.model import FileResult, RunStats
 from miner.progress import Stage
 
@@ -64,6 +71,11 @@ class MineOptions:
     (:func:`miner.analysis.origins.trace_origins`; a minute or two on SGLang).
     ``miner mine`` turns it on unless ``--no-origins`` is given; off here, so
     a library caller asks for it. Part of the run's inputs."""
+    file_facts: FileHook | None = None
+    """What the workers also compute from each file they mine, kept in the
+    blob cache's ``facts`` table by blob (the analysis's per-file facts:
+    :class:`miner.analysis.filefacts.WorkerFacts`); only with the cache on.
+    Changes no record."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +133,7 @@ def extract_blobs(
         misses = [blob for blob in sink.by_blob if blob not in hits]
         fresh: list[FileResult] = []
         units: list[tuple[str, bytes]] = []
+        facts: list[tuple[str, bytes]] = []
         failed = 0
 
         def mined(blob: str, result: FileResult, cacheable: bool) -> None:
@@ -129,18 +142,22 @@ def extract_blobs(
             if cacheable:
                 fresh.append(result)
                 if len(fresh) >= _FLUSH_EVERY:
-                    cache.put_many(fresh)
-                    fresh.clear()
-                    cache.put_units(units)
-                    units.clear()
+                    _flush(cache, fresh, units, facts)
             else:
                 failed += 1
 
         jobs, lost = _mine_misses(
-            repo, entries, sink.by_blob, misses, options, partial, mined, cache, units.extend
+            repo,
+            entries,
+            sink.by_blob,
+            misses,
+            options,
+            partial,
+            mined,
+            cache,
+            (units.extend, facts.append),
         )
-        cache.put_many(fresh)
-        cache.put_units(units)
+        _flush(cache, fresh, units, facts)
         state = cache.state
     done = [r for r in sink.results if r is not None]
     assert len(done) == len(entries), "every entry gets exactly one result"
@@ -157,6 +174,20 @@ def extract_blobs(
         seconds=time.perf_counter() - started,
     )
     return Extraction(files=done, stats=stats)
+
+
+def _flush(
+    cache: BlobCache,
+    results: list[FileResult],
+    units: list[tuple[str, bytes]],
+    facts: list[tuple[str, bytes]],
+) -> None:
+    """Store and empty the results, units and per-file facts gathered so far."""
+    cache.put_many(results)
+    cache.put_units(units)
+    cache.put_facts(facts)
+    for done in (results, units, facts):
+        done.clear()
 
 
 class _Results:
@@ -221,6 +252,26 @@ def link_helper_calls(
         return link_calls(repo, sha, files, partial=partial, store=cache)
 
 
+def stored_file_facts(
+    options: MineOptions, partial: bool, blobs: Iterable[str]
+) -> dict[str, bytes]:
+    """Blob -> the bytes the blob cache that ``options`` ask for keeps in
+    its ``facts`` table (:attr:`MineOptions.file_facts`), for those of
+    ``blobs`` that have them; {} with the cache off."""
+    if not options.cache:
+        return {}
+    with _open_cache(options, partial) as cache:
+        return cache.get_facts(blobs)
+
+
+def keep_file_facts(options: MineOptions, partial: bool, rows: Iterable[tuple[str, bytes]]) -> None:
+    """Store (blob, bytes) ``rows`` in the ``facts`` table of the blob cache
+    that ``options`` ask for (nothing with the cache off)."""
+    if options.cache:
+        with _open_cache(options, partial) as cache:
+            cache.put_facts(rows)
+
+
 def _open_cache(options: MineOptions, partial: bool) -> BlobCache:
     """The blob cache the options ask for (a disabled one with ``cache`` off)."""
     if not options.cache:
@@ -241,12 +292,13 @@ def _mine_misses(
     partial: bool,
     mined: Callable[[str, FileResult, bool], None],
     cache: BlobCache,
-    parsed: Callable[[list[tuple[str, bytes]]], None],
+    kept: tuple[Callable[[list[tuple[str, bytes]]], None], Callable[[tuple[str, bytes]], None]],
 ) -> tuple[int, int]:
     """Mine the blobs the cache did not hold, in this process (``jobs`` 0) or
-    in the worker pool; ``mined`` sees each result and ``parsed`` the units
+    in the worker pool; ``mined`` sees each result, ``kept[0]`` the units
     parsed for it (:class:`~miner.mining.cache.UnitReader`), read from and
-    kept for ``cache``. Returns the worker processes used and the workers lost.
+    kept for ``cache``, and ``kept[1]`` its (blob, :attr:`MineOptions.file_facts`)
+    when the cache is on. Returns the worker processes used and the workers lost.
 
     Raises:
         WorkerStartError: worker processes cannot start at all.
@@ -254,6 +306,8 @@ def _mine_misses(
     jobs = default_jobs() if options.jobs is None else max(0, options.jobs)
     jobs = min(jobs, len(misses))
     reader = cache.unit_reader() if partial else None
+    parsed, keep_facts = kept
+    hook = options.file_facts if cache.writable else None
     if jobs == 0:
         try:
             for blob in misses:
@@ -263,6 +317,9 @@ def _mine_misses(
                 mined(blob, result, True)
                 if reader is not None:
                     parsed(reader.take())
+                made = hooked(hook, data, result)
+                if made is not None:
+                    keep_facts((blob, made))
         finally:
             if reader is not None:
                 reader.close()
@@ -281,5 +338,6 @@ def _mine_misses(
         on_result=lambda i, result, ok: mined(tasks[i].blob, result, ok),
         units=None if reader is None else (reader.path, reader.version),
         on_units=parsed,
+        hook=None if hook is None else (hook, lambda i, made: keep_facts((tasks[i].blob, made))),
     )
     return jobs, lost

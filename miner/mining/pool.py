@@ -58,7 +58,11 @@ from miner.errors import WorkerStartError
 from miner.extract.runner import extract_file
 from miner.lifecycle import children_quiet, die_with_parent
 from miner.mining.cache import UnitReader
-from miner.model import FileResult
+from miner.model import FileResult, Site
+
+#: What a worker may compute from a file it mined (its path, bytes and
+#: sites) for the parent to keep beside the result: bytes, or None.
+FileHook = Callable[[str, bytes, Sequence[Site]], bytes]
 
 #: Exit code of a worker that stops on purpose after reporting a file (out of
 #: memory leaves a process in doubtful shape): the parent starts a new one.
@@ -161,10 +165,12 @@ def _worker_main(
     stderr_path: str,
     test_hooks: bool,
     units: tuple[str, str] | None = None,
+    hook: FileHook | None = None,
 ) -> None:
     """Serve batches from ``conn`` until it closes: one message per file,
-    ``(index, result, cacheable, units parsed)``; ``units`` is the blob
-    cache's (path, extractor version) whose ``units`` table it reads."""
+    ``(index, result, cacheable, units parsed, hook's bytes or None)``;
+    ``units`` is the blob cache's (path, extractor version) whose ``units``
+    table it reads; ``hook`` runs on each file mined (:func:`hooked`)."""
     # Killed when the forkserver (whose child this is) ends, which it does when
     # the run's process ends (even by SIGKILL); Ctrl-C is the parent's to handle.
     die_with_parent()
@@ -182,7 +188,7 @@ def _worker_main(
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     repo: git.Repo | None = None
     memo = UnitReader(*units) if units is not None and partial else None
-    conn.send((_READY, None, False, []))
+    conn.send((_READY, None, False, [], None))
     while True:
         try:
             batch: list[Task] | None = conn.recv()
@@ -199,7 +205,7 @@ def _worker_main(
                     data = repo.odb.stream(bytes.fromhex(task.blob)).read()
             except Exception as exc:  # noqa: BLE001 - one unreadable blob fails alone
                 reason = f"cannot read blob: {type(exc).__name__}: {exc}"
-                conn.send((task.index, _failed(task, reason), False, []))
+                conn.send((task.index, _failed(task, reason), False, [], None))
                 continue
             try:
                 if test_hooks:
@@ -209,14 +215,26 @@ def _worker_main(
                     raise MemoryError
             except MemoryError:
                 data = None
-                conn.send((task.index, _failed(task, out_of_memory(memory_mb)), False, []))
+                conn.send((task.index, _failed(task, out_of_memory(memory_mb)), False, [], None))
                 sys.exit(EXIT_RESTART)  # a fresh process rather than a doubtful one
             except Exception as exc:  # noqa: BLE001 - extract_file should never raise
                 reason = f"{type(exc).__name__} while mining: {exc}"
-                conn.send((task.index, _failed(task, reason), False, []))
+                conn.send((task.index, _failed(task, reason), False, [], None))
                 continue
             parsed = memo.take() if memo is not None else []
-            conn.send((task.index, result, True, parsed))
+            conn.send((task.index, result, True, parsed, hooked(hook, data, result)))
+
+
+def hooked(hook: FileHook | None, data: bytes, result: FileResult) -> bytes | None:
+    """``hook`` of a mined file (its path, bytes and sites), or None: no
+    hook, the file was not mined, or the hook failed (the parent then does
+    without; a ``MemoryError`` included, the file's sites being safe)."""
+    if hook is None or result.status != "mined":
+        return None
+    try:
+        return hook(result.path, data, result.sites)
+    except Exception:  # noqa: BLE001 - the hook's failure costs only its bytes
+        return None
 
 
 def _failed(task: Task, reason: str) -> FileResult:
@@ -274,6 +292,7 @@ def extract_parallel(
     on_result: Callable[[int, FileResult, bool], None],
     units: tuple[str, str] | None = None,
     on_units: Callable[[list[tuple[str, bytes]]], None] | None = None,
+    hook: tuple[FileHook, Callable[[int, bytes], None]] | None = None,
 ) -> int:
     """Mine ``tasks`` in ``jobs`` worker processes.
 
@@ -293,6 +312,10 @@ def extract_parallel(
             (:class:`~miner.mining.cache.UnitReader`).
         on_units: called in the parent with the (key, encoded sites) of the
             units a worker parsed for one file, after that file's result.
+        hook: (what a worker computes from each file it mines, called in the
+            parent with ``(task.index, the bytes it made)`` after that file's
+            result); pickled by reference, so a function or an instance of a
+            class of an importable module.
 
     Returns:
         How many workers were lost (crashed, killed or restarted) and replaced.
@@ -303,6 +326,7 @@ def extract_parallel(
     ``KeyboardInterrupt`` stops every worker before it propagates.
     """
     pool = _Pool(git_dir, jobs, partial, limits or Limits(), on_result, units, on_units)
+    pool.hook = hook
     pool.pending.extend(make_batches(tasks, jobs))
     if not pool.pending:
         return 0
@@ -343,6 +367,7 @@ class _Pool:
         self.scratch = tempfile.TemporaryDirectory(prefix="raise-miner-workers-")
         self.serial = 0
         self.test_hooks = os.environ.get(_TEST_HOOK_ENV) == "1"
+        self.hook: tuple[FileHook, Callable[[int, bytes], None]] | None = None
 
     def run(self) -> None:
         """Send batches and collect results until every task has a result."""
@@ -372,6 +397,7 @@ class _Pool:
                 stderr_path,
                 self.test_hooks,
                 self.units,
+                None if self.hook is None else self.hook[0],
             ),
             name=f"raise-miner-worker-{self.serial}",
             daemon=True,
@@ -453,7 +479,7 @@ class _Pool:
         """Take every result waiting in the pipe; False when the pipe is closed."""
         try:
             while worker.conn.poll():
-                index, result, cacheable, parsed = worker.conn.recv()
+                index, result, cacheable, parsed, made = worker.conn.recv()
                 if index == _READY:
                     worker.ready = True
                     continue
@@ -463,6 +489,8 @@ class _Pool:
                 self.on_result(index, result, cacheable)
                 if parsed and self.on_units is not None:
                     self.on_units(parsed)
+                if made is not None and self.hook is not None:
+                    self.hook[1](index, made)
         except (EOFError, OSError):
             return False
         except Exception:  # noqa: BLE001 - a message cut short by the worker's death
