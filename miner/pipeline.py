@@ -50,6 +50,7 @@ from miner.model import (
 from miner.progress import Reporter, Stage, duration, silent
 from miner.publish import cards, html, output, records
 from miner.publish import releases as release_pages
+from miner.publish.findings import worded
 from miner.publish.release_index import ReleaseIndexBuilder
 from miner.releases.diff import Diff, diff
 from miner.releases.history import HistoryBook, HistoryBuilder
@@ -537,6 +538,7 @@ def analyze_mining(mining: Mining) -> Mined:
         kept = cache.get(mining.inputs)
         if isinstance(kept, tuple) and len(kept) == 2:
             facts, analyses = kept
+            analyses = worded(analyses)
             seconds["facts"] = 0.0
             seconds["analysis"] = time.perf_counter() - start
             what = f"{len(analyses):,} errors from the analysis cache"
@@ -560,6 +562,7 @@ def analyze_mining(mining: Mining) -> Mined:
         analyses = analyze(result, facts, llm=mining.llm, jobs=mining.jobs, progress=stage.advance)
         if cache is not None:
             cache.put(mining.inputs, (facts, analyses))
+        analyses = worded(analyses)  # the findings' sections, in the templates' words
     seconds["analysis"] = time.perf_counter() - start
     return Mined(result, facts, analyses, mining.inputs, seconds)
 

@@ -1,0 +1,58 @@
+"""What the findings rules read about one error: :class:`Reading`.
+
+Built once per error by :func:`miner.analysis.findings.reading_of` from the
+error, its origins (:mod:`miner.analysis.origins`), its audience and the
+commit's facts (:class:`miner.analysis.facts.RepoFacts`). Rules only read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from miner.analysis.config import ConfigModel, Option
+from miner.analysis.facts import RepoFacts
+from miner.model import Caught, Error, Origin, OriginKind, Unreachable
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One error and everything its rules read (no I/O: all in memory)."""
+
+    error: Error
+    origins: tuple[Origin, ...]
+    """The primary site's origins, condition first (:attr:`Analysis.origins`)."""
+    audience: str
+    """The audience value (``user-setting``...)."""
+    facts: RepoFacts
+    logged: Caught | None = None
+    unreachable: Unreachable | None = None
+
+    @property
+    def config(self) -> ConfigModel:
+        return self.facts.config
+
+    def condition(self, *kinds: OriginKind) -> tuple[Origin, ...]:
+        """The origins read by the site's own path condition whose kind is
+        one of ``kinds`` and whose constraint is narrowed (not ``any``),
+        each (kind, name) once, first first."""
+        seen: set[tuple[OriginKind, str]] = set()
+        out = []
+        for origin in self.origins:
+            key = (origin.kind, origin.name)
+            if origin.role != "condition" or origin.kind not in kinds or key in seen:
+                continue
+            if origin.constraint.op == "any":
+                continue
+            seen.add(key)
+            out.append(origin)
+        return tuple(out)
+
+    def option(self, origin: Origin) -> Option | None:
+        """The option a ``flag`` origin names: by its flag (or field name), of
+        the options class and file the origin records (``defined``)."""
+        path = origin.defined.rsplit(":", 1)[0] if origin.defined else None
+        for opt in self.config.options:
+            if origin.name in opt.flags or (not opt.flags and origin.name == opt.name):
+                if opt.owner == origin.owner and (path is None or opt.path == path):
+                    return opt
+        return None
