@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import textwrap
+from pathlib import Path
 
 from miner import pipeline
 from miner.analysis import analyze
 from miner.analysis.facts import collect
+from miner.analysis.findings.rules import RULES, rule_name, rules_markdown
 from miner.analysis.findings.values import satisfies
 from miner.analysis.findings.verify import verify
 from miner.analysis.origins import trace_origins
@@ -300,3 +302,15 @@ def test_env_example_and_switch_words() -> None:
 def test_without_findings_the_writer_text_stays() -> None:
     bare = dataclasses.replace(CARDS["graphs are off limits"], findings=())
     assert shown(bare) is bare
+
+
+def test_docs_rules_md_is_generated_from_the_rule_docstrings() -> None:
+    """docs/rules.md is what ``make rules-doc`` writes now (stale: run it)."""
+    written = (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text("utf-8")
+    assert written == rules_markdown()
+
+
+def test_every_finding_carries_the_key_of_the_rule_that_made_it() -> None:
+    keys = {rule_name(r) for r in RULES}
+    assert {f.rule for card in CARDS.values() for f in card.findings} <= keys
+    assert all(r.__doc__ and f"**{rule_name(r)}**" in r.__doc__ for r in RULES)

@@ -8,6 +8,7 @@ values and ``path:line`` only; the templates word them.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable
 
 from miner.analysis.findings import causes, fixes, notes, reasons
@@ -54,3 +55,38 @@ def run(reading: Reading) -> list[Finding]:
             continue
         out += [made] if isinstance(made, Finding) else list(made)
     return out
+
+
+#: The heading of each kind's part of ``docs/rules.md``, in order.
+KIND_HEADINGS = (
+    ("cause", "Causes: what the user did"),
+    ("reason", "Reasons: why it is refused"),
+    ("fix", "Fixes: what to change"),
+    ("note", "Errors a user does not meet as a refusal"),
+)
+
+
+def _part(rule: Rule) -> str:
+    name = rule.__module__.rsplit(".", 1)[-1]
+    return {"causes": "cause", "reasons": "reason", "fixes": "fix"}.get(name, "note")
+
+
+def rules_markdown() -> str:
+    """``docs/rules.md``: every rule of :data:`RULES` under its kind, in
+    order, with its docstring as written (``make rules-doc`` writes it; a
+    test fails when the file is stale)."""
+    lines = [
+        "# Findings rules",
+        "",
+        "Generated from the docstrings of `miner/analysis/findings/` by `make rules-doc`;",
+        "do not edit. Each rule reads one error's origins and the commit's facts and",
+        "returns findings (names, values, `path:line`); the verifier (`verify.py`) drops",
+        "any that fails its checks, and `templates/findings.md.j2` words the rest.",
+    ]
+    for kind, heading in KIND_HEADINGS:
+        lines += ["", f"## {heading}"]
+        for rule in RULES:
+            if _part(rule) == kind:
+                doc = inspect.cleandoc(rule.__doc__ or "")
+                lines += ["", f"### `{rule_name(rule)}`", "", doc]
+    return "\n".join(lines) + "\n"
