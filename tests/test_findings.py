@@ -15,6 +15,7 @@ from miner.analysis.findings.rules import RULES, rule_name, rules_markdown
 from miner.analysis.findings.values import satisfies
 from miner.analysis.findings.verify import verify
 from miner.analysis.origins import trace_origins
+from miner.checks import Card, finding_figures
 from miner.extract.runner import extract_file
 from miner.model import Analysis, CommitInfo, Finding, FixKind
 from miner.publish.findings import shown
@@ -314,3 +315,20 @@ def test_every_finding_carries_the_key_of_the_rule_that_made_it() -> None:
     keys = {rule_name(r) for r in RULES}
     assert {f.rule for card in CARDS.values() for f in card.findings} <= keys
     assert all(r.__doc__ and f"**{rule_name(r)}**" in r.__doc__ for r in RULES)
+
+
+def test_check_cards_counts_causes_fixes_and_drops_by_rule() -> None:
+    def card(error_id: str, findings: list[dict[str, str]], dropped: list[str]) -> Card:
+        record = {"analysis": {"findings": findings, "dropped": dropped}}
+        return Card(error_id, error_id, {}, record)
+
+    cards = [
+        card("a", [{"kind": "cause", "origin": "flag"}, {"kind": "fix"}], ["fix-flag-value"]),
+        card("b", [{"kind": "cause", "origin": "internal"}], []),
+        card("c", [{"kind": "cause", "origin": "env"}], ["fix-env", "fix-flag-value"]),
+        card("d", [{"kind": "report"}], ["cause-flag"]),
+    ]
+    audiences = {"a": "user-setting", "b": "user-input", "c": "unsupported", "d": "internal"}
+    figures = finding_figures(cards, audiences)
+    assert (figures.cards, figures.with_cause, figures.with_cause_and_fix) == (3, 2, 1)
+    assert figures.dropped == (("fix-flag-value", 2), ("fix-env", 1), ("cause-flag", 1))
