@@ -100,7 +100,10 @@ def fix_flag_value(reading: Reading) -> Iterable[Finding]:
         if opt.choices:
             candidates = [v for v in opt.choices if v != default]
         else:
-            candidates = list(c.values[:1]) if c.op in ("!=", "not in") else []
+            # the default is a leave-out fix (fix_flag_leave_out), never a value to set
+            candidates = (
+                [v for v in c.values[:1] if v != default] if c.op in ("!=", "not in") else []
+            )
         value = next((v for v in candidates if satisfies(c.op, c.values, v) is False), None)
         if value is not None:
             words = (opt.flag or "", value)
@@ -110,10 +113,11 @@ def fix_flag_value(reading: Reading) -> Iterable[Finding]:
 def fix_flag_leave_out(reading: Reading) -> Iterable[Finding]:
     """**fix-flag-leave-out**: leave out a flag that takes a value when its
     default does not meet the constraint and the argument handling stores no
-    value that does; or, when a resolver picks the raising value only under
-    a requirement (``Choice``: ``host_pool if supports_host_pool(...) else
-    cpu_tensor``, for a flag left out), the value it picks otherwise
-    (``resolves``), citing the resolver's line."""
+    value that does; or, when a resolver of the flag left out picks the
+    raising value only under a requirement that this error's condition makes
+    false (``host_pool`` needs ``not uses_ssm_state(...)``, the raise needs
+    ``ctx.is_hybrid_ssm``), the value it picks instead (``value``), quoting
+    the requirement and citing the resolver's line."""
     for origin, opt in _flags(reading):
         c = origin.constraint
         if opt.switch or opt.is_bool or c.op in ("any", "instance", "not instance"):
@@ -127,29 +131,37 @@ def fix_flag_leave_out(reading: Reading) -> Iterable[Finding]:
 
 
 def _with_choice(reading: Reading, origin: Origin, opt: Option, fix: Finding) -> Finding | None:
-    """``fix`` with what a flag left out resolves to: unchanged when nothing
-    stores a raising value; the other value of a resolver that picks the
-    raising one only under a requirement; None when a value that raises may
-    be stored otherwise."""
-    if not resolved_meeting(reading, opt, origin):
-        return replace(fix, value=opt.default, resolves=(), resolved_at=())
+    """``fix`` with what a flag left out resolves to: a resolver that picks
+    the raising value only under a requirement this error's condition makes
+    false (``host_pool`` needs ``not uses_ssm_state(...)``, the raise needs
+    ``is_hybrid_ssm``) picks its other value (``value``), with the
+    requirement quoted; unchanged (its default) when nothing may store a
+    raising value; None when something may."""
     c = origin.constraint
-    for choice in reading.facts.choices.get(opt.name, ()):
-        raising = satisfies(c.op, c.values, choice.value) is True
-        if choice.unset_only and raising and satisfies(c.op, c.values, choice.other) is False:
-            where = f"{choice.path}:{choice.line}"
-            quote = " and ".join(r.text for r in choice.requires)
+    tested = reading.tested()
+    raising = [
+        ch
+        for ch in reading.facts.choices.get(opt.name, ())
+        if satisfies(c.op, c.values, ch.value) is True and reading.config.near(opt, ch.path)
+    ]
+    for choice in raising:
+        if not choice.unset_only or satisfies(c.op, c.values, choice.other) is not False:
+            continue
+        req = next((r for r in choice.requires if tested.get(r.name) is r.negated), None)
+        if req is not None:
             return replace(
                 fix,
                 value=choice.other,
                 resolves=(choice.value,),
-                resolved_at=(where,),
-                quote=quote,
-                quote_at=where,
+                resolved_at=(f"{choice.path}:{choice.line}",),
+                quote=req.text,
+                quote_at=f"{choice.path}:{req.line}",
                 source="resolver",
-                evidence=(*fix.evidence, where),
+                evidence=(*fix.evidence, f"{choice.path}:{choice.line}"),
             )
-    return None
+    if raising or resolved_meeting(reading, opt, origin):
+        return None
+    return replace(fix, value=opt.default, resolves=(), resolved_at=())
 
 
 def fix_flag_switch(reading: Reading) -> Iterable[Finding]:

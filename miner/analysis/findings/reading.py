@@ -7,6 +7,7 @@ commit's facts (:class:`miner.analysis.facts.RepoFacts`). Rules only read it.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from miner.analysis.config import ConfigModel, Option
@@ -56,3 +57,24 @@ class Reading:
                 if opt.owner == origin.owner and (path is None or opt.path == path):
                     return opt
         return None
+
+    def tested(self) -> dict[str, bool | None]:
+        """The last names of the expressions the path condition reads that
+        are not flags (``is_hybrid_ssm`` of ``ctx.is_hybrid_ssm``), and of
+        the functions they are assigned from anywhere in the commit
+        (``uses_ssm_state``), each with the truth the condition needs of it
+        (None when the constraint is not a truth value)."""
+        out: dict[str, bool | None] = {}
+        for origin in self.origins:
+            if origin.role != "condition" or origin.kind is OriginKind.FLAG:
+                continue
+            op = origin.constraint.op
+            truth = True if op == "true" else False if op == "false" else None
+            name = re.sub(r"\(.*", "", origin.read).rsplit(".", 1)[-1].strip()
+            if not name.isidentifier():
+                continue
+            out.setdefault(name, truth)
+            for assigned in self.facts.assigned.get(name, ()):
+                value = re.sub(r"\(.*", "", assigned.value).rsplit(".", 1)[-1]
+                out.setdefault(value, truth)
+        return out

@@ -19,22 +19,6 @@ MIN_WORDS = 5
 _NOT_IMPLEMENTED = re.compile(r"\bnot (?:yet )?(?:supported|implemented)\b|\bunsupported\b", re.I)
 
 
-def _names(reading: Reading) -> set[str]:
-    """The last names of the expressions the path condition reads that are
-    not flags (``is_hybrid_ssm`` of ``ctx.is_hybrid_ssm``), and the functions
-    they are assigned from anywhere in the commit (``uses_ssm_state``)."""
-    out: set[str] = set()
-    for origin in reading.origins:
-        if origin.role != "condition" or origin.kind is OriginKind.FLAG:
-            continue
-        name = re.sub(r"\(.*", "", origin.read).rsplit(".", 1)[-1].strip()
-        if name.isidentifier():
-            out.add(name)
-            for assigned in reading.facts.assigned.get(name, ()):
-                out.add(re.sub(r"\(.*", "", assigned.value).rsplit(".", 1)[-1])
-    return out
-
-
 def reason_comment(reading: Reading) -> Finding | None:
     """**reason-comment**: the comment on the raise line or just above it, or
     above one of its guards, when it is a sentence of at least
@@ -61,7 +45,7 @@ def reason_setting_comment(reading: Reading) -> Finding | None:
     account of why the combination is refused (host-pool retraction: "a
     model with recurrent state stays on cpu_tensor",
     ``mem_cache/kv_cache_builder.py:153``). Tests and scripts are not read."""
-    keys = _names(reading)
+    keys = set(reading.tested())
     if not keys:
         return None
     for origin in reading.condition(OriginKind.FLAG):

@@ -4,7 +4,8 @@ its rule counted (:attr:`miner.model.Analysis.dropped`), never softened.
 
 Checks, by kind:
 
-* every finding cites at least one ``path:line``;
+* every finding cites at least one ``path:line``; a cause or fix whose op
+  compares with values has some;
 * ``cause`` of a flag: the flag exists (``ConfigModel.flag_names``), its
   values are among the option's choices, and they meet the constraint;
   of a variable: the variable is known to the model;
@@ -28,8 +29,11 @@ from miner.model import Finding
 
 
 def _option(config: ConfigModel, finding: Finding) -> Option | None:
+    """The option of ``finding``'s options class named by its flag, or by
+    its field name when it has no flag (a setting set in code or a file)."""
     for opt in config.options:
-        if finding.name in opt.flags and opt.owner == finding.owner:
+        named = finding.name in opt.flags or (not opt.flags and finding.name == opt.name)
+        if named and opt.owner == finding.owner:
             return opt
     return None
 
@@ -103,9 +107,18 @@ def _fix(config: ConfigModel, finding: Finding) -> bool:
     return False
 
 
+#: Ops that compare with values: a cause or fix with one of them and no
+#: value is not about a value a reader can be told.
+VALUED_OPS = frozenset(
+    {"==", "!=", "<", "<=", ">", ">=", "in", "not in", "instance", "not instance"}
+)
+
+
 def verified(config: ConfigModel, finding: Finding) -> bool:
     """Whether ``finding`` passes the checks of the module docstring."""
     if not finding.evidence:
+        return False
+    if finding.kind in ("cause", "fix") and finding.op in VALUED_OPS and not finding.values:
         return False
     if finding.kind == "cause":
         if finding.origin == "flag":
