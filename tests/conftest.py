@@ -165,14 +165,20 @@ def analysed_release(corpus: Path, tmp_path_factory: pytest.TempPathFactory):
     mined, analysed and published with its HTML site ONCE per session; every
     integration test of a release shares it (none mines it again)."""
     from miner import pipeline
+    from miner.mining.extraction import MineOptions
 
     done: dict[str, tuple[pipeline.Mined, Path]] = {}
 
     def get(tag: str) -> tuple[pipeline.Mined, Path]:
         if tag not in done:
             _built_once(tmp_path_factory, f"analysed-{tag}")
+            # with origins, as `miner mine` and `make demo` run (the findings need them)
             mined = pipeline.mine_and_analyze(
-                str(corpus), tag, slug="sgl-project/sglang", link_ref=tag
+                str(corpus),
+                tag,
+                slug="sgl-project/sglang",
+                link_ref=tag,
+                options=MineOptions(origins=True),
             )
             out = tmp_path_factory.mktemp(f"out-{tag}")
             pipeline.publish(mined, out, site=True)

@@ -274,7 +274,8 @@ def test_templates_word_the_findings_and_the_example_changes_one_flag() -> None:
     assert card.solutions == (
         "Set `--cache-strategy` to `none`: `--cache-strategy none`. Its help says: "
         "\"'none' keeps no cache.\" (`pkg/server_args.py:14`). Leaving `--cache-strategy` out "
-        "does not avoid it: its default `auto` may be resolved to `extra` at start-up "
+        "does not avoid it: its default is `auto`, and the argument handling may set it to "
+        "`extra` at start-up "
         "(`pkg/server_args.py:25`).",
     )
     assert card.example_fix is not None

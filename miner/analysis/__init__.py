@@ -111,7 +111,13 @@ class _Job:
         logged = self.facts.logged.get(error.error_id)
         unreachable = self.facts.unreachable.get(error.error_id)
         findings, dropped = findings_of(
-            error, origins, decision.audience.value, self.facts, logged, unreachable
+            error,
+            origins,
+            decision.audience.value,
+            self.facts,
+            logged,
+            unreachable,
+            reading.condition,
         )
         return Analysis(
             error_id=error.error_id,

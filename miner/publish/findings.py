@@ -87,7 +87,7 @@ def shown(analysis: Analysis) -> Analysis:
     reasons = _of(findings, "reason")
     notes = _of(findings, "logged") + (_of(findings, "unreachable", "report") if not causes else [])
     changes: dict[str, Any] = {}
-    if causes or reasons or notes:
+    if causes or notes:  # a reason alone keeps the Writer's account of the condition
         changes["what_it_means"] = str(macros.what_it_means(causes, reasons, notes)).strip()
     fixes = _of(findings, "fix")[:MAX_FIXES]
     if fixes:

@@ -16,7 +16,7 @@ from miner.analysis.facts import RepoFacts
 from miner.analysis.findings.reading import Reading
 from miner.analysis.findings.rules import run
 from miner.analysis.findings.verify import verify
-from miner.model import Caught, Error, Finding, Origin, Unreachable
+from miner.model import Caught, Condition, Error, Finding, Origin, Unreachable
 
 __all__ = ["Reading", "findings_of"]
 
@@ -33,10 +33,12 @@ def findings_of(
     facts: RepoFacts,
     logged: Caught | None = None,
     unreachable: Unreachable | None = None,
+    condition: Condition | None = None,
 ) -> tuple[tuple[Finding, ...], tuple[str, ...]]:
     """(the verified findings of ``error``, the rule of each finding the
     verifier dropped). ``origins`` are the primary site's
-    (:mod:`miner.analysis.origins`); ``facts`` the commit's."""
-    reading = Reading(error, origins, audience, facts, logged, unreachable)
+    (:mod:`miner.analysis.origins`); ``facts`` the commit's; ``condition``
+    the site's reach condition (:func:`miner.analysis.condition.condition_of`)."""
+    reading = Reading(error, origins, audience, facts, logged, unreachable, condition)
     kept, dropped = verify(facts.config, run(reading))
     return _first_reason(kept), dropped

@@ -87,13 +87,14 @@ def env_words(origin: Origin) -> tuple[str, ...]:
 
 
 def _by_default_last(reading: Reading, origins: Iterable[Origin]) -> list[Origin]:
-    """``origins`` with those whose default already meets the constraint
-    (a switch off by default, a variable unset) after the others: the ones
-    the user changed come first."""
+    """``origins``, those read by an enclosing guard first (not by an
+    earlier check the path gets past: :meth:`Reading.alone`), then those
+    whose default does not already meet the constraint (the ones the user
+    changed come before a switch off by default, a variable unset)."""
 
-    def key(origin: Origin) -> bool:
+    def key(origin: Origin) -> tuple[bool, bool]:
         c = origin.constraint
-        return satisfies(c.op, c.values, origin.default) is True
+        return not reading.alone(origin), satisfies(c.op, c.values, origin.default) is True
 
     return sorted(origins, key=key)
 
@@ -102,18 +103,24 @@ def cause_flag(reading: Reading) -> Iterable[Finding]:
     """**cause-flag**: a flag (a setting of an options class) that the path
     condition reads, with the constraint that makes it true
     (``--moe-runner-backend`` ``==`` ``marlin``; ``--disable-radix-cache``
-    ``false``). Flags the user changed from their default come before those
-    whose default already meets the constraint. Evidence: the guard that
-    reads it and the option's definition."""
-    for origin in _by_default_last(reading, reading.condition(OriginKind.FLAG)):
-        yield _cause(reading, origin, "cause-flag")
+    ``false``). Flags of the site's own guards come before those of earlier
+    checks it gets past, and flags the user changed from their default
+    before those whose default already meets the constraint. When one
+    expression is traced to several settings (either may decide it), only
+    the first is a cause. Evidence: the guard that reads it and the option's
+    definition."""
+    reads: set[str] = set()
+    for origin in _by_default_last(reading, reading.narrowed(OriginKind.FLAG)):
+        if origin.read not in reads:  # one expression, several settings: the first
+            reads.add(origin.read)
+            yield _cause(reading, origin, "cause-flag")
 
 
 def cause_env(reading: Reading) -> Iterable[Finding]:
     """**cause-env**: an environment variable the path condition reads, with
     its constraint (``SGLANG_X`` ``true``, ``set``, ``== v``). Evidence: the
     guard and the variable's registry entry or first read."""
-    for origin in _by_default_last(reading, reading.condition(OriginKind.ENV)):
+    for origin in _by_default_last(reading, reading.narrowed(OriginKind.ENV)):
         yield _cause(reading, origin, "cause-env")
 
 
@@ -121,7 +128,7 @@ def cause_model(reading: Reading) -> Iterable[Finding]:
     """**cause-model**: a field of the model's configuration (``config.json``,
     ``hf_config``, the quantization config) or of its checkpoint that the path
     condition reads, with its constraint (``architectures`` ``in`` {...})."""
-    for origin in reading.condition(OriginKind.MODEL_CONFIG, OriginKind.CHECKPOINT):
+    for origin in reading.narrowed(OriginKind.MODEL_CONFIG, OriginKind.CHECKPOINT):
         yield _cause(reading, origin, "cause-model")
 
 
@@ -129,14 +136,14 @@ def cause_request(reading: Reading) -> Iterable[Finding]:
     """**cause-request**: a field of the API request or of its sampling
     parameters that the path condition reads, with its constraint
     (``max_tokens`` ``>`` ...)."""
-    for origin in reading.condition(OriginKind.REQUEST):
+    for origin in reading.narrowed(OriginKind.REQUEST):
         yield _cause(reading, origin, "cause-request")
 
 
 def cause_hardware(reading: Reading) -> Iterable[Finding]:
     """**cause-hardware**: the device probe the path condition reads
     (``is_cuda``, the device capability or count) with its constraint."""
-    for origin in reading.condition(OriginKind.HARDWARE):
+    for origin in reading.narrowed(OriginKind.HARDWARE):
         yield _cause(reading, origin, "cause-hardware")
 
 
@@ -145,5 +152,5 @@ def cause_package(reading: Reading) -> Iterable[Finding]:
     depends on: an import that failed (``missing``), an availability probe
     that is false, a version compared with a bound. ``owner`` is the
     distribution to install."""
-    for origin in reading.condition(OriginKind.PACKAGE):
+    for origin in reading.narrowed(OriginKind.PACKAGE):
         yield _cause(reading, origin, "cause-package")

@@ -72,10 +72,11 @@ def _flag_fix(
 
 
 def _flags(reading: Reading) -> Iterable[tuple[Origin, Option]]:
-    """The cause flags with their options (those found in the model)."""
-    for origin in reading.condition(OriginKind.FLAG):
+    """The cause flags that can make the site unreachable alone
+    (:meth:`Reading.alone`), with their options (those found in the model)."""
+    for origin in reading.narrowed(OriginKind.FLAG):
         opt = reading.option(origin)
-        if opt is not None and opt.flag is not None:
+        if opt is not None and opt.flag is not None and reading.alone(origin):
             yield origin, opt
 
 
@@ -195,7 +196,9 @@ def fix_env(reading: Reading) -> Iterable[Finding]:
     true (``unset SGLANG_X``), or set it to ``0`` when its default is itself
     true; set one the condition needs false to ``1``. The exact shell line
     is ``words``."""
-    for origin in reading.condition(OriginKind.ENV):
+    for origin in reading.narrowed(OriginKind.ENV):
+        if not reading.alone(origin):
+            continue
         c = origin.constraint
         default_raises = satisfies(c.op, c.values, origin.default) is True
         if c.op in ("true", "set", "==", "in") and not default_raises:
@@ -232,7 +235,9 @@ def fix_install(reading: Reading) -> Iterable[Finding]:
     the distribution as the origin records it (``flashinfer-python`` for
     ``flashinfer``); for a version below a bound, ``pip install
     '<dist>>=<bound>'``. Never the repository's own distribution."""
-    for origin in reading.condition(OriginKind.PACKAGE):
+    for origin in reading.narrowed(OriginKind.PACKAGE):
+        if not reading.alone(origin):
+            continue
         c, dist = origin.constraint, origin.owner or origin.name
         if dist in OWN_DISTRIBUTIONS or not dist.replace("-", "_").replace(".", "_").isidentifier():
             continue

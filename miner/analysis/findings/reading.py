@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from miner.analysis.config import ConfigModel, Option
 from miner.analysis.facts import RepoFacts
-from miner.model import Caught, Error, Origin, OriginKind, Unreachable
+from miner.model import USER_ORIGINS, Caught, Condition, Error, Origin, OriginKind, Unreachable
+
+USER = tuple(USER_ORIGINS)
 
 
 @dataclass(frozen=True)
@@ -27,12 +29,15 @@ class Reading:
     facts: RepoFacts
     logged: Caught | None = None
     unreachable: Unreachable | None = None
+    condition: Condition | None = None
+    """The primary site's reach condition (:attr:`Analysis.condition`), None
+    when not computed."""
 
     @property
     def config(self) -> ConfigModel:
         return self.facts.config
 
-    def condition(self, *kinds: OriginKind) -> tuple[Origin, ...]:
+    def narrowed(self, *kinds: OriginKind) -> tuple[Origin, ...]:
         """The origins read by the site's own path condition whose kind is
         one of ``kinds`` and whose constraint is narrowed (not ``any``),
         each (kind, name) once, first first."""
@@ -78,3 +83,25 @@ class Reading:
                 value = re.sub(r"\(.*", "", assigned.value).rsplit(".", 1)[-1]
                 out.setdefault(value, truth)
         return out
+
+    def alone(self, origin: Origin) -> bool:
+        """Whether changing ``origin`` alone can make the site unreachable:
+        no other setting is traced from the same expression (either may
+        decide it), it is read by an enclosing guard of the site, not by an earlier check
+        that the path gets past (flipping that one raises there instead:
+        ``--moe-runner-backend hpc_ops`` at ``runner.py:70``), and its test is
+        no alternative of an ``or`` conjunct of the condition (negating one
+        alternative leaves the others)."""
+        site = self.error.primary
+        if any(o.read == origin.read and o.name != origin.name for o in self.narrowed(*USER)):
+            return False  # one expression read from several settings: either may decide it
+        first = origin.chain[0].line if origin.chain else 0
+        passed = {g.line for g in site.exits if g.kind.startswith("exit") or g.kind == "asserted"}
+        if first in passed - {g.line for g in site.guards}:
+            return False
+        if self.condition is None:
+            return True
+        read = " ".join(origin.read.split())
+        return not any(
+            c.op == "or" and read in " ".join(c.text().split()) for c in self.condition.conjuncts()
+        )

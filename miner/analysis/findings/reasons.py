@@ -48,7 +48,7 @@ def reason_setting_comment(reading: Reading) -> Finding | None:
     keys = set(reading.tested())
     if not keys:
         return None
-    for origin in reading.condition(OriginKind.FLAG):
+    for origin in reading.narrowed(OriginKind.FLAG):
         opt = reading.option(origin)
         if opt is None:
             continue
@@ -75,7 +75,7 @@ def reason_help_requirement(reading: Reading) -> Finding | None:
     """**reason-help-requirement**: a sentence of a cause flag's help text
     that states what the option needs ("Requires --grpc-port.", "Only
     supported with ..."), with the option's ``path:line``."""
-    for origin in reading.condition(OriginKind.FLAG):
+    for origin in reading.narrowed(OriginKind.FLAG):
         opt = reading.option(origin)
         said = help_requirement(opt) if opt is not None else None
         if opt is not None and said:
