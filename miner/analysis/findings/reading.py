@@ -87,16 +87,21 @@ class Reading:
     def alone(self, origin: Origin) -> bool:
         """Whether changing ``origin`` alone can make the site unreachable:
         no other setting is traced from the same expression (either may
-        decide it), it is read by an enclosing guard of the site, not by an earlier check
+        decide it); it is read by an enclosing guard of the site or by an
+        early exit that returns, not by an earlier check that raises and
         that the path gets past (flipping that one raises there instead:
-        ``--moe-runner-backend hpc_ops`` at ``runner.py:70``), and its test is
-        no alternative of an ``or`` conjunct of the condition (negating one
-        alternative leaves the others)."""
+        ``--moe-runner-backend hpc_ops`` at ``runner.py:70``); and its test
+        is no alternative of an ``or`` conjunct of the condition (negating
+        one alternative leaves the others)."""
         site = self.error.primary
         if any(o.read == origin.read and o.name != origin.name for o in self.narrowed(*USER)):
             return False  # one expression read from several settings: either may decide it
         first = origin.chain[0].line if origin.chain else 0
-        passed = {g.line for g in site.exits if g.kind.startswith("exit") or g.kind == "asserted"}
+        passed = {
+            g.line
+            for g in site.exits
+            if g.kind == "asserted" or g.kind.startswith("exit") and self._raises(site.path, g.line)
+        }
         if first in passed - {g.line for g in site.guards}:
             return False
         if self.condition is None:
@@ -105,3 +110,9 @@ class Reading:
         return not any(
             c.op == "or" and read in " ".join(c.text().split()) for c in self.condition.conjuncts()
         )
+
+    def _raises(self, path: str, line: int) -> bool:
+        """Whether the exit at ``path:line`` leaves by a ``raise`` (or is
+        not known: then it may)."""
+        branch = self.facts.exits.get((path, line))
+        return branch is None or branch.kind in ("raise", "")
