@@ -105,14 +105,14 @@ def cause_flag(reading: Reading) -> Iterable[Finding]:
     (``--moe-runner-backend`` ``==`` ``marlin``; ``--disable-radix-cache``
     ``false``). Flags of the site's own guards come before those of earlier
     checks it gets past, and flags the user changed from their default
-    before those whose default already meets the constraint. When one
-    expression is traced to several settings (either may decide it), only
+    before those whose default already meets the constraint. Of settings
+    that are alternatives for one value (:meth:`Reading.alternative`), only
     the first is a cause. Evidence: the guard that reads it and the option's
     definition."""
-    reads: set[str] = set()
+    kept: list[Origin] = []
     for origin in _by_default_last(reading, reading.narrowed(OriginKind.FLAG)):
-        if origin.read not in reads:  # one expression, several settings: the first
-            reads.add(origin.read)
+        if not any(reading.alternative(k, origin) for k in kept):  # alternatives: the first
+            kept.append(origin)
             yield _cause(reading, origin, "cause-flag")
 
 

@@ -86,16 +86,16 @@ class Reading:
 
     def alone(self, origin: Origin) -> bool:
         """Whether changing ``origin`` alone can make the site unreachable:
-        no other setting is traced from the same expression (either may
-        decide it); it is read by an enclosing guard of the site or by an
+        it has no :meth:`alternative` (either may decide it); it is read by
+        an enclosing guard of the site or by an
         early exit that returns, not by an earlier check that raises and
         that the path gets past (flipping that one raises there instead:
         ``--moe-runner-backend hpc_ops`` at ``runner.py:70``); and its test
         is no alternative of an ``or`` conjunct of the condition (negating
         one alternative leaves the others)."""
         site = self.error.primary
-        if any(o.read == origin.read and o.name != origin.name for o in self.narrowed(*USER)):
-            return False  # one expression read from several settings: either may decide it
+        if any(self.alternative(o, origin) for o in self.narrowed(*USER)):
+            return False  # one expression, several settings with one test: either decides it
         first = origin.chain[0].line if origin.chain else 0
         passed = {
             g.line
@@ -116,3 +116,15 @@ class Reading:
         not known: then it may)."""
         branch = self.facts.exits.get((path, line))
         return branch is None or branch.kind in ("raise", "")
+
+    @staticmethod
+    def alternative(one: Origin, other: Origin) -> bool:
+        """Whether ``one`` and ``other`` are alternatives for one value: the
+        same expression traced to two settings with the same test
+        (``get_moe_a2a_backend()`` is ``--moe-a2a-backend`` or
+        ``--speculative-moe-a2a-backend``, each ``== deepep_v2``), not the
+        conjuncts of a derived setting (``enable_mamba_extra_buffer``: one
+        flag false and another in some values)."""
+        return (
+            one.read == other.read and one.name != other.name and one.constraint == other.constraint
+        )
