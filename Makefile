@@ -33,7 +33,7 @@ GOLDEN_MINE ?= .golden-mine
 # release is mined in one worker only (tests/conftest.py groups its tests)
 TEST_JOBS ?= auto
 
-.PHONY: golden check-cards venv mine corpus demo test test-fast lint bench bench-hard bench-analysis bench-lookup clean site browser diff history release
+.PHONY: golden rules-doc check-cards venv mine corpus demo test test-fast lint bench bench-hard bench-analysis bench-lookup clean site browser diff history release
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -86,6 +86,10 @@ history: $(STAMP)
 release: $(STAMP)
 	$(BIN)/miner release --repo '$(RELEASE_REPO)' --tags '$(TAGS)' --since '$(SINCE)' --out '$(SITE)' --slug '$(SLUG)' \
 	  --max-bytes '$(MAX_BYTES)' --max-files '$(MAX_FILES)'
+
+## regenerate docs/rules.md from the docstrings of the findings rules
+rules-doc: $(STAMP)
+	$(BIN)/python tools/rules_doc.py
 
 ## lint the cards of OUT (make demo first): duplicate prose per audience, defect counts
 check-cards: $(STAMP)

@@ -223,6 +223,60 @@ class ReaderFigures:
         }
 
 
+#: Origin kinds a user controls (:data:`miner.model.USER_ORIGINS`), as the JSON writes them.
+USER_ORIGIN_KINDS = frozenset(
+    {"flag", "env", "model-config", "checkpoint", "request", "hardware", "package"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FindingFigures:
+    """What the findings of the full cards give a reader (:func:`finding_figures`)."""
+
+    cards: int
+    """Full cards (user-facing audiences)."""
+    with_cause: int
+    """Full cards with a cause finding that names a user-controlled origin."""
+    with_cause_and_fix: int
+    """... that also have at least one verified fix."""
+    dropped: tuple[tuple[str, int], ...]
+    """(rule, findings the verifier dropped) over every record, most first."""
+
+    @property
+    def cause_share(self) -> float:
+        return self.with_cause / self.cards if self.cards else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "cards": self.cards,
+            "with_cause": self.with_cause,
+            "cause_share": round(self.cause_share, 4),
+            "with_cause_and_fix": self.with_cause_and_fix,
+            "dropped": {rule: n for rule, n in self.dropped},
+        }
+
+
+def finding_figures(cards: Iterable[Card], audiences: Mapping[str, str]) -> FindingFigures:
+    """:class:`FindingFigures` of ``cards`` (error id -> audience in ``audiences``),
+    from the findings and drops their JSON records hold."""
+    facing = {a.value for a in USER_FACING}
+    full = with_cause = with_fix = 0
+    dropped: Counter[str] = Counter()
+    for card in cards:
+        analysis = _analysis(card.record)
+        dropped.update(str(r) for r in analysis.get("dropped") or ())
+        if audiences.get(card.error_id) not in facing:
+            continue
+        full += 1
+        found = [f for f in analysis.get("findings") or () if isinstance(f, Mapping)]
+        cause = any(
+            f.get("kind") == "cause" and f.get("origin") in USER_ORIGIN_KINDS for f in found
+        )
+        with_cause += cause
+        with_fix += cause and any(f.get("kind") == "fix" for f in found)
+    return FindingFigures(full, with_cause, with_fix, tuple(dropped.most_common()))
+
+
 @dataclass(frozen=True, slots=True)
 class CardReport:
     """What :func:`check_cards` found in one output folder."""
@@ -239,6 +293,8 @@ class CardReport:
     """One row per defect of :data:`DEFECTS`, in that order."""
     reader: tuple[ReaderFigures, ...] = ()
     """What a reader sees: one row per audience (as :attr:`audiences`), then ``all``."""
+    findings: FindingFigures | None = None
+    """What the findings give the full cards, and the verifier's drops by rule."""
 
     @property
     def has_defects(self) -> bool:
@@ -266,6 +322,7 @@ class CardReport:
             "audiences": [a.to_json() for a in self.audiences],
             "defects": [d.to_json() for d in self.defects],
             "reader": [r.to_json() for r in self.reader],
+            "findings": None if self.findings is None else self.findings.to_json(),
         }
 
 
@@ -827,6 +884,7 @@ def check_cards(out_dir: Path) -> CardReport:
         audiences=tuple(rows),
         defects=defects,
         reader=reader,
+        findings=finding_figures(cards, audiences),
     )
 
 
@@ -857,6 +915,7 @@ def format_report(report: CardReport) -> str:
             f"evidence: {report.evidence_share(facing):.1%}",
         ]
     lines += _reader_lines(report)
+    lines += _finding_lines(report.findings)
     lines += ["", "Defects (cards; examples):", ""]
     for d in report.defects:
         examples = ", ".join(d.examples)
@@ -894,3 +953,17 @@ def _reader_lines(report: CardReport) -> list[str]:
             f"{r.valued_switches:>9}  {left or '-'}"
         )
     return lines
+
+
+def _finding_lines(figures: FindingFigures | None) -> list[str]:
+    """The findings figures as text lines (none without full cards)."""
+    if figures is None or not figures.cards:
+        return []
+    drops = ", ".join(f"{rule} {n}" for rule, n in figures.dropped) or "none"
+    return [
+        "",
+        f"Full cards whose cause names a user-controlled origin: {figures.with_cause} of "
+        f"{figures.cards} ({figures.cause_share:.1%}); with a verified fix too: "
+        f"{figures.with_cause_and_fix}",
+        f"Findings dropped by the verifier, by rule: {drops}",
+    ]

@@ -67,6 +67,7 @@ def _mine_locked(args: argparse.Namespace, llm: LLMSettings | None) -> int:
         cache_dir=args.cache_dir,
         limits=Limits(file_timeout=args.file_timeout, memory_mb=args.memory_limit or None),
         origins=args.origins,
+        finding_words=args.findings_words,
     )
     run = pipeline.mine_into(
         args.repo,
@@ -785,6 +786,14 @@ def _add_mine_limits(mine: argparse.ArgumentParser) -> None:
         "the audiences are decided from them (into the records; miner explain --origins "
         "shows them; default: on; --no-origins skips the stage and decides audiences from "
         "the guards' words, faster but coarser)",
+    )
+    mine.add_argument(
+        "--findings-words",
+        action="store_true",
+        help="word the cards' What it means, Solutions and Example fix from the verified "
+        "findings (cause, reason, fixes; templates/findings.md.j2) instead of the rule "
+        "writer's sections; the findings are in the JSON records either way (default: off "
+        "while the findings do not yet state every fact the golden cards verify)",
     )
 
 

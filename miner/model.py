@@ -1031,6 +1031,136 @@ class Caught:
         )
 
 
+#: What a :class:`Finding` claims: the ``cause`` (a user-controlled origin and
+#: the values that make the condition true), the ``reason`` SGLang refuses it
+#: (a cited sentence, or that the release has no implementation of it), a
+#: ``fix`` (a change that makes the condition false), and for errors a user
+#: does not see as such: ``logged`` (caught and logged), ``unreachable`` (no
+#: in-tree call gets there) and ``report`` (an internal check: what a bug
+#: report should hold).
+FindingKind = Literal["cause", "reason", "fix", "logged", "unreachable", "report"]
+
+#: What a ``fix`` finding changes: ``set`` a flag to a value, switch a flag
+#: ``on`` (``--x``) or ``off`` (``--no-x``), ``drop`` a switch that was given,
+#: ``leave-out`` a flag so that its default (or what the argument handling
+#: resolves it to) applies, ``unset`` or ``set-env`` an environment variable,
+#: ``install`` a distribution; ``""`` for the other kinds.
+FixAction = Literal["", "set", "on", "off", "drop", "leave-out", "unset", "set-env", "install"]
+
+
+@compact_pickle
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One typed claim about an error, made by one rule of
+    :mod:`miner.analysis.findings` from the error's origins and the commit's
+    facts, and checked by its verifier before anything is printed. It holds
+    names, values and ``path:line`` only: the words are the templates'
+    (``templates/findings.md.j2``)."""
+
+    kind: FindingKind
+    rule: str
+    """The rule that made it (``cause-flag``, ``fix-flag-value``...; ``docs/rules.md``)."""
+    origin: str = ""
+    """The :class:`OriginKind` value of what it is about (``flag``, ``env``,
+    ``package``...), ``""`` when it is about no origin (a reason, a report)."""
+    name: str = ""
+    """The flag (``--moe-runner-backend``), variable, model-config or request
+    field, module or probe it is about; ``""`` when none."""
+    owner: str = ""
+    """The options class of a flag, the registry of a variable, the
+    distribution of a package (``flashinfer-python``), as the origin records it."""
+    op: str = ""
+    """For a cause: the :data:`ConstraintOp` the condition puts on the value;
+    for a fix: the same op, which the change makes false."""
+    values: tuple[str, ...] = ()
+    """For a cause or a fix: the values the constraint compares with; for a
+    reason that the release has no implementation: the origins' names; for
+    a report: the message's runtime fields."""
+    value: str | None = None
+    """For a cause: the default, when the default itself meets the
+    constraint (None otherwise). For a fix: the value the change leaves (``set``: the value given,
+    ``on`` / ``off`` / ``drop``: ``True`` / ``False``, ``leave-out``: the
+    default, or what a resolver picks, ``unset``: the variable's default,
+    ``set-env``: the value set, ``install``: the requirement)."""
+    words: tuple[str, ...] = ()
+    """The exact change: command-line words (``--mamba-radix-cache-strategy``,
+    ``no_buffer``; a switch alone), an environment line (``SGLANG_X=1``,
+    ``unset SGLANG_X``) or a command (``pip``, ``install``, ``flashinfer-python``).
+    For a cause: the command-line words that give its values, when a command
+    line can (the "before" of an example)."""
+    command: str = ""
+    """The module whose ``python -m`` parses the flag (``sglang.launch_server``),
+    ``""`` when not known or not a flag."""
+    action: FixAction = ""
+    default: str | None = None
+    """A flag's or variable's default as written (``'auto'``), None when it
+    has none or the finding is not about one."""
+    quote: str = ""
+    """A sentence quoted from the source as written: the reason (comment,
+    message, help text or docstring), or a fix's cost (its help text)."""
+    quote_at: str = ""
+    """``path:line`` of ``quote`` (``""`` without one)."""
+    source: str = ""
+    """Where ``quote`` comes from (``comment``, ``setting-comment``, ``help``,
+    ``docstring``, ``message``), or ``not-implemented`` for a reason that the
+    release has no implementation of the combination; ``""`` otherwise."""
+    resolves: tuple[str, ...] = ()
+    """Values that raise which the argument handling may store into a flag
+    left out: a ``set`` fix's caveat (leaving the flag out is no fix), or
+    what a resolver picks for a ``leave-out`` fix only under its
+    requirement (``quote``), as written."""
+    resolved_at: tuple[str, ...] = ()
+    """``path:line`` of each store of ``resolves`` (or of the resolver)."""
+    evidence: tuple[str, ...] = ()
+    """``path:line`` of everything the finding rests on: the origin's
+    definition and the guard reading it, the quote, the resolution."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "rule": self.rule,
+            "origin": self.origin,
+            "name": self.name,
+            "owner": self.owner,
+            "op": self.op,
+            "values": list(self.values),
+            "value": self.value,
+            "words": list(self.words),
+            "command": self.command,
+            "action": self.action,
+            "default": self.default,
+            "quote": self.quote,
+            "quote_at": self.quote_at,
+            "source": self.source,
+            "resolves": list(self.resolves),
+            "resolved_at": list(self.resolved_at),
+            "evidence": list(self.evidence),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Finding:
+        return cls(
+            kind=data["kind"],
+            rule=data["rule"],
+            origin=data.get("origin", ""),
+            name=data.get("name", ""),
+            owner=data.get("owner", ""),
+            op=data.get("op", ""),
+            values=tuple(data.get("values", ())),
+            value=data.get("value"),
+            words=tuple(data.get("words", ())),
+            command=data.get("command", ""),
+            action=data.get("action", ""),
+            default=data.get("default"),
+            quote=data.get("quote", ""),
+            quote_at=data.get("quote_at", ""),
+            source=data.get("source", ""),
+            resolves=tuple(data.get("resolves", ())),
+            resolved_at=tuple(data.get("resolved_at", ())),
+            evidence=tuple(data.get("evidence", ())),
+        )
+
+
 class FixKind(str, Enum):
     """What an :class:`ExampleFix` changes, set where the example is made."""
 
@@ -1123,6 +1253,11 @@ class Analysis:
     re-raising it (the user sees a log line, not the error); None when none is found."""
     unreachable: Unreachable | None = None
     """Why no in-tree call can reach the primary site; None when one may."""
+    findings: tuple[Finding, ...] = ()
+    """The verified findings (:mod:`miner.analysis.findings`): causes, reasons,
+    fixes, logged / unreachable / report, in rule order."""
+    dropped: tuple[str, ...] = ()
+    """The rule of each finding the verifier dropped (one entry per drop)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -1150,6 +1285,8 @@ class Analysis:
             "origins": [o.to_json() for o in self.origins],
             "logged": None if self.logged is None else self.logged.to_json(),
             "unreachable": None if self.unreachable is None else self.unreachable.to_json(),
+            "findings": [f.to_json() for f in self.findings],
+            "dropped": list(self.dropped),
         }
 
     @classmethod
@@ -1186,6 +1323,8 @@ class Analysis:
             unreachable=None
             if data.get("unreachable") is None
             else Unreachable.from_json(data["unreachable"]),
+            findings=tuple(Finding.from_json(f) for f in data.get("findings", ())),
+            dropped=tuple(data.get("dropped", ())),
         )
 
 

@@ -57,6 +57,7 @@ from miner.model import (
 from miner.progress import Reporter, Stage, duration, silent
 from miner.publish import cards, html, output, records
 from miner.publish import releases as release_pages
+from miner.publish.findings import worded
 from miner.publish.release_index import ReleaseIndexBuilder
 from miner.releases.diff import Diff, diff
 from miner.releases.history import HistoryBook, HistoryBuilder
@@ -482,6 +483,8 @@ class Mining:
     """The prefix of the stage names (``v0.5.19 ``)."""
     origins: bool = False
     """Whether the origins stage runs (:attr:`MineOptions.origins`)."""
+    finding_words: bool = False
+    """Whether the findings word the cards (:attr:`MineOptions.finding_words`)."""
     options: MineOptions | None = None
     """How the commit was extracted: the blob cache whose ``facts`` table
     holds the per-file facts (:func:`file_records`; None: none)."""
@@ -554,6 +557,7 @@ def _mining_of(extracted: _Extracted, llm: LLMSettings | None, started: float) -
         x.reporter,
         x.label,
         origins=x.options.origins,
+        finding_words=x.options.finding_words,
         options=x.options,
         partial=x.partial,
     )
@@ -562,7 +566,10 @@ def _mining_of(extracted: _Extracted, llm: LLMSettings | None, started: float) -
 def _origins_input(options: MineOptions) -> dict[str, bool]:
     """The origins stage as an input of the run's digest, only when asked
     for (so the digest of a run without it is what it always was)."""
-    return {"origins": True} if options.origins else {}
+    out = {"origins": True} if options.origins else {}
+    if options.finding_words:
+        out["finding_words"] = True
+    return out
 
 
 def commit_facts(mining: Mining, stage: Stage | None = None) -> tuple[RepoFacts, dict[str, bytes]]:
@@ -595,6 +602,7 @@ def analyze_mining(mining: Mining) -> Mined:
         kept = cache.get(mining.inputs)
         if isinstance(kept, tuple) and len(kept) == 2:
             facts, analyses = kept
+            analyses = worded(analyses) if mining.finding_words else analyses
             seconds["facts"] = 0.0
             seconds["analysis"] = time.perf_counter() - start
             what = f"{len(analyses):,} errors from the analysis cache"
@@ -614,6 +622,8 @@ def analyze_mining(mining: Mining) -> Mined:
         analyses = analyze(result, facts, llm=mining.llm, jobs=mining.jobs, progress=stage.advance)
         if cache is not None:
             cache.put(mining.inputs, (facts, analyses))
+        if mining.finding_words:  # the findings' sections, in the templates' words
+            analyses = worded(analyses)
     seconds["analysis"] = time.perf_counter() - start
     return Mined(result, facts, analyses, mining.inputs, seconds)
 

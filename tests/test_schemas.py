@@ -201,13 +201,13 @@ def test_drift_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(Analysis, "to_json", lambda self: {**written(self), "confidence": 1})
     assert list(walk(full_records()["error"], schema, schema, set())) == [
         "/analysis: written ['audience', 'audience_reason', 'audience_rule', 'author', "
-        "'condition', 'condition_text', 'confidence', 'evidence', 'example_fix', 'logged', "
-        "'origins', 'related', 'situations', 'solution_kinds', 'solutions', 'trigger', "
-        "'unreachable', 'what_it_means'], "
+        "'condition', 'condition_text', 'confidence', 'dropped', 'evidence', 'example_fix', "
+        "'findings', 'logged', 'origins', 'related', 'situations', 'solution_kinds', "
+        "'solutions', 'trigger', 'unreachable', 'what_it_means'], "
         "schema ['audience', 'audience_reason', 'audience_rule', 'author', 'condition', "
-        "'condition_text', 'evidence', 'example_fix', 'logged', 'origins', 'related', "
-        "'situations', 'solution_kinds', 'solutions', 'trigger', 'unreachable', "
-        "'what_it_means']"
+        "'condition_text', 'dropped', 'evidence', 'example_fix', 'findings', 'logged', "
+        "'origins', 'related', 'situations', 'solution_kinds', 'solutions', 'trigger', "
+        "'unreachable', 'what_it_means']"
     ]
     monkeypatch.setattr(
         Analysis, "to_json", lambda self: {k: v for k, v in written(self).items() if k != "author"}

@@ -17,6 +17,10 @@
   condition, with :mod:`~miner.analysis.wording` (conditions in words),
   :mod:`~miner.analysis.evidence` (comments, docstrings and help texts quoted)
   and :mod:`~miner.analysis.remedy` (the message's own advice);
+* :mod:`~miner.analysis.findings` makes the typed, verified findings
+  (cause, reason, fix, logged, unreachable, report) from the origins, which
+  the templates word (the Writer's sections stay where an error has no
+  finding of that kind: transitional);
 * :mod:`~miner.analysis.related` ranks related errors;
 * :mod:`~miner.analysis.llm` optionally rewrites the prose with a language model.
 """
@@ -29,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from miner.analysis.audience import AudienceDecision, Settings, classify, classify_by_origins
 from miner.analysis.facts import RepoFacts
+from miner.analysis.findings import findings_of
 from miner.analysis.links import Linker, settings_of
 from miner.analysis.paths import evidence_lines
 from miner.analysis.related import RelatedIndex
@@ -102,6 +107,18 @@ class _Job:
         decision = self.audience(error)
         reading = self.writer.read(error, decision.audience.value)
         items, example = self.writer.solutions(reading)
+        origins = self.facts.origins.get(error.error_id, ())
+        logged = self.facts.logged.get(error.error_id)
+        unreachable = self.facts.unreachable.get(error.error_id)
+        findings, dropped = findings_of(
+            error,
+            origins,
+            decision.audience.value,
+            self.facts,
+            logged,
+            unreachable,
+            reading.condition,
+        )
         return Analysis(
             error_id=error.error_id,
             trigger=self.writer.trigger(reading),
@@ -118,9 +135,11 @@ class _Job:
             audience_reason=decision.reason,
             condition=reading.condition,
             condition_text=reading.condition.text(),
-            origins=self.facts.origins.get(error.error_id, ()),
-            logged=self.facts.logged.get(error.error_id),
-            unreachable=self.facts.unreachable.get(error.error_id),
+            origins=origins,
+            logged=logged,
+            unreachable=unreachable,
+            findings=findings,
+            dropped=dropped,
         )
 
 

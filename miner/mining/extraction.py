@@ -71,6 +71,12 @@ class MineOptions:
     (:func:`miner.analysis.origins.trace_origins`; a minute or two on SGLang).
     ``miner mine`` turns it on unless ``--no-origins`` is given; off here, so
     a library caller asks for it. Part of the run's inputs."""
+    finding_words: bool = False
+    """Word the cards' What it means, Solutions and Example fix from the
+    verified findings (:func:`miner.publish.findings.worded`) instead of the
+    rule writer's sections; the findings are in the records either way.
+    ``miner mine --findings-words``; off until the findings state every fact
+    the golden cards verify (issue 34). Part of the run's inputs."""
     file_facts: FileHook | None = None
     """What the workers also compute from each file they mine, kept in the
     blob cache's ``facts`` table by blob (the analysis's per-file facts:

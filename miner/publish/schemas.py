@@ -60,6 +60,7 @@ from miner.model import (
     ExampleFix,
     Excerpt,
     FileResult,
+    Finding,
     Guard,
     History,
     HistoryEvent,
@@ -227,6 +228,7 @@ DEFS: dict[str, tuple[type, Shape]] = {
     "Origin": (Origin, Shape()),
     "Caught": (Caught, Shape()),
     "Unreachable": (Unreachable, Shape()),
+    "Finding": (Finding, Shape()),
     "Analysis": (
         Analysis,
         Shape(drop=("error_id",), refine={"related": _ID_LIST}),
