@@ -189,9 +189,14 @@ class Rendered:
 
 
 def _rendered(out: Path, error_id: str) -> Rendered:
-    card = (out / "errors" / f"{error_id}.md").read_text("utf-8")
+    """The card and record of ``error_id``. An error the tool files as not
+    user-facing has no card page (a table row then asserts the audience it
+    should have as a defect); its record holds the same sections, so both
+    renderings are read from the record."""
+    page = out / "errors" / f"{error_id}.md"
     record = json.loads((out / "api" / "errors" / f"{error_id}.json").read_text("utf-8"))
     analysis = record["analysis"]
+    card = page.read_text("utf-8") if page.is_file() else _card_of(analysis)
     blocks = _code_blocks(_markdown_section(card, HEADINGS["example"]))
     before, after = (blocks + ["", ""])[:2]
     fix = analysis.get("example_fix") or {}
@@ -210,6 +215,20 @@ def _rendered(out: Path, error_id: str) -> Rendered:
             "example_after": fix.get("after", ""),
         },
     )
+
+
+def _card_of(analysis: dict[str, Any]) -> str:
+    """The sections of a record as a card's Markdown (for an error with no page)."""
+    fix = analysis.get("example_fix") or {}
+    situations = "\n".join(analysis.get("situations") or ())
+    example = f"```\n{fix['before']}\n```\n\n```\n{fix['after']}\n```" if fix else ""
+    parts = {
+        "what": analysis.get("what_it_means") or "",
+        "solutions": "\n".join(analysis.get("solutions") or ()),
+        "example": example,
+        "when": f"{analysis.get('trigger') or ''}\n{situations}",
+    }
+    return "".join(f"\n{HEADINGS[key]}\n\n{text}\n" for key, text in parts.items())
 
 
 @pytest.fixture(scope="module")

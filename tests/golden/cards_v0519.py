@@ -82,7 +82,7 @@ CARDS: tuple[dict[str, Any], ...] = (
     dict(
         id="87bdadffcb33d858",
         subsystem="scheduler",
-        audience="user-setting",
+        audience=None,
         message="Unknown schedule_policy: {policy=}",
         site="python/sglang/srt/managers/schedule_policy.py:322",
         verified=(
@@ -99,6 +99,14 @@ CARDS: tuple[dict[str, Any], ...] = (
             ),
         },
         defects=(
+            dict(
+                audience="user-setting",
+                reason=(
+                    "filed internal: the origins stop at the try body that builds "
+                    "CacheAwarePolicy(policy) (schedule_policy.py:305-318), so the card page is "
+                    "missing; --schedule-policy priority raises (server_args.py:745-759)"
+                ),
+            ),
             dict(
                 reason=(
                     "When/Solutions never name --schedule-policy: the value is "
@@ -915,7 +923,7 @@ CARDS: tuple[dict[str, Any], ...] = (
     dict(
         id="5203fd0c9acb86e3",
         subsystem="multimodal",
-        audience="unsupported",
+        audience=None,
         message=(
             "image_mode='{mode}' is not supported with multiple images (got {num_images} images). "
             "Please use one of: {list(_MULTI_IMAGE_ALLOWED)}"
@@ -933,6 +941,13 @@ CARDS: tuple[dict[str, Any], ...] = (
             ),
         },
         defects=(
+            dict(
+                audience="unsupported",
+                reason=(
+                    "filed internal: the request's images_config (unlimited_ocr.py:91-94) is not "
+                    "traced to a request field, so the card page is missing"
+                ),
+            ),
             dict(
                 reason=(
                     "the card names neither the accepted modes, _MULTI_IMAGE_ALLOWED = ('tiny', "
@@ -1196,7 +1211,7 @@ CARDS: tuple[dict[str, Any], ...] = (
     dict(
         id="8897f8992d5061d3",
         subsystem="distributed",
-        audience="user-setting",
+        audience=None,
         message="{len(partitions)=} does not match {pp_size=}.",
         site="python/sglang/srt/distributed/utils.py:116",
         verified=(
@@ -1218,6 +1233,14 @@ CARDS: tuple[dict[str, Any], ...] = (
             "example_after": (r"try body raised",),
         },
         defects=(
+            dict(
+                audience="user-setting",
+                reason=(
+                    "filed internal: SGLANG_PP_LAYER_PARTITION (distributed/utils.py:103) is read"
+                    " through .split, and pp_size comes from callers the trace does not resolve, "
+                    "so the card page is missing"
+                ),
+            ),
             dict(
                 reason=(
                     "partition_list_str is os.getenv('SGLANG_PP_LAYER_PARTITION') "
