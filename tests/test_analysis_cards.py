@@ -201,15 +201,10 @@ def test_card_without_settings_says_what_the_code_checks(mined):
     trigger = section(card, "## When it happens")
     assert "- `len(batch) <= 0`: the assertion at line 27 fails" in trigger
     assert "No flag or environment variable is involved" not in card
-    # an internal check: its report finding, worded by templates/findings.md.j2
-    assert (
-        section(card, "## What it means")
-        .strip()
-        .endswith(
-            "This is an internal check (`pkg/component.py:27`): most likely a bug. "
-            "A report should include the full traceback."
-        )
-    )
+    # the rule writer's words (the default); the report finding is in the record
+    assert "In `check`, this is raised when `len(batch) <= 0`." in card
+    findings = done.analyses[error.error_id].findings
+    assert [(f.kind, f.rule) for f in findings] == [("report", "report")]
     solutions = section(card, "## Solutions")
     # the assertion's negation is no solution: only the bug report is left
     assert "1. If your settings and inputs are valid, report it as a bug" in solutions

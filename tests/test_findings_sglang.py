@@ -52,6 +52,19 @@ def card(out: Path, error_id: str) -> str:
     return (out / "errors" / f"{error_id}.md").read_text("utf-8")
 
 
+def worded(out: Path, error_id: str) -> str:
+    """What it means, Solutions and Example fix as ``miner mine --findings-words``
+    words them (:func:`miner.publish.findings.shown` of the record's analysis)."""
+    from miner.model import Analysis
+    from miner.publish.findings import shown
+
+    record = json.loads((out / "api" / "errors" / f"{error_id}.json").read_text("utf-8"))
+    analysis = shown(Analysis.from_json(error_id, record["analysis"]))
+    fix = analysis.example_fix
+    example = f"{fix.before}\n{fix.after}" if fix else ""
+    return "\n".join([analysis.what_it_means or "", *analysis.solutions, example])
+
+
 BACKUP = "--disaggregation-decode-retraction-backup"
 
 
@@ -97,6 +110,7 @@ def test_mlx_auxiliary_state_offers_no_buffer_or_disabling_never_auto(out: Path)
     value = finding(out, "a56ddfd77b7a8221", "fix-flag-value")
     assert "python/sglang/srt/arg_groups/overrides.py:591" in value["resolved_at"]
     assert f"{strategy} auto" not in card(out, "a56ddfd77b7a8221")
+    assert f"{strategy} auto" not in worded(out, "a56ddfd77b7a8221")
 
 
 def test_diffusion_teacache_needs_teacache_enabled(out: Path) -> None:
@@ -109,7 +123,7 @@ def test_diffusion_teacache_needs_teacache_enabled(out: Path) -> None:
         ("fix", "fix-flag-switch", "--enable-teacache", "true", (), "drop",
          ("--enable-teacache",), "False"),
     ]  # fmt: skip
-    assert "you pass `--enable-teacache`" in card(out, "1937cfc6f7eed527")
+    assert "you pass `--enable-teacache`" in worded(out, "1937cfc6f7eed527")
 
 
 def test_scheduler_custom_logit_processor_needs_the_switch(out: Path) -> None:

@@ -233,9 +233,9 @@ def test_history_gathers_facts_for_the_newest_release_alone(releases, tmp_path, 
     gathered: list[int] = []
     real = pipeline.collect
 
-    def counting(sources, sites, jobs=1, progress=None):  # type: ignore[no-untyped-def]
+    def counting(sources, sites, jobs=1, progress=None, **known):  # type: ignore[no-untyped-def]
         gathered.append(len(sites := list(sites)))
-        return real(sources, sites, jobs=jobs, progress=progress)
+        return real(sources, sites, jobs=jobs, progress=progress, **known)
 
     monkeypatch.setattr(pipeline, "collect", counting)
     cache = tmp_path / "cache"
