@@ -11,12 +11,27 @@ import re
 from miner.analysis.audience import path_kind
 from miner.analysis.evidence import first_sentence, help_requirement, quotes
 from miner.analysis.findings.reading import Reading
-from miner.model import Finding, OriginKind
+from miner.model import Finding, Origin, OriginKind
 
 #: Fewest words a quoted sentence needs to be a reason.
 MIN_WORDS = 5
 
 _NOT_IMPLEMENTED = re.compile(r"\bnot (?:yet )?(?:supported|implemented)\b|\bunsupported\b", re.I)
+
+
+def _quoted(rule: str, text: str, at: str, source: str, origin: Origin | None = None) -> Finding:
+    """A reason finding that quotes ``text`` written at ``at`` (``path:line``,
+    also its evidence), about ``origin`` when the quote is about a setting."""
+    return Finding(
+        kind="reason",
+        rule=rule,
+        origin=origin.kind.value if origin is not None else "",
+        name=origin.name if origin is not None else "",
+        quote=text,
+        quote_at=at,
+        source=source,
+        evidence=(at,),
+    )
 
 
 def reason_comment(reading: Reading) -> Finding | None:
@@ -27,14 +42,7 @@ def reason_comment(reading: Reading) -> Finding | None:
     site = reading.error.primary
     for quote in quotes(site, site.guards):
         if quote.kind == "comment" and len(quote.text.split()) >= MIN_WORDS:
-            return Finding(
-                kind="reason",
-                rule="reason-comment",
-                quote=quote.text,
-                quote_at=f"{quote.path}:{quote.line}",
-                source="comment",
-                evidence=(f"{quote.path}:{quote.line}",),
-            )
+            return _quoted("reason-comment", quote.text, f"{quote.path}:{quote.line}", "comment")
     return None
 
 
@@ -58,16 +66,8 @@ def reason_setting_comment(reading: Reading) -> Finding | None:
             text = first_sentence(note.text)
             named = any(re.search(rf"\b{re.escape(k)}\b", note.text) for k in keys)
             if len(text.split()) >= MIN_WORDS and (note.uses & keys or named):
-                return Finding(
-                    kind="reason",
-                    rule="reason-setting-comment",
-                    origin=origin.kind.value,
-                    name=origin.name,
-                    quote=text,
-                    quote_at=f"{note.path}:{note.line}",
-                    source="setting-comment",
-                    evidence=(f"{note.path}:{note.line}",),
-                )
+                at = f"{note.path}:{note.line}"
+                return _quoted("reason-setting-comment", text, at, "setting-comment", origin)
     return None
 
 
@@ -79,16 +79,8 @@ def reason_help_requirement(reading: Reading) -> Finding | None:
         opt = reading.option(origin)
         said = help_requirement(opt) if opt is not None else None
         if opt is not None and said:
-            return Finding(
-                kind="reason",
-                rule="reason-help-requirement",
-                origin=origin.kind.value,
-                name=origin.name,
-                quote=said,
-                quote_at=f"{opt.path}:{opt.line}",
-                source="help",
-                evidence=(f"{opt.path}:{opt.line}",),
-            )
+            at = f"{opt.path}:{opt.line}"
+            return _quoted("reason-help-requirement", said, at, "help", origin)
     return None
 
 
