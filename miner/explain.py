@@ -450,6 +450,17 @@ def _unreachable_lines(fact: object) -> list[str]:
         given.append(
             f"{last.get('text', value.get('name'))} at {last.get('path')}:{last.get('line')}"
         )
+    if fact.get("uncalled"):
+        return [
+            f"Unreachable: no file calls or names {fact.get('condition')} "
+            f"(def at {fact.get('path')}:{fact.get('line')})"
+        ]
+    if fact.get("subject"):
+        return [
+            f"Unreachable: every value of {fact.get('subject')} "
+            f"({', '.join(str(c) for c in _list(fact.get('choices')))}) is handled "
+            f"before the else at {fact.get('path')}:{fact.get('line')}"
+        ]
     return [
         f"Unreachable: {fact.get('condition')} (line {fact.get('line')}) is never true: "
         + "; ".join(given)

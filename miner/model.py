@@ -951,7 +951,8 @@ class Unreachable:
     the atom cannot accept (``is_paged=True`` at both calls of a function
     raising only when ``not is_paged``). Or the ``else`` of an exhaustive
     dispatch: every value a flag (its choices) or an enum (its members) can
-    take is handled by an earlier branch (``subject`` and ``choices`` set)."""
+    take is handled by an earlier branch (``subject`` and ``choices`` set).
+    Or a function no file of the commit calls or names (``uncalled``)."""
 
     path: str
     line: int
@@ -971,6 +972,10 @@ class Unreachable:
     """For a dispatch: every value of ``subject`` (the flag's choices as its
     ``add_argument`` lists them, ``None`` for a default of None; the enum's
     members as its class defines them), each handled before the ``else``."""
+    uncalled: bool = False
+    """No file of the commit calls or names the site's function but its own
+    ``def`` (``condition`` is the function's name, ``line`` its ``def``):
+    only code outside the commit can get there."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -980,6 +985,7 @@ class Unreachable:
             "values": [v.to_json() for v in self.values],
             "subject": self.subject,
             "choices": list(self.choices),
+            "uncalled": self.uncalled,
         }
 
     @classmethod
@@ -991,6 +997,7 @@ class Unreachable:
             values=tuple(Origin.from_json(v) for v in data.get("values", ())),
             subject=data.get("subject", ""),
             choices=tuple(data.get("choices", ())),
+            uncalled=bool(data.get("uncalled", False)),
         )
 
 

@@ -55,10 +55,12 @@ def get_args() -> ServerArgs:
 """
 
 MAIN = """
+from pkg.ops import batch, fast, graphs, strategy, workers
 from pkg.server_args import ServerArgs
 
 if __name__ == "__main__":
     ServerArgs()
+    strategy(), fast(), graphs(), workers(), batch([])
 """
 
 OPS = """
@@ -91,6 +93,15 @@ def workers():
 def internal(n):
     if n > 3:
         raise AssertionError(f"too many: {n}")
+
+
+def batch(items):
+    return internal(len(items))
+
+
+def leftover(mode):
+    if mode == "old":
+        raise RuntimeError("the old mode is gone")
 """
 
 FILES = {
@@ -198,6 +209,17 @@ def test_internal_check_gets_a_report_with_the_message_fields() -> None:
     assert card.audience == "internal"
     (report,) = card.findings
     assert (report.kind, report.values, report.evidence) == ("report", ("n",), ("pkg/ops.py:29",))
+
+
+def test_a_function_nothing_calls_gets_an_unreachable_note_not_a_cause() -> None:
+    card = CARDS["the old mode is gone"]
+    assert card.audience == "internal"
+    assert kinds(card) == [("unreachable", "unreachable-uncalled", "leftover")]
+    assert card.findings[0].evidence == ("pkg/ops.py:36",)
+    assert shown(card).what_it_means == (
+        "No code in this release calls or names `leftover` (`pkg/ops.py:36`): "
+        "only code outside it can get here."
+    )
 
 
 def finding(**given: object) -> Finding:

@@ -310,6 +310,76 @@ def second(backend, x):
 """
 
 
+UNCALLED = """
+import abc
+
+
+class Base(abc.ABC):
+    pass
+
+
+class Kernel(Base):
+    def fused(self, x):
+        if x.ndim != 2:
+            raise NotImplementedError("this kernel is not implemented yet")
+
+
+class Layer(Module):
+    def extra_repr(self, x):
+        if x:
+            raise ValueError("framework hook")
+
+
+def stub(*args):
+    raise NotImplementedError("seam: not implemented yet")
+
+
+@register
+def registered(x):
+    if x:
+        raise ValueError("registered by its decorator")
+
+
+def mentioned(x):
+    if x:
+        raise ValueError("named in a table")
+
+
+def called(x):
+    if x:
+        raise ValueError("called below")
+
+
+def _missing_(x):
+    raise ValueError("called by Python")
+
+
+TABLE = {"m": mentioned}
+called(1)
+"""
+
+
+def test_a_function_no_file_calls_or_names_is_unreachable() -> None:
+    files = {"pkg/k.py": UNCALLED, "pkg/__init__.py": "from pkg.k import Kernel as K\n"}
+    stub = unreachable_at(files, "pkg/k.py", 22)
+    assert stub == Unreachable("pkg/k.py", 21, "stub", (), uncalled=True)
+    assert Unreachable.from_json(stub.to_json()) == stub
+    # a method of a class whose bases are the file's own or abc.ABC; none once
+    # a package's __init__ names the class (its users call its methods)
+    fused = unreachable_at({"pkg/k.py": UNCALLED}, "pkg/k.py", 12)
+    assert fused == Unreachable("pkg/k.py", 10, "fused", (), uncalled=True)
+    assert unreachable_at(files, "pkg/k.py", 12) is None
+    # a base from elsewhere may call it by name; a decorator may register it;
+    # a table names it; a call calls it; Python calls a special method
+    for line in (18, 28, 33, 38, 42):
+        assert unreachable_at(files, "pkg/k.py", line) is None, line
+    # a comment or a docstring that names it calls nothing; a string in code may
+    noted = {**files, "pkg/doc.py": '"""See :func:`stub`."""\n# stub() is kept\n'}
+    assert unreachable_at(noted, "pkg/k.py", 22) == stub
+    named = {**files, "pkg/doc.py": 'import pkg.k\nfn = getattr(pkg.k, "stub")\n'}
+    assert unreachable_at(named, "pkg/k.py", 22) is None
+
+
 def unreachable_at(files: dict[str, str], path: str, line: int) -> Unreachable | None:
     errors, found = traced(files)
     error = next(e for e in errors if (e.primary.path, e.primary.line) == (path, line))
@@ -1098,6 +1168,10 @@ class Scheduler:
             self.prealloc.add(req)
         else:
             raise ValueError(f"Invalid {self.mode=}")
+
+
+def serve(scheduler, req):
+    scheduler.add(req)
 """
 
 
@@ -1188,6 +1262,10 @@ class RequestLogger:
             return 2
         else:
             raise ValueError(f"Invalid --sampler: {self.sampler}")
+
+
+def log(logger):
+    return logger.meta()
 """
 
 

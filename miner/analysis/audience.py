@@ -768,6 +768,13 @@ def _unseen(logged: Caught | None, unreachable: Unreachable | None) -> AudienceD
             f"is handled before the else ({where})",
             "origin-unreachable",
         )
+    if unreachable is not None and unreachable.uncalled:
+        where = f"{unreachable.path}:{unreachable.line}"
+        return AudienceDecision(
+            Audience.INTERNAL,
+            f"no file of the commit calls or names {unreachable.condition} ({where})",
+            "origin-unreachable",
+        )
     if unreachable is not None:
         where = f"{unreachable.path}:{unreachable.line}"
         return AudienceDecision(

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from miner.analysis.code import HEADER, SourceIndex, comment_start, file_imports
+from miner.analysis.code import HEADER, SourceIndex, comment_start, file_imports, in_long_string
 
 #: A name called from more files than this is "called from many places".
 MAX_FILES = 25
@@ -333,6 +333,68 @@ def find_callers(index: SourceIndex, names: Iterable[str]) -> dict[str, tuple[Ca
     return {
         name: tuple(sorted(found.get(name, []), key=lambda c: (c.path, c.line))) for name in unique
     }
+
+
+#: Most files a name :func:`unmentioned` keeps may occur in (its ``def``
+#: files included); a name in more is taken as used.
+MAX_MENTIONS = 4
+
+
+def unmentioned(index: SourceIndex, names: Iterable[str]) -> frozenset[str]:
+    """Of ``names``, those no code of the commit uses but their own
+    ``def``: every occurrence of the word is in a comment, a triple-quoted
+    string (a docstring), a ``def`` / ``class`` header of that name or the
+    body of such a ``def`` (its own recursion, its own name in its
+    message). Any other occurrence keeps the name out: a call, a reference,
+    an import, a one-line string (``getattr(m, "name")``); so does occurring
+    in more than :data:`MAX_MENTIONS` files. No in-tree code calls such a
+    function; only a caller outside the commit can. A byte search with the
+    scopes from indentation (:func:`scopes_of`), no parse."""
+    wanted = sorted(set(names))
+    mentions = index.mentions_of(wanted)
+    calls = index.callers_of(wanted)
+    out = set()
+    for name in wanted:
+        homes = set(index.definitions(name))
+        paths = set(mentions.get(name, ())) | set(calls.get(name, ())) | homes
+        if homes and len(paths) <= MAX_MENTIONS:
+            if all(_inert(index.files[path], name) for path in sorted(paths)):
+                out.add(name)
+    return frozenset(out)
+
+
+#: A ``def`` / ``class`` header line (the name it defines follows).
+_OWN_HEADER = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+\w")
+
+
+def _inert(data: bytes, name: str) -> bool:
+    """Whether every occurrence of the word ``name`` in ``data`` is in its own
+    header or body, a comment or a triple-quoted string (:func:`unmentioned`)."""
+    scope = scopes_of(data)
+    word = name.encode()
+    for at in _word_at(data, word):
+        start = data.rfind(b"\n", 0, at) + 1
+        stop = data.find(b"\n", at)
+        line = data[start : stop if stop != -1 else len(data)].decode("latin-1")
+        if _OWN_HEADER.match(line) and line.find(name) == at - start:
+            continue
+        if 0 <= comment_start(line) < at - start or in_long_string(data, at):
+            continue
+        if name in scope(at).replace(".<locals>.", ".").split("."):
+            continue
+        return False
+    return True
+
+
+def _word_at(data: bytes, word: bytes) -> Iterable[int]:
+    """The offsets of ``word`` in ``data`` as a whole word."""
+    at = data.find(word)
+    while at != -1:
+        end = at + len(word)
+        before, after = data[at - 1 : at], data[end : end + 1]
+        if not (before.isalnum() or before == b"_" or after.isalnum() or after == b"_"):
+            yield at
+        at = data.find(word, end)
 
 
 def crowded(index: SourceIndex, names: Iterable[str]) -> dict[str, int]:

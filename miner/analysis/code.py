@@ -9,6 +9,7 @@ when a cheap byte search says it matters.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import logging
 import re
@@ -191,6 +192,40 @@ def comment_start(line: str, mark: str = "#") -> int:
             return at
         at = line.find(mark, at + 1)
     return -1
+
+
+def in_long_string(data: bytes, at: int) -> bool:
+    """Whether the offset ``at`` of the module ``data`` is inside a
+    triple-quoted string (:func:`_long_strings`)."""
+    spans = _long_strings(data)
+    i = bisect.bisect_right(spans, (at, len(data) + 1)) - 1
+    return i >= 0 and spans[i][0] <= at < spans[i][1]
+
+
+#: The quotes that open and close a triple-quoted string.
+_TRIPLE = re.compile(rb'"""|\'\'\'')
+
+
+@functools.lru_cache(maxsize=64)
+def _long_strings(data: bytes) -> tuple[tuple[int, int], ...]:
+    """The byte spans (start, end) of the triple-quoted strings of ``data``
+    (docstrings, text over several lines), in order: each opening triple
+    quote is closed by the next one of its kind. A scan of the quotes alone
+    (a triple quote inside a one-line string or a comment is taken for one);
+    :mod:`tokenize` would read every token of every file the callers' index
+    looks into, several times slower."""
+    out = []
+    opening: bytes | None = None
+    start = 0
+    for m in _TRIPLE.finditer(data):
+        if opening is None:
+            opening, start = m.group(0), m.start()
+        elif m.group(0) == opening and data[m.start() - 1 : m.start()] != b"\\":
+            out.append((start, m.end()))
+            opening = None
+    if opening is not None:
+        out.append((start, len(data)))
+    return tuple(out)
 
 
 @functools.cache

@@ -30,6 +30,7 @@ from miner.analysis.callers import (
     function_spans,
     scopes_of,
     target_name,
+    unmentioned,
 )
 from miner.analysis.code import (
     FileWords,
@@ -115,6 +116,9 @@ class RepoFacts:
     referenced: frozenset[str] = frozenset()
     """Called names also used other than in calls: their callers may be
     incomplete (:func:`miner.analysis.paths.referenced`)."""
+    unmentioned: frozenset[str] = frozenset()
+    """Raising functions' names no file mentions but by their ``def``: no
+    in-tree code calls them (:func:`miner.analysis.callers.unmentioned`)."""
     optional_imports: Mapping[tuple[str, str], OptionalImport] = field(default_factory=dict)
     """(path, name) -> the module-level name of a file with sites that is
     ``None`` or ``False`` when an import fails (:func:`optional_imports`)."""
@@ -1381,6 +1385,7 @@ _CallFacts = tuple[
     dict[tuple[str, str, int], CallReach],
     frozenset[str],
     dict[str, tuple[str, int]],
+    frozenset[str],
 ]
 
 
@@ -1408,7 +1413,9 @@ def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
     (two levels), the crowded names, the calls' reaches
     (:func:`miner.analysis.paths.call_reaches`), the names referenced, and
     where each raising function defined once that no call names is used
-    otherwise (:func:`miner.analysis.paths.first_uses`)."""
+    otherwise (:func:`miner.analysis.paths.first_uses`), and the raising
+    functions no file mentions but by their ``def``
+    (:func:`miner.analysis.callers.unmentioned`)."""
     level1 = find_callers(index, targets)
     second = {t for callers in level1.values() for c in callers if (t := target_name(c.scope))}
     level2 = find_callers(index, second - set(level1))
@@ -1418,7 +1425,7 @@ def _call_facts(index: SourceIndex, targets: set[str]) -> _CallFacts:
     refs = referenced(index, {target for target, _, _ in reaches})
     uncalled = {t for t in targets if not callers.get(t) and t not in busy}
     uses = first_uses(index, {t for t in uncalled if len(index.definitions(t)) == 1})
-    return callers, busy, reaches, refs, uses
+    return callers, busy, reaches, refs, uses, unmentioned(index, uncalled)
 
 
 _Items = tuple[tuple[Any, Any], ...]
@@ -1634,7 +1641,7 @@ def _collect(
         progress("the callers and the configuration model")
         got = beside_facts()
     # after the process beside has ended: no fork while its pool's thread runs
-    callers, busy, reaches, refs, uses = got.calls
+    callers, busy, reaches, refs, uses, unseen = got.calls
     config = got.config
     predicates: dict[str, Derived] = {}
     for name in sorted(guard_calls(sites)):
@@ -1657,6 +1664,7 @@ def _collect(
         call_reach=reaches,
         referenced=refs,
         uses=uses,
+        unmentioned=unseen,
         config=config,
         predicates=predicates,
         callers=callers,

@@ -33,7 +33,6 @@ Sound, not complete: a condition that is missed only makes fewer claims.
 from __future__ import annotations
 
 import ast
-import bisect
 import dataclasses
 import functools
 import re
@@ -42,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from miner.analysis.callers import Caller, file_scopes, target_name
-from miner.analysis.code import SourceIndex, file_imports
+from miner.analysis.code import SourceIndex, file_imports, in_long_string
 from miner.analysis.condition import reach_of
 from miner.analysis.links import Clause
 from miner.analysis.wording import code, joined, plural
@@ -757,7 +756,7 @@ def _bare_use_at(data: bytes, name: bytes, start: int = 0) -> int:
         if (
             not word
             and not data[end:].lstrip(b" \t").startswith(b"(")
-            and not _in_long_string(data, at)
+            and not in_long_string(data, at)
         ):
             start = data.rfind(b"\n", 0, at) + 1
             stop = data.find(b"\n", end)
@@ -769,40 +768,6 @@ def _bare_use_at(data: bytes, name: bytes, start: int = 0) -> int:
                 return at
         at = data.find(name, end)
     return -1
-
-
-def _in_long_string(data: bytes, at: int) -> bool:
-    """Whether the offset ``at`` of the module ``data`` is inside a
-    triple-quoted string (:func:`_long_strings`)."""
-    spans = _long_strings(data)
-    i = bisect.bisect_right(spans, (at, len(data) + 1)) - 1
-    return i >= 0 and spans[i][0] <= at < spans[i][1]
-
-
-#: The quotes that open and close a triple-quoted string.
-_TRIPLE = re.compile(rb'"""|\'\'\'')
-
-
-@functools.lru_cache(maxsize=64)
-def _long_strings(data: bytes) -> tuple[tuple[int, int], ...]:
-    """The byte spans (start, end) of the triple-quoted strings of ``data``
-    (docstrings, text over several lines), in order: each opening triple
-    quote is closed by the next one of its kind. A scan of the quotes alone
-    (a triple quote inside a one-line string or a comment is taken for one);
-    :mod:`tokenize` would read every token of every file the callers' index
-    looks into, several times slower."""
-    out = []
-    opening: bytes | None = None
-    start = 0
-    for m in _TRIPLE.finditer(data):
-        if opening is None:
-            opening, start = m.group(0), m.start()
-        elif m.group(0) == opening and data[m.start() - 1 : m.start()] != b"\\":
-            out.append((start, m.end()))
-            opening = None
-    if opening is not None:
-        out.append((start, len(data)))
-    return tuple(out)
 
 
 # ---------------------------------------------------------------------- analysis

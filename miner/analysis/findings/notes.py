@@ -35,7 +35,7 @@ def unreachable(reading: Reading) -> Finding | None:
     cannot accept (:attr:`Analysis.unreachable`); ``name`` is the atom,
     ``values`` the constants given, evidence the guard and the calls."""
     found = reading.unreachable
-    if found is None:
+    if found is None or found.subject or found.uncalled:
         return None
     calls = [f"{v.chain[-1].path}:{v.chain[-1].line}" for v in found.values if v.chain]
     return Finding(
@@ -44,6 +44,38 @@ def unreachable(reading: Reading) -> Finding | None:
         name=found.condition,
         values=tuple(dict.fromkeys(v.name for v in found.values)),
         evidence=tuple(dict.fromkeys([f"{found.path}:{found.line}", *calls])),
+    )
+
+
+def unreachable_dispatch(reading: Reading) -> Finding | None:
+    """**unreachable-dispatch**: the site is the ``else`` of a chain whose
+    branches handle every value of a flag or every member of an enum;
+    ``name`` is that flag or enum, ``values`` its values, evidence the last
+    branch before the ``else``."""
+    found = reading.unreachable
+    if found is None or not found.subject:
+        return None
+    return Finding(
+        kind="unreachable",
+        rule="unreachable-dispatch",
+        name=found.subject,
+        values=found.choices,
+        evidence=(f"{found.path}:{found.line}",),
+    )
+
+
+def unreachable_uncalled(reading: Reading) -> Finding | None:
+    """**unreachable-uncalled**: no file of the commit calls or names the
+    site's function but its own ``def``; ``name`` is the function, evidence
+    its ``def`` line."""
+    found = reading.unreachable
+    if found is None or not found.uncalled:
+        return None
+    return Finding(
+        kind="unreachable",
+        rule="unreachable-uncalled",
+        name=found.condition,
+        evidence=(f"{found.path}:{found.line}",),
     )
 
 

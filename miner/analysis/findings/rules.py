@@ -37,6 +37,8 @@ RULES: tuple[Rule, ...] = (
     fixes.fix_install,
     notes.logged,
     notes.unreachable,
+    notes.unreachable_dispatch,
+    notes.unreachable_uncalled,
     notes.report,
 )
 

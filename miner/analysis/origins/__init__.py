@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 from miner.analysis.callers import Caller, target_name
+from miner.analysis.code import dotted
 from miner.analysis.condition import Reach, reach_of
 from miner.analysis.facts import RepoFacts
 from miner.analysis.links import Linker
@@ -254,7 +255,8 @@ def site_unreachable(tracer: Tracer, site: Site) -> Unreachable | None:
     (:func:`_never_true`), else such an atom in the condition around every
     call of its function (at most :data:`MAX_CALLERS` calls); both only
     when every call of the function can be listed (:func:`_calls_known`).
-    Else the ``else`` of an exhaustive dispatch (:func:`_dispatch_unreachable`)."""
+    Else the ``else`` of an exhaustive dispatch (:func:`_dispatch_unreachable`).
+    Else a function no file calls or names (:func:`_uncalled`)."""
     module = tracer.modules.get(site.path)
     if module is None:
         return None
@@ -270,7 +272,60 @@ def site_unreachable(tracer: Tracer, site: Site) -> Unreachable | None:
         found = _callers_unreachable(tracer, site)
         if found is not None:
             return found
-    return _dispatch_unreachable(tracer, module, site, reach)
+    return _dispatch_unreachable(tracer, module, site, reach) or _uncalled(tracer, module, site)
+
+
+#: Decorators that leave a function called only by its name.
+_PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "cache", "lru_cache", "cached"})
+#: Bases that call no method of their subclasses by a name of their own.
+_PLAIN_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
+
+
+def _uncalled(tracer: Tracer, module: Module, site: Site) -> Unreachable | None:
+    """The site's function is one no file of the commit calls or names but
+    by its ``def`` (:attr:`~miner.analysis.facts.RepoFacts.unmentioned`).
+    Not for a special method (``__init__``, ``_missing_``: Python calls
+    those), a decorated function (the decorator may register it: a route,
+    a kernel, a property), nor a method of a class with a base this file
+    does not define (a framework may call it by its name: ``forward``,
+    ``emit``, ``visit_Call``) or that a package's ``__init__`` names (its
+    users call its methods)."""
+    target = target_name(site.scope) or ""
+    last = site.scope.rsplit(".", 1)[-1]
+    if target not in tracer.facts.unmentioned or (last.startswith("_") and last.endswith("_")):
+        return None
+    function = module.function_at(site.line, site.scope)
+    if function is None or function.qualname != site.scope:
+        return None
+    if any(_decorator_name(d) not in _PLAIN_DECORATORS for d in function.node.decorator_list):
+        return None
+    if function.owner is not None and not _own_class(tracer, module, function.owner, 0):
+        return None
+    return Unreachable(site.path, function.node.lineno, target, (), uncalled=True)
+
+
+def _decorator_name(node: ast.expr) -> str:
+    """The last name of a decorator (``functools.lru_cache(maxsize=2)`` -> ``lru_cache``)."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    return (dotted(node) or "").rsplit(".", 1)[-1]
+
+
+def _own_class(tracer: Tracer, module: Module, cls: ast.ClassDef, depth: int) -> bool:
+    """Whether ``cls`` is undecorated, has only bases that call no method by
+    name (:data:`_PLAIN_BASES`) or such classes of ``module`` (three levels
+    at most), and no package's ``__init__.py`` names it."""
+    if cls.decorator_list or depth > 3 or tracer.modules.exported(cls.name):
+        return False
+    for base in cls.bases:
+        name = dotted(base.value if isinstance(base, ast.Subscript) else base) or ""
+        name = name.rsplit(".", 1)[-1]
+        if name in _PLAIN_BASES:
+            continue
+        found = module.classes.get(name) or []
+        if len(found) != 1 or not _own_class(tracer, module, found[0], depth + 1):
+            return False
+    return not cls.keywords
 
 
 def _dispatch_unreachable(
@@ -467,6 +522,7 @@ def _rows(
     linker = Linker(facts.config, dict(facts.predicates))
     tracer = Tracer(modules, linker, facts, request_fields(modules))
     modules.attribute_writers("")  # the indexes, built once before any fork
+    modules.exported("")
     tracer.named.index()
     job = _Job(tracer, modules, facts)
     jobs = jobs if len(errors) >= PARALLEL_MIN else 1

@@ -314,6 +314,7 @@ class Modules:
         self._attr_index: dict[str, list[str]] | None = None
         self._local: frozenset[str] | None = None
         self._lines: dict[str, list[str]] = {}
+        self._exported: frozenset[bytes] | None = None
 
     def get(self, path: str) -> Module | None:
         """The module at ``path``, or None (not in the commit, or unparsable)."""
@@ -352,6 +353,17 @@ class Modules:
             )
         return top in self._local
 
+    def exported(self, name: str) -> bool:
+        """Whether a package's ``__init__.py`` mentions ``name`` as a word
+        (an import, ``__all__``, a lazy import's string): its users may use it."""
+        if self._exported is None:
+            words: set[bytes] = set()
+            for path, data in self.files.items():
+                if path.rsplit("/", 1)[-1] == "__init__.py":
+                    words.update(_WORD.findall(data))
+            self._exported = frozenset(words)
+        return name.encode() in self._exported
+
     def attribute_writers(self, attr: str) -> list[str]:
         """The files (sorted) with a statement ``<obj>.attr = ...``."""
         if self._attr_index is None:
@@ -363,6 +375,8 @@ class Modules:
         return self._attr_index.get(attr, [])
 
 
+#: A word of code, a comment or a string.
+_WORD = re.compile(rb"[A-Za-z_]\w*")
 #: ``<obj>.name = `` / ``<obj>.name: T =`` at the start of a statement.
 _ATTR_ASSIGN = re.compile(rb"(?m)^[ \t]*[A-Za-z_][\w.]*\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]*)?=(?!=)")
 
