@@ -380,6 +380,30 @@ def test_a_function_no_file_calls_or_names_is_unreachable() -> None:
     assert unreachable_at(named, "pkg/k.py", 22) is None
 
 
+def test_vendored_code_no_file_calls_is_internal_and_a_test_stays_a_test() -> None:
+    from miner.analysis.audience import classify_by_origins
+
+    nvml = "def nvmlDeviceGetSamples(d):\n    if d < 0:\n        raise ValueError(d)\n"
+    files = {"pkg/third_party/nvml.py": nvml, "test/test_nvml.py": nvml}
+    errors, found = traced(files)
+    for error in errors:
+        fact = found.unreachable[error.error_id]
+        assert (fact.condition, fact.uncalled) == ("nvmlDeviceGetSamples", True)
+    decided = {
+        e.primary.path: classify_by_origins(e, (), unreachable=found.unreachable[e.error_id])
+        for e in errors
+    }
+    assert [(p, d.audience.value, d.rule, d.reason) for p, d in sorted(decided.items())] == [
+        (
+            "pkg/third_party/nvml.py",
+            "internal",
+            "origin-unreachable",
+            "no file of the commit calls or names nvmlDeviceGetSamples (pkg/third_party/nvml.py:1)",
+        ),
+        ("test/test_nvml.py", "test", "path-test", "path: test/ (test folder)"),
+    ]
+
+
 def unreachable_at(files: dict[str, str], path: str, line: int) -> Unreachable | None:
     errors, found = traced(files)
     error = next(e for e in errors if (e.primary.path, e.primary.line) == (path, line))

@@ -886,13 +886,17 @@ def classify_by_origins(
     [origin-unreachable] no in-tree call can make the condition true
     (``unreachable``) and [origin-logged] a handler catches the error without
     raising again (``logged``): ``internal``, whatever the origins, since no
-    user meets it as an error. [origin-unsupported] a package or the hardware
+    user meets it as an error; in vendored code too (which is otherwise
+    ``dependency``), not in tests and scripts. [origin-unsupported] a package or the hardware
     decides under a guard that reads a flag or variable: the combination is
     not implemented (``--fp8-gemm-backend cutlass`` on a GPU it does not
     serve)."""
     all_origins = tuple(origins)
     words = message_text(error)
-    fixed = _by_path(error) or _abstract(error, words) or _unseen(logged, unreachable)
+    fixed = _by_path(error)
+    if fixed is not None and fixed.rule == "path-vendored":
+        fixed = _unseen(logged, unreachable) or fixed  # vendored code no call reaches
+    fixed = fixed or _abstract(error, words) or _unseen(logged, unreachable)
     if fixed is not None:
         return fixed
     origins = _decisive(error.primary, all_origins)
