@@ -450,6 +450,11 @@ def _unreachable_lines(fact: object) -> list[str]:
         given.append(
             f"{last.get('text', value.get('name'))} at {last.get('path')}:{last.get('line')}"
         )
+    if fact.get("guard"):
+        return [
+            f"Unreachable: every call is made only when {fact.get('condition')} "
+            f"({fact.get('path')}:{fact.get('line')}), which rules out {fact.get('guard')}"
+        ]
     if fact.get("uncalled"):
         return [
             f"Unreachable: no file calls or names {fact.get('condition')} "

@@ -952,7 +952,9 @@ class Unreachable:
     raising only when ``not is_paged``). Or the ``else`` of an exhaustive
     dispatch: every value a flag (its choices) or an enum (its members) can
     take is handled by an earlier branch (``subject`` and ``choices`` set).
-    Or a function no file of the commit calls or names (``uncalled``)."""
+    Or a function no file of the commit calls or names (``uncalled``). Or
+    a function every call of which its own condition keeps from the site
+    (``guard``)."""
 
     path: str
     line: int
@@ -976,6 +978,12 @@ class Unreachable:
     """No file of the commit calls or names the site's function but its own
     ``def`` (``condition`` is the function's name, ``line`` its ``def``):
     only code outside the commit can get there."""
+    guard: str = ""
+    """Every call of the site's function is made only where a conjunct of
+    its own condition holds (``condition``, at ``path:line`` of the first
+    call; ``values`` the origin it reads, with what the call needs of it)
+    that contradicts this conjunct of the site's condition, as written
+    (``not _is_cuda``); else empty."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -986,6 +994,7 @@ class Unreachable:
             "subject": self.subject,
             "choices": list(self.choices),
             "uncalled": self.uncalled,
+            "guard": self.guard,
         }
 
     @classmethod
@@ -998,6 +1007,7 @@ class Unreachable:
             subject=data.get("subject", ""),
             choices=tuple(data.get("choices", ())),
             uncalled=bool(data.get("uncalled", False)),
+            guard=data.get("guard", ""),
         )
 
 

@@ -380,6 +380,56 @@ def test_a_function_no_file_calls_or_names_is_unreachable() -> None:
     assert unreachable_at(named, "pkg/k.py", 22) is None
 
 
+GUARDED = """
+from pkg.platform import is_cuda
+
+_is_cuda = is_cuda()
+
+
+def graph_forward(x, mode):
+    assert _is_cuda, "Internal error: graph dispatch is only supported on CUDA"
+    if mode != "graph":
+        raise ValueError(mode)
+    return x
+
+
+def run(x, mode):
+    if is_cuda():
+        return graph_forward(x, mode)
+    return x
+"""
+
+
+def test_every_call_made_only_where_the_condition_cannot_hold_makes_it_unreachable() -> None:
+    files = {"pkg/g.py": GUARDED, "pkg/platform.py": "def is_cuda():\n    return True\n"}
+    fact = unreachable_at(files, "pkg/g.py", 8)
+    assert fact is not None
+    assert (fact.path, fact.line, fact.condition, fact.guard) == (
+        "pkg/g.py",
+        15,
+        "is_cuda()",
+        "not _is_cuda",
+    )
+    assert [(v.kind.value, v.name, v.constraint.op) for v in fact.values] == [
+        ("hardware", "is_cuda", "true")
+    ]
+    assert Unreachable.from_json(fact.to_json()) == fact
+    from miner.analysis.audience import classify_by_origins
+
+    errors, _ = traced(files)
+    error = next(e for e in errors if e.primary.line == 8)
+    decision = classify_by_origins(error, (), unreachable=fact)
+    assert (decision.audience.value, decision.reason) == (
+        "internal",
+        "every call is made only when is_cuda() (pkg/g.py:15), which rules out not _is_cuda",
+    )
+    # the mode check reads what the call passes on: reachable
+    assert unreachable_at(files, "pkg/g.py", 10) is None
+    # a second call that is not under the guard reaches the assert
+    more = GUARDED + "\n\ndef warm(x):\n    return graph_forward(x, 'graph')\n"
+    assert unreachable_at({**files, "pkg/g.py": more}, "pkg/g.py", 8) is None
+
+
 def test_vendored_code_no_file_calls_is_internal_and_a_test_stays_a_test() -> None:
     from miner.analysis.audience import classify_by_origins
 

@@ -768,6 +768,14 @@ def _unseen(logged: Caught | None, unreachable: Unreachable | None) -> AudienceD
             f"is handled before the else ({where})",
             "origin-unreachable",
         )
+    if unreachable is not None and unreachable.guard:
+        where = f"{unreachable.path}:{unreachable.line}"
+        return AudienceDecision(
+            Audience.INTERNAL,
+            f"every call is made only when {unreachable.condition} ({where}), "
+            f"which rules out {unreachable.guard}",
+            "origin-unreachable",
+        )
     if unreachable is not None and unreachable.uncalled:
         where = f"{unreachable.path}:{unreachable.line}"
         return AudienceDecision(

@@ -35,7 +35,7 @@ def unreachable(reading: Reading) -> Finding | None:
     cannot accept (:attr:`Analysis.unreachable`); ``name`` is the atom,
     ``values`` the constants given, evidence the guard and the calls."""
     found = reading.unreachable
-    if found is None or found.subject or found.uncalled:
+    if found is None or found.subject or found.uncalled or found.guard:
         return None
     calls = [f"{v.chain[-1].path}:{v.chain[-1].line}" for v in found.values if v.chain]
     return Finding(
@@ -60,6 +60,23 @@ def unreachable_dispatch(reading: Reading) -> Finding | None:
         rule="unreachable-dispatch",
         name=found.subject,
         values=found.choices,
+        evidence=(f"{found.path}:{found.line}",),
+    )
+
+
+def unreachable_callers(reading: Reading) -> Finding | None:
+    """**unreachable-callers**: every call of the site's function is made
+    only where its own condition rules out the site's: ``name`` is the
+    site's conjunct, ``values`` the first call's conjunct, evidence that
+    call's guard."""
+    found = reading.unreachable
+    if found is None or not found.guard:
+        return None
+    return Finding(
+        kind="unreachable",
+        rule="unreachable-callers",
+        name=found.guard,
+        values=(found.condition,),
         evidence=(f"{found.path}:{found.line}",),
     )
 

@@ -38,6 +38,7 @@ RULES: tuple[Rule, ...] = (
     notes.logged,
     notes.unreachable,
     notes.unreachable_dispatch,
+    notes.unreachable_callers,
     notes.unreachable_uncalled,
     notes.report,
 )

@@ -255,8 +255,10 @@ def site_unreachable(tracer: Tracer, site: Site) -> Unreachable | None:
     (:func:`_never_true`), else such an atom in the condition around every
     call of its function (at most :data:`MAX_CALLERS` calls); both only
     when every call of the function can be listed (:func:`_calls_known`).
-    Else the ``else`` of an exhaustive dispatch (:func:`_dispatch_unreachable`).
-    Else a function no file calls or names (:func:`_uncalled`)."""
+    Else every call made only where the site's condition cannot hold
+    (:func:`_callers_exclude`). Else the ``else`` of an exhaustive dispatch
+    (:func:`_dispatch_unreachable`). Else a function no file calls or names
+    (:func:`_uncalled`)."""
     module = tracer.modules.get(site.path)
     if module is None:
         return None
@@ -272,7 +274,97 @@ def site_unreachable(tracer: Tracer, site: Site) -> Unreachable | None:
         found = _callers_unreachable(tracer, site)
         if found is not None:
             return found
+        found = _callers_exclude(tracer, module, site, reach)
+        if found is not None:
+            return found
     return _dispatch_unreachable(tracer, module, site, reach) or _uncalled(tracer, module, site)
+
+
+#: Pairs of constraint ops no value meets both of.
+_OPPOSED = frozenset(
+    {("true", "false"), ("is None", "is not None"), ("true", "is None"), ("set", "unset")}
+)
+
+
+def disjoint(one: Constraint, other: Constraint) -> bool:
+    """Whether no value meets both constraints: ``true`` and ``false``,
+    ``is None`` and ``is not None`` (or ``true``), ``==``/``in`` values
+    that share none, ``==``/``in`` values all of which the other's
+    ``!=``/``not in`` excludes."""
+    if (one.op, other.op) in _OPPOSED or (other.op, one.op) in _OPPOSED:
+        return True
+    equal, unequal = ("==", "in"), ("!=", "not in")
+    mine, theirs = set(one.values), set(other.values)
+    if one.op in equal and other.op in equal:
+        return not mine & theirs
+    if one.op in equal and other.op in unequal:
+        return mine <= theirs
+    if one.op in unequal and other.op in equal:
+        return theirs <= mine
+    return False
+
+
+def _sole(walk: Walk) -> Origin | None:
+    """The one origin a conjunct's trace found (its kind neither ``unknown``
+    nor ``constant``), or None when it found none or several."""
+    found = {(o.kind, o.name, o.owner): o for o in walk.found}
+    if len(found) != 1 or walk.indirect:
+        return None
+    (origin,) = found.values()
+    if origin.kind in (OriginKind.UNKNOWN, OriginKind.CONSTANT) or origin.constraint == ANY:
+        return None
+    return origin
+
+
+def _callers_exclude(
+    tracer: Tracer, module: Module, site: Site, reach: Reach
+) -> Unreachable | None:
+    """Every call of the site's function (all of them known, at most
+    :data:`MAX_CALLERS`) is made only when a conjunct of its own condition
+    holds that a conjunct of the site's condition contradicts: both read
+    the one same origin, with :func:`disjoint` constraints (the only call
+    of a function asserting ``_is_cuda`` is under ``if is_cuda():``).
+    ``condition`` is the first call's conjunct, ``guard`` the site's."""
+    calls = _site_calls(tracer, site)
+    if not calls or len(calls) > MAX_CALLERS:
+        return None
+    mine = [
+        (c, o)
+        for c in reach.condition.conjuncts()
+        if _plain(c) and (o := _sole(_atom_walk(tracer, module, site, reach, c))) is not None
+    ]
+    hits: list[Unreachable] = []
+    for call in calls if mine else ():
+        around = _call_reach(tracer, call)
+        if around is None:
+            return None
+        at, built = around
+        hit = None
+        for conjunct in (c for c in built.condition.conjuncts() if _plain(c)):
+            line, walk = _call_atom_walk(tracer, site, call, at, built, conjunct)
+            theirs = _sole(walk)
+            own = _contradicted(mine, theirs) if theirs is not None else None
+            if own is not None and theirs is not None:
+                hit = Unreachable(call.path, line, conjunct.shown, (theirs,), guard=own.shown)
+                break
+        if hit is None:
+            return None
+        hits.append(hit)
+    return hits[0] if hits else None
+
+
+def _contradicted(mine: list[tuple[Condition, Origin]], theirs: Origin) -> Condition | None:
+    """The first of the site's conjuncts whose origin is ``theirs`` with a
+    constraint :func:`disjoint` from what the call needs of it."""
+    for conjunct, origin in mine:
+        if _same(origin, theirs) and disjoint(origin.constraint, theirs.constraint):
+            return conjunct
+    return None
+
+
+def _same(one: Origin, other: Origin) -> bool:
+    """Whether two origins are the same value (kind, name and owner)."""
+    return (one.kind, one.name, one.owner) == (other.kind, other.name, other.owner)
 
 
 #: Decorators that leave a function called only by its name.
