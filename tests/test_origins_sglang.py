@@ -297,6 +297,8 @@ def test_every_member_of_disaggregation_mode_is_handled_before_the_else(
             "DisaggregationMode.PREFILL",
             "DisaggregationMode.DECODE",
         ],
+        "uncalled": False,
+        "guard": "",
     }
     decision = audiences[QUEUE]
     assert (decision.audience.value, decision.rule) == ("internal", "origin-unreachable")
