@@ -760,36 +760,9 @@ def _decisive(site: Site, origins: tuple[Origin, ...]) -> tuple[Origin, ...]:
 
 def _unseen(logged: Caught | None, unreachable: Unreachable | None) -> AudienceDecision | None:
     """``internal`` for an error no user meets: unreachable, or caught and not raised again."""
-    if unreachable is not None and unreachable.subject:
-        where = f"{unreachable.path}:{unreachable.line}"
-        return AudienceDecision(
-            Audience.INTERNAL,
-            f"every value of {unreachable.subject} ({', '.join(unreachable.choices)}) "
-            f"is handled before the else ({where})",
-            "origin-unreachable",
-        )
-    if unreachable is not None and unreachable.guard:
-        where = f"{unreachable.path}:{unreachable.line}"
-        return AudienceDecision(
-            Audience.INTERNAL,
-            f"every call is made only when {unreachable.condition} ({where}), "
-            f"which rules out {unreachable.guard}",
-            "origin-unreachable",
-        )
-    if unreachable is not None and unreachable.uncalled:
-        where = f"{unreachable.path}:{unreachable.line}"
-        return AudienceDecision(
-            Audience.INTERNAL,
-            f"no file of the commit calls or names {unreachable.condition} ({where})",
-            "origin-unreachable",
-        )
     if unreachable is not None:
-        where = f"{unreachable.path}:{unreachable.line}"
-        return AudienceDecision(
-            Audience.INTERNAL,
-            f"no in-tree call makes {unreachable.condition} hold ({where})",
-            "origin-unreachable",
-        )
+        reason = _unreachable_reason(unreachable)
+        return AudienceDecision(Audience.INTERNAL, reason, "origin-unreachable")
     if logged is not None:
         caught = logged.types or "everything"
         return AudienceDecision(
@@ -798,6 +771,21 @@ def _unseen(logged: Caught | None, unreachable: Unreachable | None) -> AudienceD
             "origin-logged",
         )
     return None
+
+
+def _unreachable_reason(fact: Unreachable) -> str:
+    """Why no in-tree call reaches the site, by the kind of ``fact``."""
+    where = f"{fact.path}:{fact.line}"
+    if fact.subject:
+        every = ", ".join(fact.choices)
+        return f"every value of {fact.subject} ({every}) is handled before the else ({where})"
+    if fact.guard:
+        return (
+            f"every call is made only when {fact.condition} ({where}), which rules out {fact.guard}"
+        )
+    if fact.uncalled:
+        return f"no file of the commit calls or names {fact.condition} ({where})"
+    return f"no in-tree call makes {fact.condition} hold ({where})"
 
 
 def _combination(

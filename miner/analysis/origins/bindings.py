@@ -305,11 +305,12 @@ def _holders(tracer: Tracer) -> dict[str, str]:
     """Class name -> the options class with a field annotated with it (the
     diffusion ``ServerArgs.kv_cache_quant_config: QVGKVQuantArgs``: a typed
     config object an options class carries), read from the files defining
-    the options (:attr:`ConfigModel.options`); built once per tracer."""
-    found = _HOLDERS.get(id(tracer))
-    if found is not None:
-        return found
-    found = {}
+    the options (:attr:`ConfigModel.options`); built once per tracer and
+    kept on it (:attr:`Tracer.holders`: a table keyed by ``id(tracer)`` gave
+    a later tracer at the same address the table of an earlier one)."""
+    if tracer.holders is not None:
+        return tracer.holders
+    found: dict[str, str] = {}
     owners = {(o.owner, o.path) for o in tracer.config.options if o.owner in tracer.config.classes}
     for owner, path in sorted(owners):
         module = tracer.modules.get(path)
@@ -319,13 +320,8 @@ def _holders(tracer: Tracer) -> dict[str, str]:
                     for name in ast.walk(stmt.annotation):
                         if isinstance(name, ast.Name) and name.id[:1].isupper():
                             found.setdefault(name.id, owner)
-    _HOLDERS.clear()
-    _HOLDERS[id(tracer)] = found
+    tracer.holders = found
     return found
-
-
-#: :func:`_holders` of the tracer in use (one at a time).
-_HOLDERS: dict[int, dict[str, str]] = {}
 
 
 def _options_class(tracer: Tracer, module: Module, cls: ast.ClassDef) -> str | None:

@@ -99,6 +99,9 @@ class Tracer:
         file, the names holding a view of the arguments object there)."""
         self.named = NamedCalls(modules, (n for n, c in facts.definitions.items() if c > 1))
         """The calls of each name defined more than once."""
+        self.holders: dict[str, str] | None = None
+        """Class name -> the options class carrying it as a field's type
+        (:func:`~miner.analysis.origins.bindings._holders`), built on first use."""
 
     # ------------------------------------------------------------ entry points
 
