@@ -817,6 +817,77 @@ def test_a_field_of_a_plain_dataclass_is_unknown_not_the_constant_default() -> N
     ]
 
 
+ACTION_ARGS = """
+import argparse
+from dataclasses import dataclass
+
+from pkg.actions import PathAction
+
+
+@dataclass
+class ServerArgs:
+    lora_paths: list = None
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--lora-paths", nargs="*", default=None, action=PathAction)
+"""
+ACTIONS = """
+import argparse
+
+
+class PathAction(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):
+        for path in values:
+            if not path.endswith("}"):
+                raise ValueError(f"bad --lora-paths entry {path!r}")
+        setattr(namespace, self.dest, values)
+"""
+
+
+def test_the_values_an_argparse_action_is_called_with_are_its_flag() -> None:
+    files = {"pkg/server_args.py": ACTION_ARGS, "pkg/actions.py": ACTIONS}
+    found = origins_at(files, "pkg/actions.py", 9)
+    flags = [o for o in found if o.kind is OriginKind.FLAG]
+    assert [(o.name, o.owner, o.defined) for o in flags] == [
+        ("--lora-paths", "ServerArgs", "pkg/server_args.py:14")
+    ]
+    assert [(h.path, h.line) for h in flags[0].chain][-1] == ("pkg/actions.py", 6)
+    # a class no add_argument names as its action: its values stay unknown
+    other = ACTION_ARGS.replace("action=PathAction", 'action="store"')
+    found = origins_at({**files, "pkg/server_args.py": other}, "pkg/actions.py", 9)
+    assert not [o for o in found if o.kind is OriginKind.FLAG]
+
+
+RANGE_ARGS = """
+from dataclasses import dataclass
+
+
+@dataclass
+class ServerArgs:
+    dim: int = 4
+
+    @staticmethod
+    def add_cli_args(parser):
+        parser.add_argument("--dim", type=int, default=4)
+"""
+RANGE = """
+def check(server_args, limit):
+    if 0 < server_args.dim <= limit:
+        raise ValueError("dim in the reserved range")
+    if 8 <= server_args.dim:
+        raise ValueError("dim too large")
+"""
+
+
+def test_a_comparison_with_the_constant_on_the_left_reads_the_other_way() -> None:
+    files = {"pkg/server_args.py": RANGE_ARGS, "pkg/r.py": RANGE}
+    # 8 <= dim is dim >= 8 (the first check, an exit on the way, reads dim too)
+    found = origins_at(files, "pkg/r.py", 6)
+    mine = [(o.name, o.constraint.op, o.constraint.values) for o in found if o.chain[0].line == 5]
+    assert mine == [("--dim", ">=", ("8",))]
+
+
 def test_a_tracer_never_reads_the_options_holders_of_an_earlier_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

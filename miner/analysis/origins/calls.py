@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from miner.analysis.callers import target_name
 from miner.analysis.code import call_name, dotted, literal_text, parse_expr
+from miner.analysis.config import Option
 from miner.analysis.origins import kinds
 from miner.analysis.origins.overloads import signature_calls, unpacks
 from miner.analysis.origins.source import Function, Module
@@ -363,6 +364,19 @@ def _annotation(function: Function, name: str) -> str:
     return ""
 
 
+def _action_options(tracer: Tracer, name: str, function: Function) -> list[Option]:
+    """The options whose ``add_argument`` names as its ``action=`` the class
+    of ``function`` when ``function`` is that class's ``__call__`` and
+    ``name`` its ``values`` parameter (argparse calls it with the value the
+    user gave the flag: ``LoRAPathAction`` of ``--lora-paths``); else none."""
+    a = function.node.args
+    params = [p.arg for p in (*a.posonlyargs, *a.args)]
+    owner = function.owner
+    if owner is None or function.node.name != "__call__" or params[3:4] != [name]:
+        return []
+    return [o for o in tracer.config.options if (o.action or "").rsplit(".", 1)[-1] == owner.name]
+
+
 def _from_callers(
     tracer: Tracer,
     name: str,
@@ -376,6 +390,12 @@ def _from_callers(
         owner = _annotation(function, name)
         defined = f"{place.module.path}:{function.node.lineno}"
         tracer.add(walk, OriginKind.REQUEST, name, chain, demand, owner=owner, defined=defined)
+        return
+    options = _action_options(tracer, name, function)
+    if options:
+        hop = Hop(place.path, function.node.lineno, f"{name} (the value argparse parsed)")
+        for option in options:
+            tracer.flag(walk, option, (*chain, hop), demand)
         return
     calls = function_calls(tracer, function)
     if calls is None or len(calls) > MAX_CALLERS:

@@ -72,6 +72,9 @@ _COMPARE: dict[type, ConstraintOp] = {
     ast.NotIn: "not in",
 }
 
+#: The op of a comparison read from its right operand (``0 < x`` is ``x > 0``).
+_MIRRORED: dict[ConstraintOp | None, ConstraintOp] = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
 
 class Tracer:
     """Resolves expressions of one commit to origins (see the module doc)."""
@@ -208,9 +211,10 @@ class Tracer:
                 return
         values = self._values(right, place, keys=isinstance(op, (ast.In, ast.NotIn)))
         subject = left
+        name = _COMPARE.get(type(op))
         if values is None and not isinstance(op, (ast.In, ast.NotIn)):
             values, subject = self._values(left, place), right
-        name = _COMPARE.get(type(op))
+            name = _MIRRORED.get(name, name)  # 0 < x: x > 0
         wanted: Constraint
         if (
             isinstance(op, (ast.Is, ast.IsNot))
