@@ -888,6 +888,29 @@ def test_a_comparison_with_the_constant_on_the_left_reads_the_other_way() -> Non
     assert mine == [("--dim", ">=", ("8",))]
 
 
+PROBES = """
+from pkg.utils import has_hpc_ops
+
+
+def insert(tree, key):
+    if not has_hpc_ops():
+        raise ImportError("hpc_ops is needed")
+    if tree.has_ongoing_insert():
+        raise RuntimeError("insert while an insert is running")
+"""
+
+
+def test_has_x_is_a_package_probe_only_as_a_bare_call_with_no_argument() -> None:
+    files = {"pkg/tree.py": PROBES, "pkg/utils.py": "def has_hpc_ops():\n    return False\n"}
+    found = origins_at(files, "pkg/tree.py", 7)
+    assert [(o.kind.value, o.name, o.constraint.op) for o in found] == [
+        ("package", "hpc_ops", "false")
+    ]
+    # a method of an object asks the object (the tree's own state), not the packages
+    found = origins_at(files, "pkg/tree.py", 9)
+    assert not [o for o in found if o.chain[0].line == 8 and o.kind is OriginKind.PACKAGE]
+
+
 def test_a_tracer_never_reads_the_options_holders_of_an_earlier_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -48,7 +48,8 @@ def trace_call(
     if spelled and kinds.hardware_probe(spelled):
         tracer.add(walk, OriginKind.HARDWARE, spelled, chain, demand)
         return
-    package = kinds.package_probe(name)
+    bare = isinstance(node.func, ast.Name) and not node.args and not node.keywords
+    package = kinds.package_probe(name, bare=bare)
     if package is not None:
         tracer.add(
             walk, OriginKind.PACKAGE, package, chain, demand, owner=kinds.distribution(package)

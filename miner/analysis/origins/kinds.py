@@ -106,10 +106,13 @@ def hardware_probe(dotted: str, *, called: bool = True) -> bool:
 _PACKAGE_PROBE = re.compile(r"^_?(?:is_(\w+?)_(?:available|installed)|has_(\w+))$")
 
 
-def package_probe(name: str) -> str | None:
-    """The package a probe function named ``name`` tests, or None."""
+def package_probe(name: str, *, bare: bool = True) -> str | None:
+    """The package a probe function named ``name`` tests, or None.
+    ``has_<x>`` only when ``bare`` (a call of a function by its name with no
+    argument: ``has_hpc_ops()``); ``request.has_json_schema_constraint()``
+    or ``has_audio_track(blob)`` ask an object or a value, not the packages."""
     m = _PACKAGE_PROBE.match(name)
-    if m is None:
+    if m is None or (m.group(2) and not bare):
         return None
     return m.group(1) or m.group(2)
 
