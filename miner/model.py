@@ -985,6 +985,18 @@ class Unreachable:
     that contradicts this conjunct of the site's condition, as written
     (``not _is_cuda``); else empty."""
 
+    @property
+    def way(self) -> Literal["dispatch", "callers", "uncalled", "arguments"]:
+        """Which kind of fact this is: the ``else`` of a ``dispatch``
+        (``subject`` set), ``callers`` whose conditions rule it out
+        (``guard`` set), a function nothing calls (``uncalled``), else the
+        constant ``arguments`` every call gives."""
+        if self.subject:
+            return "dispatch"
+        if self.guard:
+            return "callers"
+        return "uncalled" if self.uncalled else "arguments"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "path": self.path,

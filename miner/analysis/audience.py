@@ -774,16 +774,16 @@ def _unseen(logged: Caught | None, unreachable: Unreachable | None) -> AudienceD
 
 
 def _unreachable_reason(fact: Unreachable) -> str:
-    """Why no in-tree call reaches the site, by the kind of ``fact``."""
+    """Why no in-tree call reaches the site, by :attr:`Unreachable.way`."""
     where = f"{fact.path}:{fact.line}"
-    if fact.subject:
+    if fact.way == "dispatch":
         every = ", ".join(fact.choices)
         return f"every value of {fact.subject} ({every}) is handled before the else ({where})"
-    if fact.guard:
+    if fact.way == "callers":
         return (
             f"every call is made only when {fact.condition} ({where}), which rules out {fact.guard}"
         )
-    if fact.uncalled:
+    if fact.way == "uncalled":
         return f"no file of the commit calls or names {fact.condition} ({where})"
     return f"no in-tree call makes {fact.condition} hold ({where})"
 

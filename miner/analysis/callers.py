@@ -23,7 +23,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from miner.analysis.code import HEADER, SourceIndex, comment_start, file_imports, in_long_string
+from miner.analysis.code import (
+    HEADER,
+    SourceIndex,
+    comment_start,
+    file_imports,
+    in_long_string,
+    word_offsets,
+)
 
 #: A name called from more files than this is "called from many places".
 MAX_FILES = 25
@@ -372,7 +379,7 @@ def _inert(data: bytes, name: str) -> bool:
     header or body, a comment or a triple-quoted string (:func:`unmentioned`)."""
     scope = scopes_of(data)
     word = name.encode()
-    for at in _word_at(data, word):
+    for at in word_offsets(data, word):
         start = data.rfind(b"\n", 0, at) + 1
         stop = data.find(b"\n", at)
         line = data[start : stop if stop != -1 else len(data)].decode("latin-1")
@@ -384,17 +391,6 @@ def _inert(data: bytes, name: str) -> bool:
             continue
         return False
     return True
-
-
-def _word_at(data: bytes, word: bytes) -> Iterable[int]:
-    """The offsets of ``word`` in ``data`` as a whole word."""
-    at = data.find(word)
-    while at != -1:
-        end = at + len(word)
-        before, after = data[at - 1 : at], data[end : end + 1]
-        if not (before.isalnum() or before == b"_" or after.isalnum() or after == b"_"):
-            yield at
-        at = data.find(word, end)
 
 
 def crowded(index: SourceIndex, names: Iterable[str]) -> dict[str, int]:

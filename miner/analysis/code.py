@@ -228,6 +228,18 @@ def _long_strings(data: bytes) -> tuple[tuple[int, int], ...]:
     return tuple(out)
 
 
+def word_offsets(data: bytes, word: bytes, start: int = 0) -> Iterator[int]:
+    """The offsets of ``word`` in ``data`` from ``start`` where it stands as
+    a whole word (no letter, digit or ``_`` on either side)."""
+    at = data.find(word, start)
+    while at != -1:
+        end = at + len(word)
+        before, after = data[at - 1 : at], data[end : end + 1]
+        if not (before.isalnum() or before == b"_" or after.isalnum() or after == b"_"):
+            yield at
+        at = data.find(word, end)
+
+
 @functools.cache
 def file_imports(data: bytes) -> tuple[tuple[str | None, tuple[tuple[str, str], ...]], ...]:
     """:func:`miner.extract.imports.import_statements` of a file's bytes,

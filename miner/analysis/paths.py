@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from miner.analysis.callers import Caller, file_scopes, target_name
-from miner.analysis.code import SourceIndex, file_imports, in_long_string
+from miner.analysis.code import SourceIndex, file_imports, in_long_string, word_offsets
 from miner.analysis.condition import reach_of
 from miner.analysis.links import Clause
 from miner.analysis.wording import code, joined, plural
@@ -748,25 +748,17 @@ def _bare_use(data: bytes, name: bytes) -> bool:
 def _bare_use_at(data: bytes, name: bytes, start: int = 0) -> int:
     """The offset of the first use :func:`_bare_use` means from ``start``, or -1
     (none inside a string over several lines: a docstring that names it)."""
-    at = data.find(name, start)
-    while at != -1:
+    for at in word_offsets(data, name, start):
         end = at + len(name)
-        before, after = data[at - 1 : at], data[end : end + 1]
-        word = before.isalnum() or before == b"_" or after.isalnum() or after == b"_"
-        if (
-            not word
-            and not data[end:].lstrip(b" \t").startswith(b"(")
-            and not in_long_string(data, at)
-        ):
-            start = data.rfind(b"\n", 0, at) + 1
+        if not data[end:].lstrip(b" \t").startswith(b"(") and not in_long_string(data, at):
+            first = data.rfind(b"\n", 0, at) + 1
             stop = data.find(b"\n", end)
-            line = data[start : stop if stop != -1 else len(data)].strip()
+            line = data[first : stop if stop != -1 else len(data)].strip()
             if not (
                 line.startswith((b"def ", b"async def ", b"class ", b"from ", b"import ", b"#"))
                 or line.rstrip(b",") == name  # a name of a parenthesized import
             ):
                 return at
-        at = data.find(name, end)
     return -1
 
 

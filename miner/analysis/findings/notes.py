@@ -7,7 +7,7 @@ there.
 from __future__ import annotations
 
 from miner.analysis.findings.reading import Reading
-from miner.model import Finding, OriginKind
+from miner.model import Finding, OriginKind, Unreachable
 
 #: Audiences whose errors are checks of the program itself.
 INTERNAL_AUDIENCES = frozenset({"internal"})
@@ -30,12 +30,19 @@ def logged(reading: Reading) -> Finding | None:
     )
 
 
+def _unreachable(reading: Reading, way: str) -> Unreachable | None:
+    """The error's ``unreachable`` fact when it is of the kind ``way``
+    (:attr:`~miner.model.Unreachable.way`), else None."""
+    found = reading.unreachable
+    return found if found is not None and found.way == way else None
+
+
 def unreachable(reading: Reading) -> Finding | None:
     """**unreachable**: every in-tree call gives a constant the condition
     cannot accept (:attr:`Analysis.unreachable`); ``name`` is the atom,
     ``values`` the constants given, evidence the guard and the calls."""
-    found = reading.unreachable
-    if found is None or found.subject or found.uncalled or found.guard:
+    found = _unreachable(reading, "arguments")
+    if found is None:
         return None
     calls = [f"{v.chain[-1].path}:{v.chain[-1].line}" for v in found.values if v.chain]
     return Finding(
@@ -52,8 +59,8 @@ def unreachable_dispatch(reading: Reading) -> Finding | None:
     branches handle every value of a flag or every member of an enum;
     ``name`` is that flag or enum, ``values`` its values, evidence the last
     branch before the ``else``."""
-    found = reading.unreachable
-    if found is None or not found.subject:
+    found = _unreachable(reading, "dispatch")
+    if found is None:
         return None
     return Finding(
         kind="unreachable",
@@ -69,8 +76,8 @@ def unreachable_callers(reading: Reading) -> Finding | None:
     only where its own condition rules out the site's: ``name`` is the
     site's conjunct, ``values`` the first call's conjunct, evidence that
     call's guard."""
-    found = reading.unreachable
-    if found is None or not found.guard:
+    found = _unreachable(reading, "callers")
+    if found is None:
         return None
     return Finding(
         kind="unreachable",
@@ -85,8 +92,8 @@ def unreachable_uncalled(reading: Reading) -> Finding | None:
     """**unreachable-uncalled**: no file of the commit calls or names the
     site's function but its own ``def``; ``name`` is the function, evidence
     its ``def`` line."""
-    found = reading.unreachable
-    if found is None or not found.uncalled:
+    found = _unreachable(reading, "uncalled")
+    if found is None:
         return None
     return Finding(
         kind="unreachable",

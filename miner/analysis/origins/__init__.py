@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import gc
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -325,31 +325,20 @@ def _callers_exclude(
     the one same origin, with :func:`disjoint` constraints (the only call
     of a function asserting ``_is_cuda`` is under ``if is_cuda():``).
     ``condition`` is the first call's conjunct, ``guard`` the site's."""
-    calls = _site_calls(tracer, site)
-    if not calls or len(calls) > MAX_CALLERS:
-        return None
     mine = [
         (c, o)
         for c in reach.condition.conjuncts()
         if _plain(c) and (o := _sole(_atom_walk(tracer, module, site, reach, c))) is not None
     ]
-    hits: list[Unreachable] = []
-    for call in calls if mine else ():
-        around = _call_reach(tracer, call)
-        if around is None:
+
+    def excluded(call: Caller, line: int, conjunct: Condition, walk: Walk) -> Unreachable | None:
+        theirs = _sole(walk)
+        own = _contradicted(mine, theirs) if theirs is not None else None
+        if own is None or theirs is None:
             return None
-        at, built = around
-        hit = None
-        for conjunct in (c for c in built.condition.conjuncts() if _plain(c)):
-            line, walk = _call_atom_walk(tracer, site, call, at, built, conjunct)
-            theirs = _sole(walk)
-            own = _contradicted(mine, theirs) if theirs is not None else None
-            if own is not None and theirs is not None:
-                hit = Unreachable(call.path, line, conjunct.shown, (theirs,), guard=own.shown)
-                break
-        if hit is None:
-            return None
-        hits.append(hit)
+        return Unreachable(call.path, line, conjunct.shown, (theirs,), guard=own.shown)
+
+    hits = _every_call(tracer, site, excluded, known=False) if mine else None
     return hits[0] if hits else None
 
 
@@ -546,31 +535,48 @@ def _calls_known(tracer: Tracer, module: Module, scope: str, line: int) -> bool:
 def _callers_unreachable(tracer: Tracer, site: Site) -> Unreachable | None:
     """The site's function is called only where an atom of the call's own
     condition can never be true (every call; the first call's atom is kept)."""
+
+    def never(call: Caller, line: int, conjunct: Condition, walk: Walk) -> Unreachable | None:
+        if not _never_true(walk):
+            return None
+        return Unreachable(call.path, line, conjunct.shown, tuple(dict.fromkeys(walk.excluded)))
+
+    found = _every_call(tracer, site, never, known=True)
+    if not found:
+        return None
+    values = tuple(dict.fromkeys(v for f in found for v in f.values))
+    return replace(found[0], values=values)
+
+
+_Hit = Callable[[Caller, int, Condition, Walk], "Unreachable | None"]
+
+
+def _every_call(tracer: Tracer, site: Site, hit: _Hit, known: bool) -> list[Unreachable] | None:
+    """For every call of the site's function (at most :data:`MAX_CALLERS`),
+    the first plain conjunct of the condition around it for which ``hit``
+    gives a fact (``hit(call, guard line, conjunct, its trace)``), in call
+    order; None when there is no call, too many, one whose condition is not
+    known (with ``known``: or whose own function's calls are not all
+    listed: :func:`_calls_known`), or one with no such conjunct."""
     calls = _site_calls(tracer, site)
     if not calls or len(calls) > MAX_CALLERS:
         return None
     found: list[Unreachable] = []
     for call in calls:
         around = _call_reach(tracer, call)
-        if around is None or not _calls_known(tracer, around[0], call.scope, call.line):
+        if around is None or (known and not _calls_known(tracer, around[0], call.scope, call.line)):
             return None
         module, built = around
-        hit = None
-        for conjunct in built.condition.conjuncts():
-            if not _plain(conjunct):
-                continue
+        made = None
+        for conjunct in (c for c in built.condition.conjuncts() if _plain(c)):
             line, walk = _call_atom_walk(tracer, site, call, module, built, conjunct)
-            if _never_true(walk):
-                hit = Unreachable(
-                    call.path, line, conjunct.shown, tuple(dict.fromkeys(walk.excluded))
-                )
+            made = hit(call, line, conjunct, walk)
+            if made is not None:
                 break
-        if hit is None:
+        if made is None:
             return None
-        found.append(hit)
-    first = found[0]
-    values = tuple(dict.fromkeys(v for f in found for v in f.values))
-    return replace(first, values=values)
+        found.append(made)
+    return found
 
 
 @dataclass(frozen=True)
