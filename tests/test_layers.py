@@ -287,3 +287,64 @@ def test_relative_imports_resolve() -> None:
     node = ast.parse("from . import rules").body[0]
     assert isinstance(node, ast.ImportFrom)
     assert _resolve_from("miner.extract", node) == "miner.extract"
+
+
+def import_circles(edges: list[tuple[str, str, int]]) -> list[list[str]]:
+    """The groups (sorted) of two or more modules that import each other
+    through a chain of runtime imports (the strongly connected components of
+    the import graph, Tarjan's algorithm without recursion)."""
+    graph: dict[str, list[str]] = {}
+    for importer, imported, _ in edges:
+        if imported in MODULES and imported != importer:
+            graph.setdefault(importer, []).append(imported)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            node, i = work.pop()
+            if i == 0:
+                index[node] = low[node] = len(index)
+                stack.append(node)
+                on_stack.add(node)
+            targets = graph.get(node, [])
+            if i < len(targets):
+                work.append((node, i + 1))
+                target = targets[i]
+                if target not in index:
+                    work.append((target, 0))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    circles.append(sorted(group))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+    return circles
+
+
+def test_import_circles_are_found() -> None:
+    edges = [("miner.model", "miner.errors", 1), ("miner.errors", "miner.files", 2)]
+    assert import_circles(edges) == []
+    edges.append(("miner.files", "miner.model", 3))
+    assert import_circles(edges) == [["miner.errors", "miner.files", "miner.model"]]
+
+
+def test_no_modules_import_each_other_also_inside_a_package() -> None:
+    """No chain of runtime imports (lazy ones inside functions included)
+    leads from a module back to itself, inside a package too."""
+    assert import_circles(all_edges()) == []

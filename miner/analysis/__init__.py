@@ -35,9 +35,8 @@ from miner.analysis.audience import AudienceDecision, Settings, classify, classi
 from miner.analysis.facts import RepoFacts
 from miner.analysis.findings import findings_of
 from miner.analysis.links import Linker, settings_of
-from miner.analysis.paths import evidence_lines
 from miner.analysis.related import RelatedIndex
-from miner.analysis.sections import Reading, Writer
+from miner.analysis.sections import Reading, Writer, callers_evidence
 from miner.lifecycle import fork_imap
 from miner.model import Analysis, Error, MineResult
 
@@ -60,7 +59,7 @@ def evidence(reading: Reading) -> tuple[str, ...]:
             kind = "exit" if guard.kind.startswith("exit") or guard.kind == "asserted" else "guard"
             where = f"; {kind} at line {guard.line}"
         lines.append(f"{read.evidence} ({how}{where})")
-    lines += evidence_lines(reading)  # the callers' conditions (miner.analysis.paths)
+    lines += callers_evidence(reading)  # the callers' conditions
     return tuple(dict.fromkeys(lines))
 
 

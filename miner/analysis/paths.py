@@ -40,18 +40,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from miner.analysis.branches import LEAVING_KINDS, exit_branch, line_depth
 from miner.analysis.callers import Caller, file_scopes, target_name
 from miner.analysis.code import SourceIndex, file_imports, in_long_string, word_offsets
 from miner.analysis.condition import reach_of
 from miner.analysis.links import Clause
-from miner.analysis.wording import code, joined, plural
 from miner.extract.ast_fallback import prefix_facts, statement_reach
 from miner.extract.rules import UnitContext, killed
 from miner.model import Condition, Guard
 
 if TYPE_CHECKING:
     from miner.analysis.facts import RepoFacts
-    from miner.analysis.sections import Fix, Reading, Writer
 
 CallForm = Literal["self", "import", "local", "name"]
 """How a call names the function: a method called on ``self`` (or ``cls``)
@@ -118,11 +117,6 @@ def _indent(text: str) -> int:
 def _line_code(text: str) -> str:
     """A line's code: stripped, a trailing comment roughly cut."""
     return text.split("#", 1)[0].strip() if "#" in text else text.strip()
-
-
-def _depth(text: str) -> int:
-    code = re.sub(r"(['\"]).*?\1", "", text).split("#", 1)[0]
-    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
 class _File:
@@ -275,12 +269,12 @@ def _shape(lines: list[str], scope: str, header: int, line: int) -> _Shape | Non
         return None
     head_indent = _indent(lines[header - 1])
     end = header  # the header's last line (a signature may span lines)
-    depth = _depth(lines[header - 1])
+    depth = line_depth(lines[header - 1])
     while (depth > 0 or not _line_code(lines[end - 1]).endswith(":")) and end < min(
         len(lines), header + 60
     ):
         end += 1
-        depth += _depth(lines[end - 1])
+        depth += line_depth(lines[end - 1])
     if line <= end:
         return None  # in the signature (a default value) or a one-line body
     body = next((n for n in range(end + 1, line + 1) if _line_code(lines[n - 1])), None)
@@ -639,8 +633,6 @@ class _Reaches:
 
     def read(self, name: str, caller: Caller) -> None:
         """The :class:`CallReach` of one call of ``name``."""
-        from miner.analysis.facts import LEAVING_KINDS, exit_branch  # facts imports this module
-
         key = (name, caller.path, caller.line)
         if key in self.out:
             return
@@ -917,169 +909,3 @@ def _key(cond: Condition, clauses: Sequence[Clause | None], reach: CallReach) ->
     if cond.op == "atom":
         return ("setting", *keys)
     return ("settings", cond.op, frozenset(keys))
-
-
-# ---------------------------------------------------------------------- the card
-
-
-def _words(writer: Writer, need: Need) -> str:
-    """A condition in the settings' terms where linked exactly, else as written."""
-    from miner.analysis.sections import Part, Term  # sections imports this module
-
-    parts = tuple(
-        Part(atom, clause, need.origin, clause is not None and _exact(clause))
-        for atom, clause in zip(need.cond.atoms(), need.clauses, strict=True)
-    )
-    return writer.term_words(Term(need.cond, parts), brief=True)
-
-
-def _exact(clause: Clause) -> bool:
-    return clause.read is not None and clause.read.exact
-
-
-def _where(need: Need) -> str:
-    guard = need.origin
-    line = guard.line if guard is not None else need.call.line
-    return f"`{need.call.path}:{line}`"
-
-
-def _call_ref(reach: CallReach) -> str:
-    note = ", matched by name" if reach.form == "name" else ""
-    return f"{code(reach.scope)} (`{reach.path}:{reach.line}`{note})"
-
-
-def _scopes_of(calls: Sequence[CallReach]) -> list[CallReach]:
-    """The first call of each calling function."""
-    seen: dict[tuple[str, str], CallReach] = {}
-    for c in calls:
-        seen.setdefault((c.path, c.scope), c)
-    return list(seen.values())
-
-
-def _own_keys(reading: Reading) -> set[tuple[object, ...]]:
-    """The site's own conditions linked exactly (said already)."""
-    keys: set[tuple[object, ...]] = set()
-    for part in reading.parts:
-        clause = part.clause
-        if clause is not None and clause.read is not None and clause.read.exact:
-            c = clause.condition
-            keys.add(("setting", (clause.read.kind, clause.read.target, c.op, tuple(c.values))))
-    return keys
-
-
-def new_needs(reading: Reading) -> tuple[Need, ...]:
-    """The callers' common conditions the site's own do not say already."""
-    reached = reading.callers
-    if reached is None:
-        return ()
-    own = _own_keys(reading)
-    return tuple(n for n in reached.needs if n.key not in own)
-
-
-def trigger_line(writer: Writer, reading: Reading) -> str | None:
-    """ "Reached only through `caller` (path:line), when ..." for "When it
-    happens", or None when no condition is common to every call."""
-    reached = reading.callers
-    needs = new_needs(reading)
-    if reached is None or not needs:
-        return None
-    scopes = _scopes_of(reached.calls)
-    where = list(dict.fromkeys(_where(n) for n in needs[:MAX_NEEDS]))
-    words = _listed(writer, needs)
-    name = code(reached.target)
-    if len(scopes) == 1:
-        more = len(reached.calls) - 1
-        through = _call_ref(scopes[0])
-        if more:
-            through += f" and {plural(more, 'more call')} there"
-        lead = f"Reached only through {through}: every call of {name} in the commit"
-    else:
-        listed = ", ".join(_call_ref(c) for c in scopes[:4])
-        if len(scopes) > 4:
-            listed += f" and {plural(len(scopes) - 4, 'more function')}"
-        lead = f"Reached only through {listed}: every call of {name} in the commit"
-    tested = ", ".join(where[:MAX_NEEDS])
-    return f"{lead} runs only when {_joined(words)}, as tested at {tested}."
-
-
-def said_by_trigger(reading: Reading, scope: str, path: str) -> bool:
-    """Whether :func:`trigger_line` names the calls from ``scope`` in ``path``
-    as the only way in ("Reached only through ..."), so that a "Common
-    situations" line for them would repeat it."""
-    reached = reading.callers
-    if reached is None or not new_needs(reading):
-        return False
-    return {(c.scope, c.path) for c in reached.calls} == {(scope, path)}
-
-
-def _listed(writer: Writer, needs: Sequence[Need]) -> list[str]:
-    """The first :data:`MAX_NEEDS` conditions in words, and how many more."""
-    words = [_words(writer, n) for n in needs[:MAX_NEEDS]]
-    if len(needs) > MAX_NEEDS:
-        words.append(plural(len(needs) - MAX_NEEDS, "more condition"))
-    return words
-
-
-def situation_note(writer: Writer, reading: Reading, scope: str, path: str) -> str:
-    """`` when <conditions>`` for the calls of the raising function from
-    ``scope`` in ``path`` (the conditions all of them need), or empty."""
-    reached = reading.callers
-    if reached is None:
-        return ""
-    lists = [
-        own
-        for call, own in zip(reached.calls, reached.per_call, strict=True)
-        if call.scope == scope and call.path == path
-    ]
-    if not lists:
-        return ""
-    keys = set.intersection(*({n.key for n in own} for own in lists))
-    needs = [n for n in lists[0] if n.key in keys]
-    if not needs:
-        return ""
-    forms = {c.form for c in reached.calls if c.scope == scope and c.path == path}
-    note = " (matched by name)" if forms == {"name"} else ""
-    return f"{note} when {_joined(_listed(writer, needs))}"
-
-
-def fixes(writer: Writer, reading: Reading) -> list[Fix]:
-    """A way out for each setting every call needs, read exactly (not from
-    an early exit that raises another error instead)."""
-    from miner.analysis.sections import Fix
-
-    reached = reading.callers
-    out: list[Fix] = []
-    if reached is None:
-        return out
-    for need in new_needs(reading):
-        if need.raising or not need.exact or need.cond.op != "atom":
-            continue
-        clause = need.clauses[0]
-        assert clause is not None
-        if writer.unrelated_switch(clause, reading):
-            continue
-        for fix in writer.clause_fixes(clause, True, reading.site.path):
-            note = (
-                f" Every call of {code(reached.target)} in the commit needs it "
-                f"(tested at {_where(need)})."
-            )
-            out.append(Fix(fix.text.rstrip() + note, fix.example))
-    return out
-
-
-def evidence_lines(reading: Reading) -> list[str]:
-    """One line per link of a callers' common condition to a setting."""
-    out = []
-    for need in new_needs(reading):
-        for clause in need.clauses:
-            if clause is not None and clause.read is not None:
-                how = "exact" if clause.read.exact else "by name only"
-                out.append(
-                    f"{clause.read.evidence} ({how}; guard of the call at "
-                    f"`{need.call.path}:{need.call.line}` in `{need.call.scope}`)"
-                )
-    return out
-
-
-def _joined(items: Sequence[str]) -> str:
-    return joined(list(items))

@@ -50,6 +50,7 @@ from miner.analysis.audience import (
     path_kind,
     reads_setting,
 )
+from miner.analysis.branches import LEAVING_KINDS, NO_BRANCH, Branch, exit_branch
 from miner.analysis.callers import Caller, target_name
 from miner.analysis.code import dotted, parse_expr
 from miner.analysis.condition import (
@@ -72,19 +73,16 @@ from miner.analysis.evidence import (
 )
 from miner.analysis.exceptions import short
 from miner.analysis.facts import (
-    LEAVING_KINDS,
-    NO_BRANCH,
     WRAPPERS,
-    Branch,
     LocalValue,
     OptionalImport,
     RepoFacts,
     assigned_expr,
     binding_line,
     boolean_expr,
-    exit_branch,
 )
 from miner.analysis.links import Clause, Linker, Read
+from miner.analysis.paths import MAX_NEEDS, CallReach, Need
 from miner.analysis.remedy import Phrases, Remedies, Remedy, cut_text
 from miner.analysis.resolvers import callee, guard_names, local_calls, test_names
 from miner.analysis.wording import (
@@ -1185,9 +1183,9 @@ class Writer:
 
     def exit_found(self, site: Site, guard: Guard | None, lines: dict[int, str]) -> Branch:
         """How the branch of an exit of ``site`` leaves (an ``if`` or an
-        ``except`` clause, :data:`~miner.analysis.facts.LEAVING_KINDS`), from
+        ``except`` clause, :data:`~miner.analysis.branches.LEAVING_KINDS`), from
         :attr:`RepoFacts.exits`, else read from the excerpt ``lines``;
-        :data:`~miner.analysis.facts.NO_BRANCH` when not known."""
+        :data:`~miner.analysis.branches.NO_BRANCH` when not known."""
         if guard is None or guard.kind not in LEAVING_KINDS or not guard.negated:
             return NO_BRANCH
         return self.facts.exits.get((site.path, guard.line)) or _excerpt_exit(lines, guard.line)
@@ -1928,7 +1926,7 @@ class Writer:
         named = self.named_lines(r, "\n".join(lines))
         if named:
             lines += ["", *named]
-        reached = callpaths.trigger_line(self, r)
+        reached = callers_trigger(self, r)
         if reached:
             lines += ["", reached]
         others = self.other_sites(r.error)
@@ -2298,16 +2296,12 @@ class Writer:
                 for (scope, path), numbers in list(grouped.items())[:MAX_CALLERS]:
                     parent = target_name(scope)
                     above = self.facts.callers.get(parent, ()) if parent else ()
-                    if (
-                        len(grouped) == 1
-                        and not above
-                        and callpaths.said_by_trigger(r, scope, path)
-                    ):
+                    if len(grouped) == 1 and not above and said_by_callers_trigger(r, scope, path):
                         said = True  # "When it happens" names this caller and its conditions
                         continue
                     where = ", ".join(f"`{path}:{n}`" for n in numbers[:3])
                     line = f"{code(scope)} calls {code(name)} at {where}"
-                    line += callpaths.situation_note(self, r, scope, path)
+                    line += callers_situation(self, r, scope, path)
                     if above:
                         line += f", reached from {_callers_at(above)}"
                     handled = [self.handler_of(r, name, path, n) for n in numbers]
@@ -2980,7 +2974,7 @@ class Writer:
                         )
                     )
                     fixed.add(term)
-        fixes.extend(callpaths.fixes(self, r))
+        fixes.extend(callers_fixes(self, r))
         used = {n for f in fixes for n in re.findall(r"--[\w-]+|\b[A-Z][A-Z0-9_]{3,}\b", f.text)}
         # The message's own advice with a value to pass (``Use --x=v``) is the
         # fix its authors meant: it leads, and its example is the card's.
@@ -3415,7 +3409,7 @@ def _binds_locally(name: str, lines: dict[int, str], below: int) -> bool:
 
 
 def _excerpt_exit(lines: dict[int, str], head: int) -> Branch:
-    """:func:`~miner.analysis.facts.exit_branch` of the ``if`` at ``head``
+    """:func:`~miner.analysis.branches.exit_branch` of the ``if`` at ``head``
     read from the excerpt ``lines`` (line -> text); :data:`NO_BRANCH` when
     the excerpt does not show it."""
     if head not in lines:
@@ -3928,3 +3922,165 @@ def _callers_at(callers: Sequence[Caller], most: int = 2) -> str:
         if caller.scope in places or len(places) < most:
             places.setdefault(caller.scope, []).append(f"`{caller.path}:{caller.line}`")
     return ", ".join(f"{code(scope)} ({', '.join(at[:3])})" for scope, at in places.items())
+
+
+# ---------------------------------------------------------------------- the callers' conditions
+
+
+def _need_words(writer: Writer, need: Need) -> str:
+    """A condition in the settings' terms where linked exactly, else as written."""
+    parts = tuple(
+        Part(atom, clause, need.origin, clause is not None and _exact_clause(clause))
+        for atom, clause in zip(need.cond.atoms(), need.clauses, strict=True)
+    )
+    return writer.term_words(Term(need.cond, parts), brief=True)
+
+
+def _exact_clause(clause: Clause) -> bool:
+    return clause.read is not None and clause.read.exact
+
+
+def _need_where(need: Need) -> str:
+    guard = need.origin
+    line = guard.line if guard is not None else need.call.line
+    return f"`{need.call.path}:{line}`"
+
+
+def _call_ref(reach: CallReach) -> str:
+    note = ", matched by name" if reach.form == "name" else ""
+    return f"{code(reach.scope)} (`{reach.path}:{reach.line}`{note})"
+
+
+def _calling_scopes(calls: Sequence[CallReach]) -> list[CallReach]:
+    """The first call of each calling function."""
+    seen: dict[tuple[str, str], CallReach] = {}
+    for c in calls:
+        seen.setdefault((c.path, c.scope), c)
+    return list(seen.values())
+
+
+def _own_keys(reading: Reading) -> set[tuple[object, ...]]:
+    """The site's own conditions linked exactly (said already)."""
+    keys: set[tuple[object, ...]] = set()
+    for part in reading.parts:
+        clause = part.clause
+        if clause is not None and clause.read is not None and clause.read.exact:
+            c = clause.condition
+            keys.add(("setting", (clause.read.kind, clause.read.target, c.op, tuple(c.values))))
+    return keys
+
+
+def new_needs(reading: Reading) -> tuple[Need, ...]:
+    """The callers' common conditions the site's own do not say already."""
+    reached = reading.callers
+    if reached is None:
+        return ()
+    own = _own_keys(reading)
+    return tuple(n for n in reached.needs if n.key not in own)
+
+
+def callers_trigger(writer: Writer, reading: Reading) -> str | None:
+    """ "Reached only through `caller` (path:line), when ..." for "When it
+    happens", or None when no condition is common to every call."""
+    reached = reading.callers
+    needs = new_needs(reading)
+    if reached is None or not needs:
+        return None
+    scopes = _calling_scopes(reached.calls)
+    where = list(dict.fromkeys(_need_where(n) for n in needs[:MAX_NEEDS]))
+    words = _needs_listed(writer, needs)
+    name = code(reached.target)
+    if len(scopes) == 1:
+        more = len(reached.calls) - 1
+        through = _call_ref(scopes[0])
+        if more:
+            through += f" and {plural(more, 'more call')} there"
+        lead = f"Reached only through {through}: every call of {name} in the commit"
+    else:
+        listed = ", ".join(_call_ref(c) for c in scopes[:4])
+        if len(scopes) > 4:
+            listed += f" and {plural(len(scopes) - 4, 'more function')}"
+        lead = f"Reached only through {listed}: every call of {name} in the commit"
+    tested = ", ".join(where[:MAX_NEEDS])
+    return f"{lead} runs only when {_joined_words(words)}, as tested at {tested}."
+
+
+def said_by_callers_trigger(reading: Reading, scope: str, path: str) -> bool:
+    """Whether :func:`callers_trigger` names the calls from ``scope`` in ``path``
+    as the only way in ("Reached only through ..."), so that a "Common
+    situations" line for them would repeat it."""
+    reached = reading.callers
+    if reached is None or not new_needs(reading):
+        return False
+    return {(c.scope, c.path) for c in reached.calls} == {(scope, path)}
+
+
+def _needs_listed(writer: Writer, needs: Sequence[Need]) -> list[str]:
+    """The first :data:`MAX_NEEDS` conditions in words, and how many more."""
+    words = [_need_words(writer, n) for n in needs[:MAX_NEEDS]]
+    if len(needs) > MAX_NEEDS:
+        words.append(plural(len(needs) - MAX_NEEDS, "more condition"))
+    return words
+
+
+def callers_situation(writer: Writer, reading: Reading, scope: str, path: str) -> str:
+    """`` when <conditions>`` for the calls of the raising function from
+    ``scope`` in ``path`` (the conditions all of them need), or empty."""
+    reached = reading.callers
+    if reached is None:
+        return ""
+    lists = [
+        own
+        for call, own in zip(reached.calls, reached.per_call, strict=True)
+        if call.scope == scope and call.path == path
+    ]
+    if not lists:
+        return ""
+    keys = set.intersection(*({n.key for n in own} for own in lists))
+    needs = [n for n in lists[0] if n.key in keys]
+    if not needs:
+        return ""
+    forms = {c.form for c in reached.calls if c.scope == scope and c.path == path}
+    note = " (matched by name)" if forms == {"name"} else ""
+    return f"{note} when {_joined_words(_needs_listed(writer, needs))}"
+
+
+def callers_fixes(writer: Writer, reading: Reading) -> list[Fix]:
+    """A way out for each setting every call needs, read exactly (not from
+    an early exit that raises another error instead)."""
+    reached = reading.callers
+    out: list[Fix] = []
+    if reached is None:
+        return out
+    for need in new_needs(reading):
+        if need.raising or not need.exact or need.cond.op != "atom":
+            continue
+        clause = need.clauses[0]
+        assert clause is not None
+        if writer.unrelated_switch(clause, reading):
+            continue
+        for fix in writer.clause_fixes(clause, True, reading.site.path):
+            note = (
+                f" Every call of {code(reached.target)} in the commit needs it "
+                f"(tested at {_need_where(need)})."
+            )
+            out.append(Fix(fix.text.rstrip() + note, fix.example))
+    return out
+
+
+def callers_evidence(reading: Reading) -> list[str]:
+    """One line per link of a callers' common condition to a setting."""
+    out = []
+    for need in new_needs(reading):
+        for clause in need.clauses:
+            if clause is not None and clause.read is not None:
+                how = "exact" if clause.read.exact else "by name only"
+                out.append(
+                    f"{clause.read.evidence} ({how}; guard of the call at "
+                    f"`{need.call.path}:{need.call.line}` in `{need.call.scope}`)"
+                )
+    return out
+
+
+def _joined_words(items: Sequence[str]) -> str:
+    return joined(list(items))
