@@ -751,7 +751,7 @@ class SamplingParams:
 """
 
 
-def test_a_field_of_a_subclass_of_an_options_class_is_that_setting_not_its_default() -> None:
+def test_a_sampling_params_subclass_field_no_flag_sets_is_a_request_field_not_its_default() -> None:
     video = """
     from dataclasses import dataclass
     from pkg.sampling import SamplingParams
@@ -765,7 +765,7 @@ def test_a_field_of_a_subclass_of_an_options_class_is_that_setting_not_its_defau
                 raise ValueError("conditional_frames must be >= 0")
     """
     found = origins_at({"pkg/sampling.py": SAMPLING, "pkg/video.py": video}, "pkg/video.py", 11)
-    assert brief(found) == [("flag", "conditional_frames", "<", ("0",))]
+    assert brief(found) == [("request", "conditional_frames", "<", ("0",))]
     assert (found[0].owner, found[0].defined, found[0].default) == (
         "VideoSamplingParams",
         "pkg/video.py:7",
@@ -1468,3 +1468,163 @@ def test_a_dispatch_on_self_x_counts_every_assignment_of_x_in_the_class() -> Non
     alone = LEVELS.replace("    def configure(self, level):\n        self.sampler = level\n", "")
     fact = unreachable_at({**files, "pkg/log.py": alone}, "pkg/log.py", 13)
     assert fact is not None and (fact.subject, fact.line) == ("--sampler", 10)
+
+
+def test_a_message_that_names_a_flag_and_says_not_supported_is_unsupported() -> None:
+    """The advice rule's flag is the way out when the message also says the
+    combination is not supported; "does not currently support" is such words."""
+    from miner.analysis.audience import Settings, classify_by_origins
+
+    source = """
+    def f(backend_ok, mode):
+        if not backend_ok:
+            raise ValueError(
+                "XPU doesn't support speculative decoding yet, use --moe-runner-backend triton"
+            )
+        if mode:
+            raise ValueError("no experts: try another --moe-runner-backend")
+    """
+    files = {"pkg/server_args.py": ARGS, "pkg/f.py": source}
+    errors, found = traced(files)
+    data = {p: textwrap.dedent(t).encode() for p, t in files.items()}
+    result = pipeline.assemble(INFO, [extract_file(p, BLOB, d) for p, d in data.items()])
+    settings = Settings.from_config(collect(data, result.sites).config)
+    decided = {
+        e.primary.line: classify_by_origins(e, found.origins[e.error_id], settings)
+        for e in errors
+        if e.primary.path == "pkg/f.py"
+    }
+    assert {line: (d.audience.value, d.rule) for line, d in decided.items()} == {
+        4: ("unsupported", "origin-unsupported"),
+        8: ("user-setting", "origin-advice"),
+    }
+    assert decided[4].reason == (
+        "message says 'doesn't support'; message names the flag '--moe-runner-backend'"
+    )
+
+
+def test_does_not_currently_support_is_unsupported_through_the_flag() -> None:
+    from miner.analysis.audience import classify_by_origins
+
+    source = """
+    def f(server_args):
+        if server_args.enable_thing:
+            raise ValueError("the thing mode does not currently support fp4 caches")
+    """
+    errors, found = traced({"pkg/server_args.py": ARGS, "pkg/f.py": source})
+    error = next(e for e in errors if e.primary.path == "pkg/f.py")
+    decision = classify_by_origins(error, found.origins[error.error_id])
+    assert (decision.audience.value, decision.rule) == ("unsupported", "origin-unsupported")
+    assert decision.reason == (
+        "message says 'does not currently support'; reached through "
+        "flag --enable-thing (ServerArgs) via server_args.enable_thing"
+    )
+
+
+def test_a_call_by_name_defined_twice_is_traced_through_the_definition_its_file_imports() -> None:
+    """Two files define ``Attention``; the model file imports one by name
+    and calls it with a config field, the other file calls its own with a
+    flag. The parameter of each is traced only to the calls of its own
+    definition (an import without ``as`` is no use that hides the calls)."""
+    first = """
+    class Attention:
+        def __init__(self, num_heads, tp_size):
+            if num_heads % tp_size != 0:
+                raise ValueError("heads must divide by tp")
+    """
+    second = """
+    class Attention:
+        def __init__(self, num_heads, tp_size):
+            if num_heads > tp_size:
+                raise ValueError("too many heads")
+
+    def build(server_args):
+        return Attention(server_args.moe_runner_backend, 2)
+    """
+    model = """
+    from pkg.first import Attention
+
+    class Layer:
+        def __init__(self, config, server_args):
+            self.attn = Attention(config.num_attention_heads, server_args.enable_thing)
+    """
+    files = {"pkg/server_args.py": ARGS, "pkg/first.py": first, "pkg/second.py": second}
+    files["pkg/model.py"] = model
+    found = origins_at(files, "pkg/first.py", 5)
+    assert brief(found) == [
+        ("model-config", "num_attention_heads", "any", ()),
+        ("flag", "--enable-thing", "any", ()),
+    ]
+    assert [(h.path, h.line) for h in found[0].chain] == [
+        ("pkg/first.py", 4),
+        ("pkg/model.py", 6),
+    ]
+    other = origins_at(files, "pkg/second.py", 5)
+    assert brief(other) == [
+        ("flag", "--moe-runner-backend", "any", ()),
+        ("constant", "2", "any", ()),
+    ]
+
+
+def test_a_renamed_import_hides_the_calls_of_a_name_defined_twice() -> None:
+    first = """
+    class Attention:
+        def __init__(self, num_heads):
+            if num_heads < 0:
+                raise ValueError("heads")
+    """
+    second = """
+    class Attention:
+        def __init__(self, num_heads):
+            pass
+    """
+    model = """
+    from pkg.first import Attention as Attn
+
+    def build(config):
+        return Attn(config.num_attention_heads)
+    """
+    files = {"pkg/first.py": first, "pkg/second.py": second, "pkg/model.py": model}
+    found = origins_at(files, "pkg/first.py", 5)
+    assert [(o.kind.value, o.name, o.reason) for o in found] == [
+        ("unknown", "num_heads", "many-callers")
+    ]
+
+
+def test_the_names_of_a_zip_loop_take_their_items_from_their_own_argument() -> None:
+    source = """
+    def check(request, polls):
+        for rid, poll in zip(request.rids, polls):
+            if poll == 3:
+                raise RuntimeError("transfer failed")
+        for index, path in enumerate(request.paths):
+            if not path:
+                raise ValueError("empty path")
+    """
+    at_if = [o for o in origins_at({"pkg/f.py": source}, "pkg/f.py", 5) if o.chain[0].line == 4]
+    assert [(o.kind.value, o.name, [h.text for h in o.chain]) for o in at_if] == [
+        ("unknown", "polls", ["poll == 3", "for poll in polls", "polls"])
+    ]
+    at_if = [o for o in origins_at({"pkg/f.py": source}, "pkg/f.py", 8) if o.chain[0].line == 7]
+    assert [(o.kind.value, o.name, [h.text for h in o.chain]) for o in at_if] == [
+        ("unknown", "request", ["not path", "for path in request.paths", "request"])
+    ]
+
+
+def test_a_sampling_params_field_read_through_a_batch_is_that_setting() -> None:
+    """``getattr(batch.sampling_params, "x")`` reads the field ``x`` of the
+    sampling parameters: a flag when a command line sets it, else a request field."""
+    stage = """
+    def prepare(batch):
+        frames = getattr(batch.sampling_params, "num_frames", 1)
+        hint = batch.sampling_params.control_hint
+        if frames < 1 or not hint:
+            raise ValueError("bad request")
+    """
+    sampling = SAMPLING + "    control_hint: str = ''\n"
+    found = origins_at({"pkg/sampling.py": sampling, "pkg/stage.py": stage}, "pkg/stage.py", 6)
+    assert brief(found) == [
+        ("flag", "--num-frames", "<", ("1",)),
+        ("request", "control_hint", "false", ()),
+    ]
+    assert found[1].owner == "SamplingParams"

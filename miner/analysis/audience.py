@@ -321,10 +321,9 @@ _UNSUPPORTED = (
     r"unsupported",
     r"not (?:yet )?implemented",
     r"only supports?",
-    r"does not support",
-    r"doesn't support",
-    r"do not support",
-    r"don't support",
+    r"(?:does|do) not (?:currently |yet )?support",
+    r"(?:doesn't|don't) (?:currently |yet )?support",
+    r"implements? neither",
     r"cannot support",
     r"no support",
     r"only \S+(?: \S+){0,6} (?:is|are) supported",
@@ -845,6 +844,22 @@ def _advice(error: Error, words: str, settings: Settings | None) -> AudienceDeci
     return None
 
 
+def _unsupported_advice(
+    error: Error, words: str, advice: AudienceDecision
+) -> AudienceDecision | None:
+    """``unsupported`` when the message that names a flag or variable
+    (:func:`_advice`) also says the combination is not supported
+    ("XPUAttentionBackend doesn't support speculative decoding yet, please
+    use --attention-backend triton"): the named setting is the way out, not
+    the cause."""
+    said = _unsupported(error, words)
+    if said is None:
+        return None
+    return AudienceDecision(
+        Audience.UNSUPPORTED, f"{said.reason}; {advice.reason}", "origin-unsupported"
+    )
+
+
 def _named(origin: Origin) -> str:
     where = f" ({origin.owner})" if origin.owner else ""
     return f"{origin.kind.value} {origin.name}{where} via {origin.read}"
@@ -868,8 +883,9 @@ def classify_by_origins(
     ``unsupported``. Several kinds: the word rules (:func:`classify`) break
     the tie when they name one of them, else flag before package before
     request. [origin-advice] no user-controlled origin, but the message
-    names a flag or variable of the configuration model: ``user-setting``.
-    [origin-script] only a flag of a tool's own parser decides
+    names a flag or variable of the configuration model: ``user-setting``
+    (``unsupported`` when it also says "not supported": the setting it
+    names is the way out). [origin-script] only a flag of a tool's own parser decides
     (:func:`script_flag`): ``script``.
     [origin-internal] a condition whose origins are all internal state,
     constants or unknown: ``internal``. The user-controlled origins of the
@@ -900,7 +916,7 @@ def classify_by_origins(
     if not deciding:
         advice = _advice(error, words, settings)
         if advice is not None:
-            return advice
+            return _unsupported_advice(error, words, advice) or advice
         tool = next((o for o in origins if o.role != "message" and script_flag(o)), None)
         if tool is not None:
             return AudienceDecision(Audience.SCRIPT, _named(tool), "origin-script")

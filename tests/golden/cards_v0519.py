@@ -488,7 +488,8 @@ CARDS: tuple[dict[str, Any], ...] = (
     dict(
         id="cf88a33ee9b13c23",
         subsystem="server args",
-        audience="user-setting",
+        # "not yet supported" with the flag it names as the way out (audience._unsupported_advice)
+        audience="unsupported",
         message=(
             "--enable-linear-replayssm requires --mamba-radix-cache-strategy no_buffer (the "
             "default); the extra_buffer ping-pong donation path is not yet supported (follow-up). "

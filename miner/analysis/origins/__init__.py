@@ -527,7 +527,7 @@ def _calls_known(tracer: Tracer, module: Module, scope: str, line: int) -> bool:
         function = module.function_at(line, scope)
         if function is None or function.qualname != scope:
             return False
-        calls = function_calls(tracer, function)
+        calls = function_calls(tracer, function, module.path)
         return calls is not None and len(calls) <= MAX_CALLERS
     return not (target in facts.referenced or target in facts.crowded or target in facts.uses)
 

@@ -360,7 +360,9 @@ def _field(
 ) -> None:
     """``self.x`` where ``x`` is a field of the dataclass ``cls``: a setting of
     an options class when ``cls`` is one or derives from one (the flag when
-    one is defined for ``x``, else the field by name with the class as owner);
+    one is defined for ``x``, else the field by name with the class as owner:
+    a ``request`` field in a sampling parameters class,
+    :func:`~miner.analysis.origins.kinds.setting_kind`);
     otherwise an ``unknown`` ``field``: the value is given where the object is
     built, and its default (``bind``) does not decide it."""
     module = place.module
@@ -378,7 +380,7 @@ def _field(
     default = unparsed(bind.value) if bind.value is not None else None
     tracer.add(
         walk,
-        OriginKind.FLAG,
+        kinds.setting_kind(cls.name, flagged=False),
         node.attr,
         (*chain, hop),
         demand,

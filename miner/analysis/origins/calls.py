@@ -26,9 +26,11 @@ MAX_RETURNS = 4
 #: ``str`` methods that trim blanks or change case: the text the user gave, normalized.
 _TEXT_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "casefold"})
 _SAME = frozenset({"bool", "str", "int", "float", "sorted", "list", "tuple", "set", "frozenset"})
-#: Builtins whose result is a function of their arguments' values.
+#: Builtins whose result is a function of their arguments' values (the
+#: items ``enumerate``, ``zip``, ``reversed`` and ``iter`` give are theirs).
 _OF_ARGUMENTS = frozenset(
     {"len", "abs", "min", "max", "sum", "round", "any", "all", "divmod", "pow"}
+    | {"enumerate", "zip", "reversed", "iter"}
 )
 
 
@@ -398,7 +400,7 @@ def _from_callers(
         for option in options:
             tracer.flag(walk, option, (*chain, hop), demand)
         return
-    calls = function_calls(tracer, function)
+    calls = function_calls(tracer, function, place.module.path)
     if calls is None or len(calls) > MAX_CALLERS:
         tracer.stop(walk, ast.Name(name), chain, "many-callers", place)
         return
@@ -428,8 +430,9 @@ def _from_callers(
 Call = tuple["Module | None", "ast.Call | None", Place | None]
 
 
-def function_calls(tracer: Tracer, function: Function) -> list[Call] | None:
-    """The calls of ``function`` as (module, call, place of the call): those
+def function_calls(tracer: Tracer, function: Function, home: str) -> list[Call] | None:
+    """The calls of ``function`` (defined in the file ``home``) as (module,
+    call, place of the call): those
     the facts found by its name when the commit defines it once, else those
     that can bind to its signature
     (:func:`~miner.analysis.origins.overloads.signature_calls`). A caller
@@ -437,9 +440,9 @@ def function_calls(tracer: Tracer, function: Function) -> list[Call] | None:
     the calls cannot all be known."""
     target = target_name(function.qualname) or ""
     if tracer.facts.definitions.get(target, 1) > 1:
-        key = (function.qualname, function.node.lineno)
+        key = (home, function.qualname, function.node.lineno)
         if key not in tracer.overloads:
-            found = signature_calls(tracer.named, function, target)
+            found = signature_calls(tracer.named, function, target, home)
             tracer.overloads[key] = found
         named = tracer.overloads[key]
         if named is None:

@@ -12,6 +12,7 @@ import ast
 import re
 
 from miner.analysis.code import call_name, dotted, literal_text
+from miner.model import OriginKind
 
 #: Calls whose result is the machine: its device kind, capability, count or
 #: memory (SGLang's ``sglang.srt.utils`` probes and PyTorch's device API).
@@ -256,6 +257,25 @@ REQUEST_HOLDERS = frozenset(
         "adapted_request",
     }
 )
+
+
+def sampling_class(owner: str) -> bool:
+    """Whether the options class ``owner`` holds a request's sampling
+    parameters (``SamplingParams``, ``Cosmos3SamplingParams``): its fields
+    come with each request, some also as flags of a command line."""
+    return owner.endswith("SamplingParams")
+
+
+def setting_kind(owner: str, flagged: bool) -> OriginKind:
+    """The origin kind of a field of the options class ``owner``: ``flag``,
+    except a field of a sampling parameters class (:func:`sampling_class`)
+    that no command line sets (``flagged`` false), which only a request
+    gives: ``request``."""
+    if not flagged and sampling_class(owner):
+        return OriginKind.REQUEST
+    return OriginKind.FLAG
+
+
 #: Files of SGLang whose classes are API request and sampling types.
 REQUEST_FILES = re.compile(
     r"(?:^|/)(?:openai/protocol|managers/io_struct|sampling/sampling_params|"

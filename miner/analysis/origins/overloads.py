@@ -5,9 +5,13 @@ The facts list callers by name only for names defined once
 ``forward_compress``, defined by two backends, has calls the name alone
 cannot place; a call is one of a definition's only if its arguments can bind
 to that definition's parameters (a call that cannot would raise
-``TypeError``). :func:`signature_calls` finds, by the bytes, every use of the
-name, parses the files that call it and keeps the calls that bind. Nothing
-here decides what a value means.
+``TypeError``), and a call by the bare name only if the name, where the call
+is, can be that definition: the file defines it, imports it from the
+definition's module, or imports it from a module that does not define it
+(which may pass it on). :func:`signature_calls` finds, by the bytes, every
+use of the name (an import of it without ``as`` is no use), parses the files
+that call it and keeps the calls that bind. Nothing here decides what a
+value means.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from miner.analysis.code import comment_start
-from miner.analysis.origins.source import Function, Module, Modules
+from miner.analysis.origins.source import Binding, Function, Module, Modules
 
 #: Most calls by name looked at (more: the calls are not listed).
 MAX_NAMED_CALLS = 12
@@ -28,14 +32,19 @@ _WORD = re.compile(rb"\w+")
 def binds(function: Function, call: ast.Call) -> bool:
     """Whether ``call``'s arguments can bind to ``function``'s parameters:
     no more positional arguments than it takes (after ``self`` / ``cls`` for
-    a call on an object), every keyword one of its names, every parameter
-    without a default given. A ``*args`` or ``**kwargs`` in the call can
-    bind to anything."""
+    a call on an object, and for ``Class(...)`` of an ``__init__``), every
+    keyword one of its names, every parameter without a default given. A
+    ``*args`` or ``**kwargs`` in the call can bind to anything."""
     if unpacks(call):
         return True
     a = function.node.args
     positional = [p.arg for p in (*a.posonlyargs, *a.args)]
-    if function.owner is not None and isinstance(call.func, ast.Attribute) and positional:
+    constructs = function.node.name == "__init__"  # Class(...) binds after ``self``
+    if (
+        function.owner is not None
+        and positional
+        and (constructs or isinstance(call.func, ast.Attribute))
+    ):
         if not _static(function):
             positional = positional[1:]
     if len(call.args) > len(positional) and a.vararg is None:
@@ -145,21 +154,92 @@ def _lines_of(data: bytes, pattern: re.Pattern[bytes]) -> list[int] | None:
 
 
 def signature_calls(
-    named: NamedCalls, function: Function, name: str
+    named: NamedCalls, function: Function, name: str, home: str
 ) -> list[tuple[Module, ast.Call]] | None:
     """Every call of ``name`` in the commit that can bind to ``function``
-    (:func:`binds`), with its module, in (path, line) order; None when the
-    calls cannot all be known: the name is used other than in a call, a
-    ``def`` or a comment (an alias, a string, a table), a file calling it
-    does not parse, or it is called more than :data:`MAX_NAMED_CALLS` times."""
+    (:func:`binds`) and, by the bare name, can name it where it is made
+    (:func:`_in_scope`; ``home``: the path of ``function``'s file), with its
+    module, in (path, line) order; None when the calls cannot all be known:
+    the name is used other than in a call, a ``def``, an import or a comment
+    (an alias, a string, a table), a file calling it does not parse, or it
+    is called more than :data:`MAX_NAMED_CALLS` times."""
     calls = named.calls(name)
     if calls is None:
         return None
-    return [(module, node) for module, node in calls if binds(function, node)]
+    return [
+        (module, node)
+        for module, node in calls
+        if binds(function, node) and _in_scope(named.modules, module, node, home)
+    ]
+
+
+def _in_scope(modules: Modules, module: Module, call: ast.Call, home: str) -> bool:
+    """Whether ``call``, made in ``module``, can call the definition in the
+    file ``home``: a call on an object (``self.f()``) can; a call by the
+    bare name can unless every module-level binding of that name in
+    ``module`` is a ``def`` or ``class`` of its own, or an import from
+    another module that defines it or from a package not in the commit. A
+    name bound only inside a function (a local import) can."""
+    if not isinstance(call.func, ast.Name) or module.path == home:
+        return True
+    bindings = module.globals.get(call.func.id, [])
+    if not bindings:
+        return True
+    return any(_may_be(modules, module, b, call.func.id, home) for b in bindings)
+
+
+def _may_be(modules: Modules, module: Module, binding: Binding, name: str, home: str) -> bool:
+    """Whether the module-level ``binding`` of ``name`` in ``module`` may
+    give the definition in ``home`` (see :func:`_in_scope`)."""
+    if binding.kind in ("def", "class"):
+        return False
+    statement = binding.statement
+    if binding.kind != "import" or not isinstance(statement, ast.ImportFrom):
+        return True
+    dotted = _absolute(module.path, statement)
+    if dotted is None:
+        return True
+    source = modules.path_of(dotted)
+    if source is None:
+        return modules.local(dotted.split(".", 1)[0])
+    if source == home:
+        return True
+    other = modules.get(source)
+    return other is None or not any(b.kind in ("def", "class") for b in other.globals.get(name, []))
+
+
+def _absolute(path: str, statement: ast.ImportFrom) -> str | None:
+    """The dotted module ``from X import ...`` names in the file ``path``
+    (a relative import made absolute by the file's folders), or None when
+    it climbs above them."""
+    if not statement.level:
+        return statement.module
+    parts = path[: -len(".py")].split("/")[:-1]
+    if statement.level > 1:
+        if statement.level - 1 > len(parts):
+            return None
+        parts = parts[: len(parts) - (statement.level - 1)]
+    return ".".join([*parts, *([statement.module] if statement.module else [])]) or None
+
+
+def _imported(data: bytes, line_start: int, at: int) -> bool:
+    """Whether the word at ``at`` (on the line starting at ``line_start``)
+    is a name an ``import`` or ``from ... import`` statement binds: the line
+    starts that statement, or the word is inside the open parenthesis of a
+    ``from ... import (`` begun on an earlier line."""
+    if data[line_start:at].lstrip().startswith((b"from ", b"import ")):
+        return True
+    opened = data.rfind(b"(", 0, at)
+    if opened == -1 or data.rfind(b")", 0, at) > opened:
+        return False
+    start = data.rfind(b"\n", 0, opened) + 1
+    return data[start:opened].lstrip().startswith(b"from ") and data[
+        start:opened
+    ].rstrip().endswith(b"import")
 
 
 def _uses(data: bytes, pattern: re.Pattern[bytes]) -> Iterator[str]:
-    """``call``, ``def`` or ``other`` for each occurrence of the name as a
+    """``call``, ``def``, ``import`` or ``other`` for each occurrence of the name as a
     word in ``data`` (occurrences in a comment are left out)."""
     for m in pattern.finditer(data):
         start = data.rfind(b"\n", 0, m.start()) + 1
@@ -173,6 +253,8 @@ def _uses(data: bytes, pattern: re.Pattern[bytes]) -> Iterator[str]:
         before = data[start : m.start()].rstrip()
         if before.endswith((b"def", b"class")):
             yield "def"
+        elif _imported(data, start, m.start()) and data[m.end() : m.end() + 4] != b" as ":
+            yield "import"
         elif data[m.end() : m.end() + 1] == b"(":
             yield "call"
         else:

@@ -403,8 +403,9 @@ def _statement_values(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr | None
     elif isinstance(node, ast.AugAssign):
         yield node.target, node.value, "augmented"
     elif isinstance(node, (ast.For, ast.AsyncFor)):
-        for leaf, _ in _targets(node.target):
-            yield leaf, node.iter, "for"
+        for part, value in _iterated(node.target, node.iter):
+            for leaf, _ in _targets(part):
+                yield leaf, value, "for"
     elif isinstance(node, (ast.With, ast.AsyncWith)):
         for item in node.items:
             if item.optional_vars is not None:
@@ -412,6 +413,28 @@ def _statement_values(node: ast.AST) -> Iterator[tuple[ast.expr, ast.expr | None
                     yield leaf, item.context_expr, "with"
     elif isinstance(node, ast.NamedExpr):
         yield node.target, node.value, "assign"
+
+
+def _iterated(target: ast.expr, iterable: ast.expr) -> Iterator[tuple[ast.expr, ast.expr]]:
+    """(part of a ``for`` target, the expression its items come from): the
+    i-th name of ``for a, b in zip(x, y)`` takes its items from the i-th
+    argument, the item of ``for i, v in enumerate(x)`` from ``x``; any
+    other target from the whole iterable."""
+    name = (
+        iterable.func.id
+        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name)
+        else ""
+    )
+    parts = target.elts if isinstance(target, (ast.Tuple, ast.List)) else []
+    args = iterable.args if isinstance(iterable, ast.Call) else []
+    plain = not any(isinstance(a, ast.Starred) for a in [*parts, *args])
+    if plain and name == "zip" and parts and len(parts) == len(args):
+        yield from zip(parts, args, strict=True)
+    elif plain and name == "enumerate" and len(parts) == 2 and len(args) == 1:
+        yield parts[0], iterable
+        yield parts[1], args[0]
+    else:
+        yield target, iterable
 
 
 def _walk_scope(

@@ -92,7 +92,7 @@ class Tracer:
         """The trace of a condition atom at a guard, by (path, scope, line,
         atom, negated, kind): every site after the guard reads it; and of an
         atom around a call of a site's function, by ``("call", ...)``."""
-        self.overloads: dict[tuple[str, int], list[tuple[Module, ast.Call]] | None] = {}
+        self.overloads: dict[tuple[str, str, int], list[tuple[Module, ast.Call]] | None] = {}
         """The calls that bind to a function whose name is defined more than
         once, by (``__qualname__``, line) (:func:`~miner.analysis.origins.calls.function_calls`)."""
         self.reaches: dict[tuple[tuple[Guard, ...], tuple[Guard, ...]], Reach] = {}
@@ -484,11 +484,13 @@ class Tracer:
     # ------------------------------------------------------------ results
 
     def flag(self, walk: Walk, opt: Option, chain: tuple[Hop, ...], demand: Constraint) -> None:
-        """The origin of the option ``opt``: its flag (or name), owner, definition, default."""
+        """The origin of the option ``opt``: its flag (or name), owner,
+        definition, default; a ``request`` field when only a request gives
+        it (:func:`~miner.analysis.origins.kinds.setting_kind`)."""
         name = opt.flag or opt.name
         self.add(
             walk,
-            OriginKind.FLAG,
+            kinds.setting_kind(opt.owner, flagged=opt.flag is not None),
             name,
             chain,
             demand,
@@ -551,10 +553,20 @@ class Tracer:
         walk: Walk,
         chain: tuple[Hop, ...],
     ) -> bool:
-        """``request.x`` (a request holder's field), or ``self.x`` in a request class."""
+        """``request.x`` (a request holder's field), or ``self.x`` in a request
+        class; ``<holder>.sampling_params.x`` where ``x`` is a field of a
+        sampling parameters class (the diffusion ``SamplingParams`` and its
+        subclasses: a flag of ``sglang generate`` or a request field)."""
+        holder = parts[-2] if len(parts) >= 2 else ""
+        if holder == "sampling_params":
+            fields = [
+                o for o in self.config.options_named(node.attr) if kinds.sampling_class(o.owner)
+            ]
+            if fields:
+                self.flag(walk, fields[0], chain, demand)
+                return True
         if node.attr not in self.requests:
             return False
-        holder = parts[-2] if len(parts) >= 2 else ""
         function = place.function
         in_request = (
             holder == "self"
