@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -93,38 +93,51 @@ def call_arguments(
         params = _parameters(lines(site.path), site)
         if params is None or not wanted & set(params):
             continue
-        method = "." in site.scope.split(".<locals>.")[-1] and params[:1] in (["self"], ["cls"])
-        given: dict[str, list[Argument]] = {p: [] for p in params if p in wanted}
-        for call in calls:
-            found = _call_at(lines(call.path), call.line, call.target)
-            if found is None:
-                given.clear()
-                break
-            node, owner, source = found
-            if method and params[0] == "self" and owner[:1].isupper():
-                given.clear()  # ``Cls.method(obj, ...)``: the object is an argument
-                break
-            bound = method and (owner != "" or site.scope.endswith(".__init__"))
-            positional = params[1:] if bound else params
-            texts: dict[str, str] = {}
-            for param, arg in zip(positional, node.args, strict=False):
-                texts[param] = _written(source, arg)
-            for kw in node.keywords:
-                if kw.arg is not None:
-                    texts[kw.arg] = _written(source, kw.value)
-            for param in list(given):
-                text = texts.get(param)
-                if text is None or len(text) > MAX_TEXT:
-                    del given[param]
-                    continue
-                set_line, set_value = _assigned_above(lines(call.path), call.line, text)
-                given[param].append(
-                    Argument(call.path, call.line, call.scope, text, set_line, set_value)
-                )
+        given = _given(site, params, wanted, calls, lines)
         for param, args in given.items():
             if len(args) == len(calls):
                 out[(site.path, site.scope, param)] = tuple(args)
     return out
+
+
+def _given(
+    site: Site,
+    params: list[str],
+    wanted: set[str],
+    calls: Sequence[Caller],
+    lines: Callable[[str], list[str]],
+) -> dict[str, list[Argument]]:
+    """Parameter (of ``params`` among ``wanted``) -> the argument each call
+    gives it, as written, while every call so far gives it one no longer
+    than :data:`MAX_TEXT`; empty when a call cannot be read or passes the
+    object of a method itself (``Cls.method(obj, ...)``)."""
+    method = "." in site.scope.split(".<locals>.")[-1] and params[:1] in (["self"], ["cls"])
+    given: dict[str, list[Argument]] = {p: [] for p in params if p in wanted}
+    for call in calls:
+        found = _call_at(lines(call.path), call.line, call.target)
+        if found is None:
+            return {}
+        node, owner, source = found
+        if method and params[0] == "self" and owner[:1].isupper():
+            return {}  # ``Cls.method(obj, ...)``: the object is an argument
+        bound = method and (owner != "" or site.scope.endswith(".__init__"))
+        positional = params[1:] if bound else params
+        texts: dict[str, str] = {}
+        for param, arg in zip(positional, node.args, strict=False):
+            texts[param] = _written(source, arg)
+        for kw in node.keywords:
+            if kw.arg is not None:
+                texts[kw.arg] = _written(source, kw.value)
+        for param in list(given):
+            text = texts.get(param)
+            if text is None or len(text) > MAX_TEXT:
+                del given[param]
+                continue
+            set_line, set_value = _assigned_above(lines(call.path), call.line, text)
+            given[param].append(
+                Argument(call.path, call.line, call.scope, text, set_line, set_value)
+            )
+    return given
 
 
 def _parameters(lines: list[str], site: Site) -> list[str] | None:

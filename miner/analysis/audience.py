@@ -844,6 +844,29 @@ def _advice(error: Error, words: str, settings: Settings | None) -> AudienceDeci
     return None
 
 
+def _undecided(
+    error: Error, words: str, origins: tuple[Origin, ...], settings: Settings | None
+) -> AudienceDecision:
+    """The audience when no user-controlled origin decides (rules of
+    :func:`classify_by_origins`): the message's advice, else a tool's own
+    flag (``script``), else program state (``internal``), else the word
+    rules when the condition reads nothing."""
+    advice = _advice(error, words, settings)
+    if advice is not None:
+        return _unsupported_advice(error, words, advice) or advice
+    tool = next((o for o in origins if o.role != "message" and script_flag(o)), None)
+    if tool is not None:
+        return AudienceDecision(Audience.SCRIPT, _named(tool), "origin-script")
+    if any(o.role != "message" for o in origins):
+        reads = ", ".join(dict.fromkeys(o.read for o in origins if o.role != "message"))
+        return AudienceDecision(
+            Audience.INTERNAL,
+            f"condition reads only program state ({reads})",
+            "origin-internal",
+        )
+    return classify(error, settings)
+
+
 def _unsupported_advice(
     error: Error, words: str, advice: AudienceDecision
 ) -> AudienceDecision | None:
@@ -914,23 +937,19 @@ def classify_by_origins(
     origins = _decisive(error.primary, all_origins)
     deciding = _deciding(origins)
     if not deciding:
-        advice = _advice(error, words, settings)
-        if advice is not None:
-            return _unsupported_advice(error, words, advice) or advice
-        tool = next((o for o in origins if o.role != "message" and script_flag(o)), None)
-        if tool is not None:
-            return AudienceDecision(Audience.SCRIPT, _named(tool), "origin-script")
-        if any(o.role != "message" for o in origins):
-            reads = ", ".join(dict.fromkeys(o.read for o in origins if o.role != "message"))
-            return AudienceDecision(
-                Audience.INTERNAL,
-                f"condition reads only program state ({reads})",
-                "origin-internal",
-            )
-        return classify(error, settings)
-    combined = _combination(error, all_origins, deciding, settings)
-    if combined is not None:
-        return combined
+        return _undecided(error, words, origins, settings)
+    return _combination(error, all_origins, deciding, settings) or _decided(
+        error, words, deciding, settings
+    )
+
+
+def _decided(
+    error: Error, words: str, deciding: dict[Audience, Origin], settings: Settings | None
+) -> AudienceDecision:
+    """The audience of the user-controlled origins that decide
+    (:func:`classify_by_origins`): ``unsupported`` when the message says so,
+    else the one the word rules name among them, else the first of
+    :data:`_ORIGIN_ORDER`."""
     unsupported = _unsupported(error, words)
     if unsupported is not None:
         first = next(iter(deciding.values()))

@@ -364,9 +364,9 @@ def unmentioned(index: SourceIndex, names: Iterable[str]) -> frozenset[str]:
     for name in wanted:
         homes = set(index.definitions(name))
         paths = set(mentions.get(name, ())) | set(calls.get(name, ())) | homes
-        if homes and len(paths) <= MAX_MENTIONS:
-            if all(_inert(index.files[path], name) for path in sorted(paths)):
-                out.add(name)
+        few = homes and len(paths) <= MAX_MENTIONS
+        if few and all(_inert(index.files[path], name) for path in sorted(paths)):
+            out.add(name)
     return frozenset(out)
 
 

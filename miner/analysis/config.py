@@ -551,9 +551,12 @@ def _choices(node: ast.AST | None, lists: dict[str, ast.expr]) -> tuple[str, ...
         return tuple(v for v in values if v is not None)
     if isinstance(node, ast.Name) and node.id in lists:
         return _choices(lists[node.id], {})
-    if isinstance(node, ast.Call) and call_name(node) in ("list", "tuple", "set", "sorted"):
-        if len(node.args) == 1:
-            return _choices(node.args[0], lists)
+    if (
+        isinstance(node, ast.Call)
+        and call_name(node) in ("list", "tuple", "set", "sorted")
+        and len(node.args) == 1
+    ):
+        return _choices(node.args[0], lists)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         left, right = _choices(node.left, lists), _choices(node.right, lists)
         if left is not None and right is not None:
@@ -637,37 +640,16 @@ def _evaluate(node: ast.AST | None, env: Mapping[str, str]) -> Any:
     if isinstance(node, ast.Name):
         return env.get(node.id, _UNKNOWN)
     if isinstance(node, ast.JoinedStr):
-        parts = []
-        for value in node.values:
-            inner: ast.AST = value
-            if isinstance(value, ast.FormattedValue):
-                if value.format_spec or value.conversion > 0:
-                    return _UNKNOWN
-                inner = value.value
-            got = _evaluate(inner, env)
-            if not isinstance(got, str):
-                return _UNKNOWN
-            parts.append(got)
-        return "".join(parts)
+        return _evaluate_fstring(node, env)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.keywords:
-        target = _evaluate(node.func.value, env)
-        args = [_evaluate(a, env) for a in node.args]
-        if not isinstance(target, str) or not all(isinstance(a, str) for a in args):
-            return _UNKNOWN
-        if node.func.attr in ("strip", "lower", "upper") and not args:
-            return getattr(target, node.func.attr)()
-        if node.func.attr == "replace" and len(args) == 2:
-            return target.replace(args[0], args[1])
-        return _UNKNOWN
+        return _evaluate_method(node, node.func, env)
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left, right = _evaluate(node.left, env), _evaluate(node.comparators[0], env)
         if left is _UNKNOWN or right is _UNKNOWN:
             return _UNKNOWN
         if isinstance(node.ops[0], ast.Eq):
             return left == right
-        if isinstance(node.ops[0], ast.NotEq):
-            return left != right
-        return _UNKNOWN
+        return left != right if isinstance(node.ops[0], ast.NotEq) else _UNKNOWN
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
         got = _evaluate(node.operand, env)
         return _UNKNOWN if got is _UNKNOWN else not got
@@ -678,9 +660,38 @@ def _evaluate(node: ast.AST | None, env: Mapping[str, str]) -> Any:
         return all(values) if isinstance(node.op, ast.And) else any(values)
     if isinstance(node, ast.IfExp):
         test = _evaluate(node.test, env)
-        if test is _UNKNOWN:
+        return _UNKNOWN if test is _UNKNOWN else _evaluate(node.body if test else node.orelse, env)
+    return _UNKNOWN
+
+
+def _evaluate_fstring(node: ast.JoinedStr, env: Mapping[str, str]) -> Any:
+    """An f-string's text (:func:`_evaluate`), ``_UNKNOWN`` when a field has a
+    format spec or conversion or is not a known string."""
+    parts = []
+    for value in node.values:
+        inner: ast.AST = value
+        if isinstance(value, ast.FormattedValue):
+            if value.format_spec or value.conversion > 0:
+                return _UNKNOWN
+            inner = value.value
+        got = _evaluate(inner, env)
+        if not isinstance(got, str):
             return _UNKNOWN
-        return _evaluate(node.body if test else node.orelse, env)
+        parts.append(got)
+    return "".join(parts)
+
+
+def _evaluate_method(node: ast.Call, func: ast.Attribute, env: Mapping[str, str]) -> Any:
+    """``s.strip()`` / ``.lower()`` / ``.upper()`` / ``.replace(a, b)`` on a
+    known string (:func:`_evaluate`), else ``_UNKNOWN``."""
+    target = _evaluate(func.value, env)
+    args = [_evaluate(a, env) for a in node.args]
+    if not isinstance(target, str) or not all(isinstance(a, str) for a in args):
+        return _UNKNOWN
+    if func.attr in ("strip", "lower", "upper") and not args:
+        return getattr(target, func.attr)()
+    if func.attr == "replace" and len(args) == 2:
+        return target.replace(args[0], args[1])
     return _UNKNOWN
 
 
@@ -823,6 +834,44 @@ def _wraps_add_argument(tree: ast.Module) -> tuple[bool, bool]:
     return False, False
 
 
+def _dest(kw: Mapping[str, ast.expr], env: Mapping[str, str], flags: list[str]) -> str:
+    """The attribute an ``add_argument`` stores into: its ``dest=`` (a
+    literal, or a string it evaluates to), else its first flag (``flags``,
+    long ones first) as an identifier."""
+    dest = literal_text(kw["dest"]) if "dest" in kw else None
+    if dest is None and "dest" in kw:
+        value = _evaluate(kw["dest"], env)
+        dest = value if isinstance(value, str) and value.isidentifier() else None
+    return dest if dest is not None else flags[0].lstrip("-").replace("-", "_")
+
+
+def _new_flag(kw: Mapping[str, ast.expr], help_text: str | None, flags: list[str]) -> str | None:
+    """The flag that replaces a deprecated one: its ``new_flag=``, else the
+    one its help names as deprecated for (without ``=value``); None otherwise."""
+    new_flag = _text(kw.get("new_flag"))
+    if new_flag is None and help_text:
+        match = _DEPRECATED_HELP.search(help_text)
+        if match and match.group(1) not in flags:
+            new_flag = match.group(1)
+    return new_flag.split("=", 1)[0] if new_flag is not None else None
+
+
+def _argument_default(
+    kw: Mapping[str, ast.expr], local: Mapping[str, ast.expr | None]
+) -> str | None:
+    """The ``default=`` of an ``add_argument`` as written; for a local
+    (``local``: its function's one-value locals), that value when it is a
+    constant or a field (``cls.x``), else None (computed there, not known)."""
+    given = kw.get("default")
+    if isinstance(given, ast.Name) and given.id in local:
+        value = local[given.id]
+        simple = isinstance(value, ast.Constant) or (
+            isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
+        )
+        return unparse(value) if simple else None
+    return unparse(given)
+
+
 def argparse_options(path: str, tree: ast.Module) -> list[Option]:
     """The options the ``add_argument`` calls of one module (``path``, its
     ``tree``) declare, in the order of the calls: what :func:`mine_config`
@@ -846,36 +895,16 @@ def argparse_options(path: str, tree: ast.Module) -> list[Option]:
             continue
         kw = _kw(node)
         long_flags = [f for f in flags if f.startswith("--")]
-        dest = literal_text(kw["dest"]) if "dest" in kw else None
-        if dest is None and "dest" in kw:
-            value = _evaluate(kw["dest"], env)
-            dest = value if isinstance(value, str) and value.isidentifier() else None
-        if dest is None:
-            dest = (long_flags or flags)[0].lstrip("-").replace("-", "_")
+        dest = _dest(kw, env, long_flags or flags)
         help_text = _text(kw.get("help"))
         if help_text == "==SUPPRESS==" or (
             isinstance(kw.get("help"), ast.Attribute)
             and unparse(kw.get("help")) == "argparse.SUPPRESS"
         ):
             help_text = None
-        new_flag = _text(kw.get("new_flag"))
-        if new_flag is None and help_text:
-            match = _DEPRECATED_HELP.search(help_text)
-            if match and match.group(1) not in flags:
-                new_flag = match.group(1)
-        if new_flag is not None:
-            new_flag = new_flag.split("=", 1)[0]
+        new_flag = _new_flag(kw, help_text, flags)
         owner = owners.get(id(node), "") or "<module>"
-        default = unparse(kw.get("default"))
-        given = kw.get("default")
-        if isinstance(given, ast.Name) and given.id in local_values.get(id(node), {}):
-            # a local: its one plain value, when that is a constant or a
-            # field (``cls.x``); otherwise computed here, not known
-            value = local_values[id(node)][given.id]
-            simple = isinstance(value, ast.Constant) or (
-                isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
-            )
-            default = unparse(value) if simple else None
+        default = _argument_default(kw, local_values.get(id(node), {}))
         if bare and suppressed and "default" not in kw and "." in owner:
             # argparse.SUPPRESS: the attribute keeps the class field's default
             # (read by _class_default, as for ``default=Cls.field``; a field
@@ -917,12 +946,13 @@ def _annotated_aliases(tree: ast.Module) -> set[str]:
     """Names bound to ``Annotated`` in the module (``A = Annotated``, imports as)."""
     names = {"Annotated"}
     for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            if isinstance(stmt.targets[0], ast.Name) and dotted(stmt.value) in (
-                "Annotated",
-                "typing.Annotated",
-            ):
-                names.add(stmt.targets[0].id)
+        if (
+            isinstance(stmt, ast.Assign)
+            and len(stmt.targets) == 1
+            and isinstance(stmt.targets[0], ast.Name)
+            and dotted(stmt.value) in ("Annotated", "typing.Annotated")
+        ):
+            names.add(stmt.targets[0].id)
         if isinstance(stmt, ast.ImportFrom):
             for alias in stmt.names:
                 if alias.name in ("A", "Annotated") and alias.asname is None:
@@ -967,6 +997,10 @@ def _inner_type(node: ast.expr) -> tuple[str | None, tuple[str, ...] | None]:
 def _dataclass_fields(
     cls: ast.ClassDef, annotated: set[str], lists: dict[str, ast.expr]
 ) -> list[_Field]:
+    """The annotated fields of the dataclass ``cls`` (``ClassVar`` aside),
+    with their default, help, choices and flags from ``field(metadata=...)``
+    and from ``Annotated[T, ...]`` markers (``annotated``: the names that
+    alias ``Annotated`` in the module; ``lists``: its module-level lists)."""
     out: list[_Field] = []
     for stmt in cls.body:
         if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
@@ -976,59 +1010,71 @@ def _dataclass_fields(
             isinstance(ann, ast.Subscript) and dotted(ann.value) in ("ClassVar", "typing.ClassVar")
         ):
             continue
-        value = stmt.value
-        default = unparse(value)
-        meta_help: str | None = None
-        has_meta = False
-        choices: tuple[str, ...] | None = None
-        if isinstance(value, ast.Call) and call_name(value) == "field":
-            kw = _kw(value)
-            default = unparse(kw.get("default"))
-            if default is None and "default_factory" in kw:
-                default = f"{unparse(kw['default_factory'])}()"
-            meta = kw.get("metadata")
-            if isinstance(meta, ast.Dict):
-                for k, v in zip(meta.keys, meta.values, strict=True):
-                    key = literal_text(k) if k is not None else None
-                    if key == "help":
-                        meta_help, has_meta = _text(v), True
-                    elif key == "choices":
-                        choices = _choices(v, lists)
-        f = _Field(stmt.target.id, stmt.lineno, unparse(ann), default, meta_help, has_meta)
-        f.choices = choices
+        f = _field_of(stmt, stmt.target.id, ann, lists)
         if isinstance(ann, ast.Subscript) and dotted(ann.value) in annotated:
             elts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
             if elts:
                 f.type, literal = _inner_type(elts[0])
                 f.choices = f.choices or literal
                 for meta_node in elts[1:]:
-                    text = _text(meta_node)
-                    if text is not None:
-                        f.help, f.has_meta = text, True
-                    elif isinstance(meta_node, ast.Call):
-                        kw = _kw(meta_node)
-                        name = call_name(meta_node)
-                        if "help" in kw or "choices" in kw or "no_cli" in kw or name == "Arg":
-                            f.has_meta = True
-                            f.help = _text(kw.get("help")) or f.help
-                            f.choices = _choices(kw.get("choices"), lists) or f.choices
-                            f.no_cli = (
-                                literal_text(kw["no_cli"]) == "True" if "no_cli" in kw else False
-                            )
-                            f.action = unparse(kw.get("action"))
-                            cli = _text(kw.get("cli_name"))
-                            aliases = _choices(kw.get("aliases"), lists) or ()
-                            flags = [cli or "--" + f.name.replace("_", "-"), *aliases]
-                            f.flags = tuple(flags)
-                        elif meta_node.args and len(meta_node.args) == 1:
-                            ns = literal_text(meta_node.args[0])
-                            if ns is not None and not kw:
-                                f.namespace = ns
+                    _annotated_marker(f, meta_node, lists)
         else:
             f.type, literal = _inner_type(ann)
             f.choices = f.choices or literal
         out.append(f)
     return out
+
+
+def _field_of(stmt: ast.AnnAssign, name: str, ann: ast.expr, lists: dict[str, ast.expr]) -> _Field:
+    """The field ``name: ann = value``: its default, and the help and
+    choices of a ``field(metadata={...})``."""
+    value = stmt.value
+    default = unparse(value)
+    meta_help: str | None = None
+    has_meta = False
+    choices: tuple[str, ...] | None = None
+    if isinstance(value, ast.Call) and call_name(value) == "field":
+        kw = _kw(value)
+        default = unparse(kw.get("default"))
+        if default is None and "default_factory" in kw:
+            default = f"{unparse(kw['default_factory'])}()"
+        meta = kw.get("metadata")
+        if isinstance(meta, ast.Dict):
+            for k, v in zip(meta.keys, meta.values, strict=True):
+                key = literal_text(k) if k is not None else None
+                if key == "help":
+                    meta_help, has_meta = _text(v), True
+                elif key == "choices":
+                    choices = _choices(v, lists)
+    f = _Field(name, stmt.lineno, unparse(ann), default, meta_help, has_meta)
+    f.choices = choices
+    return f
+
+
+def _annotated_marker(f: _Field, meta_node: ast.expr, lists: dict[str, ast.expr]) -> None:
+    """Read one marker of ``Annotated[T, ...]`` into ``f``: a help text, an
+    ``Arg(help=, choices=, no_cli=, action=, cli_name=, aliases=)``, or a
+    namespace marker ``NS("disagg")``."""
+    text = _text(meta_node)
+    if text is not None:
+        f.help, f.has_meta = text, True
+        return
+    if not isinstance(meta_node, ast.Call):
+        return
+    kw = _kw(meta_node)
+    if "help" in kw or "choices" in kw or "no_cli" in kw or call_name(meta_node) == "Arg":
+        f.has_meta = True
+        f.help = _text(kw.get("help")) or f.help
+        f.choices = _choices(kw.get("choices"), lists) or f.choices
+        f.no_cli = literal_text(kw["no_cli"]) == "True" if "no_cli" in kw else False
+        f.action = unparse(kw.get("action"))
+        cli = _text(kw.get("cli_name"))
+        aliases = _choices(kw.get("aliases"), lists) or ()
+        f.flags = tuple([cli or "--" + f.name.replace("_", "-"), *aliases])
+    elif meta_node.args and len(meta_node.args) == 1:
+        ns = literal_text(meta_node.args[0])
+        if ns is not None and not kw:
+            f.namespace = ns
 
 
 def _loops_over_fields(cls: ast.ClassDef) -> bool:
@@ -1644,9 +1690,11 @@ def _entry_point(
     makers = {primary}
     if tree is not None:
         for stmt in tree.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                if (unparse(stmt.returns) or "").strip("'\"") == primary:
-                    makers.add(stmt.name)
+            if (
+                isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and (unparse(stmt.returns) or "").strip("'\"") == primary
+            ):
+                makers.add(stmt.name)
     candidates = []
     for path in index.grep(b"__main__"):
         data = index.files[path]
@@ -1695,27 +1743,75 @@ def mine_config(
     """The configuration model of the commit held by ``index``; ``argparse``:
     the :func:`argparse_options` of files read before, by path (the others
     are read here)."""
-    options: list[Option] = []
-    derived: list[Derived] = []
-    class_sizes: list[tuple[int, str, str]] = []
     argparse_paths = index.grep(b"add_argument")
+    options: list[Option] = []
     for path in argparse_paths:
         if argparse is not None and path in argparse:
             options.extend(argparse[path])
         elif (tree := index.tree(path)) is not None:
             options.extend(argparse_options(path, tree))
+    found = _dataclasses(index, argparse_paths, options)
+    options = _placed(index, found, [*options, *found.options])
+    derived: list[Derived] = []
+    for cls, path in found.pending:
+        fields = found.class_fields.get(cls.name, set())
+        derived.extend(_derived_for_class(cls, path, fields, _DerivedFinder(index, fields)))
+    classes = list(dict.fromkeys(name for _, name, _ in found.class_sizes))
+    namespaces = {o.namespace for o in options if o.namespace}
+    primary_path = found.class_sizes[0][2] if found.class_sizes else None
+    options.sort(key=lambda o: (o.owner, o.name, o.path, o.line, o.flags))
+    derived.sort(key=lambda d: (d.owner, d.name, d.path, d.line))
+    return ConfigModel(
+        options=tuple(options),
+        derived=tuple(derived),
+        env=tuple(_mine_env(index)),
+        classes=tuple(classes),
+        accessors=tuple(_accessors(index, classes, namespaces)),
+        views=tuple(argument_views(index, argument_objects(classes))),
+        entry_point=_entry_point(index, classes[0] if classes else None, primary_path),
+        entry_points=tuple(_other_entry_points(index, found.class_sizes[1:], options)),
+        scripts=tuple(
+            sorted(
+                {
+                    o.path
+                    for o in options
+                    if o.path and _runs_as_script(o.path, index.files.get(o.path, b""))
+                }
+            )
+        ),
+    )
+
+
+@dataclass
+class _Dataclasses:
+    """What :func:`_dataclasses` found: the options of the arguments
+    dataclasses' fields no ``add_argument`` defines, each class's size,
+    fields and field defaults, and the classes (with their file) whose
+    derived settings are read."""
+
+    options: list[Option] = field(default_factory=list)
+    class_sizes: list[tuple[int, str, str]] = field(default_factory=list)
+    """(number of fields, class, path), largest first."""
+    class_fields: dict[str, set[str]] = field(default_factory=dict)
+    field_defaults: dict[tuple[str, str, str], str | None] = field(default_factory=dict)
+    pending: list[tuple[ast.ClassDef, str]] = field(default_factory=list)
+
+
+def _dataclasses(
+    index: SourceIndex, argparse_paths: list[str], options: list[Option]
+) -> _Dataclasses:
+    """The arguments dataclasses of the commit: those that make flags, that
+    the ``default=Cls.field`` of an ``add_argument`` names, or that derive
+    from a mixin whose flags take ``default=cls.field``."""
     explicit = {(o.name, o.path) for o in options if o.deprecated_for is None}
-    defaults_from = set()
-    for o in options:
-        if o.default and "." in o.default:
-            head = o.default.split(".", 1)[0]
-            if head[:1].isupper():
-                defaults_from.add(head)
-    # classes whose flags take ``default=cls.field`` from a subclass
+    defaults_from = {
+        head
+        for o in options
+        if o.default and "." in o.default
+        if (head := o.default.split(".", 1)[0])[:1].isupper()
+    }
     mixins = {o.owner for o in options if (o.default or "").startswith("cls.")}
-    class_fields: dict[str, set[str]] = {}
-    field_defaults: dict[tuple[str, str, str], str | None] = {}
-    pending: list[tuple[ast.ClassDef, str]] = []
+    out = _Dataclasses()
     for path in _dataclass_candidates(index, argparse_paths, defaults_from):
         tree = index.tree(path)
         if tree is None:
@@ -1732,98 +1828,83 @@ def mine_config(
             ):
                 continue
             fields = _dataclass_fields(cls, annotated, lists)
-            if not fields:
-                continue
-            every = _loops_over_fields(cls)
-            class_sizes.append((len(fields), cls.name, path))
-            class_fields[cls.name] = class_fields.get(cls.name, set()) | {f.name for f in fields}
-            for f in fields:
-                field_defaults.setdefault((path, cls.name, f.name), f.default)
-            pending.append((cls, path))
-            for f in fields:
-                if (f.name, path) in explicit:
-                    continue
-                if f.has_meta and not f.no_cli:
-                    flags = f.flags or ("--" + f.name.replace("_", "-"),)
-                elif every:
-                    flags = ("--" + f.name.replace("_", "-"),)
-                else:
-                    flags = ()
-                options.append(
-                    Option(
-                        name=f.name,
-                        flags=flags,
-                        owner=cls.name,
-                        path=path,
-                        line=f.line,
-                        source="dataclass",
-                        type=f.type,
-                        default=f.default,
-                        choices=f.choices,
-                        help=f.help,
-                        action=f.action
-                        or ("store_true" if _is_bool_type(f.type) and flags else None),
-                        namespace=f.namespace,
-                    )
-                )
-    # a classmethod's ``default=cls.field`` in a mixin: the field of the
-    # arguments dataclass that derives from it
+            if fields:
+                _add_dataclass(out, cls, path, fields, explicit)
+    out.class_sizes.sort(key=lambda t: (-t[0], t[1], t[2]))
+    return out
+
+
+def _add_dataclass(
+    out: _Dataclasses,
+    cls: ast.ClassDef,
+    path: str,
+    fields: list[_Field],
+    explicit: set[tuple[str, str]],
+) -> None:
+    """Record one arguments dataclass in ``out``: its size, fields, defaults,
+    and an option for each field no ``add_argument`` of its file defines
+    (``explicit``)."""
+    every = _loops_over_fields(cls)
+    out.class_sizes.append((len(fields), cls.name, path))
+    out.class_fields[cls.name] = out.class_fields.get(cls.name, set()) | {f.name for f in fields}
+    for f in fields:
+        out.field_defaults.setdefault((path, cls.name, f.name), f.default)
+    out.pending.append((cls, path))
+    for f in fields:
+        if (f.name, path) in explicit:
+            continue
+        if f.has_meta and not f.no_cli:
+            flags = f.flags or ("--" + f.name.replace("_", "-"),)
+        elif every:
+            flags = ("--" + f.name.replace("_", "-"),)
+        else:
+            flags = ()
+        out.options.append(
+            Option(
+                name=f.name,
+                flags=flags,
+                owner=cls.name,
+                path=path,
+                line=f.line,
+                source="dataclass",
+                type=f.type,
+                default=f.default,
+                choices=f.choices,
+                help=f.help,
+                action=f.action or ("store_true" if _is_bool_type(f.type) and flags else None),
+                namespace=f.namespace,
+            )
+        )
+
+
+def _placed(index: SourceIndex, found: _Dataclasses, options: list[Option]) -> list[Option]:
+    """``options`` with their module, an ``add_argument`` that stores into a
+    dataclass field owned by that class, and a ``default=cls.field`` of a
+    mixin read from the arguments dataclass that derives from it."""
     subclasses: dict[str, list[str]] = defaultdict(list)
-    for cls, _ in pending:
+    for cls, _ in found.pending:
         for base in cls.bases:
             base_name = dotted(base)
             if base_name:
                 subclasses[base_name.split(".")[-1]].append(cls.name)
-    class_sizes.sort(key=lambda t: (-t[0], t[1], t[2]))
-    classes = list(dict.fromkeys(name for _, name, _ in class_sizes))
-    # argparse options that store into a dataclass field belong to that class
     owned: list[Option] = []
     for o in options:
         if o.source == "argparse":
-            for _, name, path in class_sizes:
-                if path == o.path and o.name in class_fields.get(name, set()):
+            for _, name, path in found.class_sizes:
+                if path == o.path and o.name in found.class_fields.get(name, set()):
                     o = Option(**{**_asdict(o), "owner": name})
                     break
         owned.append(o)
-    options = [
+    return [
         Option(
             **{
                 **_asdict(o),
                 "module": index.module_name(o.path),
-                "default": _class_default(o, field_defaults, subclasses),
+                "default": _class_default(o, found.field_defaults, subclasses),
             }
         )
         for o in owned
     ]
-    for cls, path in pending:
-        finder = _DerivedFinder(index, class_fields.get(cls.name, set()))
-        derived.extend(_derived_for_class(cls, path, class_fields.get(cls.name, set()), finder))
-    env = _mine_env(index)
-    namespaces = {o.namespace for o in options if o.namespace}
-    accessors = _accessors(index, classes, namespaces)
-    views = argument_views(index, argument_objects(classes))
-    primary_path = class_sizes[0][2] if class_sizes else None
-    options.sort(key=lambda o: (o.owner, o.name, o.path, o.line, o.flags))
-    derived.sort(key=lambda d: (d.owner, d.name, d.path, d.line))
-    return ConfigModel(
-        options=tuple(options),
-        derived=tuple(derived),
-        env=tuple(env),
-        classes=tuple(classes),
-        accessors=tuple(accessors),
-        views=tuple(views),
-        entry_point=_entry_point(index, classes[0] if classes else None, primary_path),
-        entry_points=tuple(_other_entry_points(index, class_sizes[1:], options)),
-        scripts=tuple(
-            sorted(
-                {
-                    o.path
-                    for o in options
-                    if o.path and _runs_as_script(o.path, index.files.get(o.path, b""))
-                }
-            )
-        ),
-    )
 
 
 #: ``if __name__ == "__main__":`` (either quotes, either order).
@@ -1982,9 +2063,16 @@ def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
+#: One read of a variable: (path, kind of the helper, default as written, line).
+_EnvRead = tuple[str, str | None, str | None, int]
+
+
 def _mine_env(index: SourceIndex) -> list[EnvVar]:
+    """The environment variables of the commit: those its registries declare
+    (with their declared default), and those it reads with ``os.environ`` /
+    ``os.getenv`` / a helper (:func:`_env_reads`), by name."""
     declared: dict[str, EnvVar] = {}
-    reads: dict[str, list[tuple[str, str | None, str | None, int]]] = defaultdict(list)
+    reads: dict[str, list[_EnvRead]] = defaultdict(list)
     for path in index.grep(b"environ", b"getenv", b"env_var", b"= Env"):
         data = index.files[path]
         if len(_REGISTRY_LINE.findall(data)) >= 3:
@@ -1992,60 +2080,50 @@ def _mine_env(index: SourceIndex) -> list[EnvVar]:
             if tree is not None:
                 for var in _env_registry(path, tree):
                     declared.setdefault(var.name, var)
-        for pattern in _ENV_PATTERNS:
-            for m in pattern.finditer(data):
-                if (
-                    m.group(0).startswith(b"environ.pop")
-                    or _ENV_WRITE.match(data, m.end())
-                    or _ENV_DELETE.search(data, max(0, m.start() - 12), m.start())
-                ):
-                    continue
-                name = m.group(1).decode()
-                reads[name].append((path, None, _normal(m.group(2)), _line_of(data, m.start())))
-        for m in _ENV_HELPER.finditer(data):
-            helper = m.group(1).decode()
-            if "set" in helper:
-                continue
-            reads[m.group(2).decode()].append(
-                (path, _env_kind(helper), _normal(m.group(3)), _line_of(data, m.start()))
-            )
+        for name, read in _env_reads(path, data):
+            reads[name].append(read)
     out: list[EnvVar] = []
     for name in sorted(set(declared) | set(reads)):
         found = sorted(reads.get(name, []), key=lambda r: (r[0], r[3]))
         if name in declared:
-            var = declared[name]
-            out.append(
-                EnvVar(
-                    name=var.name,
-                    kind=var.kind,
-                    default=var.default,
-                    path=var.path,
-                    line=var.line,
-                    reads=len(found),
-                    deprecated_for=var.deprecated_for,
-                    registry=var.registry,
-                )
-            )
-            continue
-        # The library's own reads first (a test helper's default is not the
-        # program's); a default only when those reads agree on one, with the
-        # place of a read that gives it.
-        main = [r for r in found if path_kind(r[0]) is None] or found
-        defaults = {r[2] for r in main if r[2] is not None}
-        default = next(iter(defaults)) if len(defaults) == 1 else None
-        first = next((r for r in main if r[2] == default), main[0]) if default else main[0]
-        kind = next((r[1] for r in main if r[1]), None)
-        out.append(
-            EnvVar(
-                name=name,
-                kind=kind,
-                default=default,
-                path=first[0],
-                line=first[3],
-                reads=len(found),
-            )
-        )
+            out.append(replace(declared[name], reads=len(found)))
+        else:
+            out.append(_read_variable(name, found))
     return out
+
+
+def _env_reads(path: str, data: bytes) -> Iterator[tuple[str, _EnvRead]]:
+    """(name, read) of every read of a variable in the file ``path``
+    (writes, ``pop`` and ``del`` aside; helpers that set are no reads)."""
+    for pattern in _ENV_PATTERNS:
+        for m in pattern.finditer(data):
+            if (
+                m.group(0).startswith(b"environ.pop")
+                or _ENV_WRITE.match(data, m.end())
+                or _ENV_DELETE.search(data, max(0, m.start() - 12), m.start())
+            ):
+                continue
+            yield m.group(1).decode(), (path, None, _normal(m.group(2)), _line_of(data, m.start()))
+    for m in _ENV_HELPER.finditer(data):
+        helper = m.group(1).decode()
+        if "set" not in helper:
+            read = (path, _env_kind(helper), _normal(m.group(3)), _line_of(data, m.start()))
+            yield m.group(2).decode(), read
+
+
+def _read_variable(name: str, found: list[_EnvRead]) -> EnvVar:
+    """A variable no registry declares, from its reads (sorted by place).
+    The library's own reads first (a test helper's default is not the
+    program's); a default only when those reads agree on one, with the
+    place of a read that gives it."""
+    main = [r for r in found if path_kind(r[0]) is None] or found
+    defaults = {r[2] for r in main if r[2] is not None}
+    default = next(iter(defaults)) if len(defaults) == 1 else None
+    first = next((r for r in main if r[2] == default), main[0]) if default else main[0]
+    kind = next((r[1] for r in main if r[1]), None)
+    return EnvVar(
+        name=name, kind=kind, default=default, path=first[0], line=first[3], reads=len(found)
+    )
 
 
 def _literal_or_text(node: ast.AST | None) -> str | None:

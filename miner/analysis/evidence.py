@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from miner.analysis.code import comment_start
@@ -218,20 +218,48 @@ def quotes(
     """
     excerpt = site.excerpt
     lines = {excerpt.start_line + i: t for i, t in enumerate(excerpt.text.split("\n"))}
-    out: list[Quote] = []
+    found = [
+        *_comment_quotes(site, lines, guards),
+        *(
+            Quote("call-doc", first_sentence(doc), path, line, name, 15)
+            for name, doc, path, line in calls
+        ),
+        *(
+            Quote(
+                "help",
+                lead_sentences(opt.help),
+                opt.path,
+                opt.line,
+                opt.flag or f"{opt.owner}.{opt.name}",
+                20,
+            )
+            for opt in options
+            if opt.help and opt.help != "==SUPPRESS=="
+        ),
+        *_doc_quotes(site, lines, exception, header_lines),
+    ]
     seen: set[str] = set()
-
-    def add(quote: Quote) -> None:
-        key = quote.text.lower()
-        if key not in seen:
-            seen.add(key)
+    out: list[Quote] = []
+    for quote in found:
+        if quote.text.lower() not in seen:
+            seen.add(quote.text.lower())
             out.append(quote)
+    if module_doc and not out:
+        module = site.path.removesuffix(".py").removeprefix("python/").replace("/", ".")
+        out.append(
+            Quote("module-doc", first_sentence(module_doc), site.path, header_lines[2], module, 50)
+        )
+    return sorted(out, key=lambda q: q.rank)
 
+
+def _comment_quotes(site: Site, lines: dict[int, str], guards: Iterable[Guard]) -> Iterator[Quote]:
+    """The comment on or above the raise, then the comment above each
+    guard before it (rank: the guard's place, innermost first)."""
     found = comment_above(lines, site.line)
     if found is not None:
         text, line = found
         about = "on the raise" if line == site.line else "above the raise"
-        add(Quote("comment", first_sentence(text), site.path, line, about, 0))
+        yield Quote("comment", first_sentence(text), site.path, line, about, 0)
     for rank, guard in enumerate(guards, start=1):
         if guard.line >= site.line or guard.kind in ("try", "finally", "unreachable"):
             continue
@@ -240,37 +268,29 @@ def quotes(
             text, line = found
             what = "early exit" if guard.kind.startswith("exit") else "check"
             about = f"above the {what} at line {guard.line}"
-            add(Quote("comment", first_sentence(text), site.path, line, about, rank))
-    for name, doc, path, line in calls:
-        add(Quote("call-doc", first_sentence(doc), path, line, name, 15))
-    for opt in options:
-        if opt.help and opt.help != "==SUPPRESS==":
-            name = opt.flag or f"{opt.owner}.{opt.name}"
-            add(Quote("help", lead_sentences(opt.help), opt.path, opt.line, name, 20))
+            yield Quote("comment", first_sentence(text), site.path, line, about, rank)
+
+
+def _doc_quotes(
+    site: Site,
+    lines: dict[int, str],
+    exception: ExceptionInfo | None,
+    header_lines: tuple[int, int, int],
+) -> Iterator[Quote]:
+    """The first sentence of the function's, the class's and the exception
+    class's docstrings."""
     scope = site.scope.split(".<locals>.")[-1]
     func = scope.rsplit(".", 1)[-1]
     cls = scope.split(".")[0] if "." in scope else None
     if site.function_doc and scope != "<module>":
         line = _def_line(lines, func, "def", site.line) or header_lines[0]
-        add(Quote("function-doc", first_sentence(site.function_doc), site.path, line, func, 30))
+        yield Quote("function-doc", first_sentence(site.function_doc), site.path, line, func, 30)
     if site.class_doc and cls:
         line = _def_line(lines, cls, "class", site.line) or header_lines[1]
-        add(Quote("class-doc", first_sentence(site.class_doc), site.path, line, cls, 31))
+        yield Quote("class-doc", first_sentence(site.class_doc), site.path, line, cls, 31)
     if exception is not None and exception.doc:
-        add(
-            Quote(
-                "exception-doc",
-                first_sentence(exception.doc),
-                exception.path,
-                exception.line,
-                exception.name,
-                40,
-            )
-        )
-    if module_doc and not out:
-        module = site.path.removesuffix(".py").removeprefix("python/").replace("/", ".")
-        add(Quote("module-doc", first_sentence(module_doc), site.path, header_lines[2], module, 50))
-    return sorted(out, key=lambda q: q.rank)
+        doc = first_sentence(exception.doc)
+        yield Quote("exception-doc", doc, exception.path, exception.line, exception.name, 40)
 
 
 #: A sentence of a help text past the first that states what the option needs

@@ -504,60 +504,91 @@ def module_optional_imports(
     for node in tree.body:
         if not isinstance(node, ast.Try):
             continue
-        modules: list[str] = []
-        statements: list[str] = []
-        sure: set[int] = set()  # the nodes binding a name when the imports succeed
-        for statement in node.body:
-            if isinstance(statement, ast.Import):
-                modules += [a.name for a in statement.names]
-                outside = [a for a in statement.names if a.name.split(".")[0] not in local]
-                if outside:
-                    statements.append(ast.unparse(ast.Import(names=outside)))
-                if len(outside) == len(statement.names):
-                    sure.add(id(statement))
-            elif isinstance(statement, ast.ImportFrom) and statement.level == 0:
-                module = statement.module or ""
-                modules.append(module)
-                if module.split(".")[0] not in local:
-                    statements.append(ast.unparse(statement))
-                    sure.add(id(statement))
-            elif isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Constant):
-                if statement.value.value is not None and statement.value.value is not False:
-                    sure.update(id(t) for t in statement.targets if isinstance(t, ast.Name))
-        modules = list(dict.fromkeys(modules))
-        tops = dict.fromkeys(m.split(".")[0] for m in modules)
-        packages = tuple(top for top in tops if top not in local)
-        if not packages:
+        tried = _tried_imports(node, local)
+        if not tried.packages:
             continue
         inside = {id(n) for statement in node.body for n in walk(statement)}
         for handler in node.handlers:
             if not _catches_import_error(handler):
                 continue
-            for statement in handler.body:
-                if not (
-                    isinstance(statement, ast.Assign)
-                    and isinstance(statement.value, ast.Constant)
-                    and (statement.value.value is None or statement.value.value is False)
-                ):
+            for target, value in _fallbacks(handler):
+                bound = [b for b in bindings.get(target.id, []) if b is not target]
+                if not bound or any(id(b) not in inside or id(b) not in tried.sure for b in bound):
                     continue
-                value = "None" if statement.value.value is None else "False"
-                for target in statement.targets:
-                    if not isinstance(target, ast.Name):
-                        continue
-                    bound = [b for b in bindings.get(target.id, []) if b is not target]
-                    if not bound or any(id(b) not in inside or id(b) not in sure for b in bound):
-                        continue
-                    out[target.id] = OptionalImport(
-                        target.id,
-                        value,
-                        tuple(modules),
-                        packages,
-                        tuple(dict.fromkeys(statements)),
-                        path,
-                        node.lineno,
-                        handler.lineno,
-                    )
+                out[target.id] = OptionalImport(
+                    target.id,
+                    value,
+                    tried.modules,
+                    tried.packages,
+                    tried.statements,
+                    path,
+                    node.lineno,
+                    handler.lineno,
+                )
     return out
+
+
+class _Tried(NamedTuple):
+    """What a ``try`` body imports (:func:`_tried_imports`)."""
+
+    modules: tuple[str, ...]
+    """Every module it imports, in order, once each."""
+    packages: tuple[str, ...]
+    """Their top-level packages that are not the repository's."""
+    statements: tuple[str, ...]
+    """The import statements of those packages, as written (once each)."""
+    sure: set[int]
+    """The ids of the nodes binding a name when the imports succeed: the
+    imports of outside packages only, and constants neither None nor False."""
+
+
+def _tried_imports(node: ast.Try, local: frozenset[str]) -> _Tried:
+    """The imports of the body of the module-level ``try`` ``node``
+    (``local``: the repository's top-level packages)."""
+    modules: list[str] = []
+    statements: list[str] = []
+    sure: set[int] = set()
+    for statement in node.body:
+        if isinstance(statement, ast.Import):
+            modules += [a.name for a in statement.names]
+            outside = [a for a in statement.names if a.name.split(".")[0] not in local]
+            if outside:
+                statements.append(ast.unparse(ast.Import(names=outside)))
+            if len(outside) == len(statement.names):
+                sure.add(id(statement))
+        elif isinstance(statement, ast.ImportFrom) and statement.level == 0:
+            module = statement.module or ""
+            modules.append(module)
+            if module.split(".")[0] not in local:
+                statements.append(ast.unparse(statement))
+                sure.add(id(statement))
+        elif (
+            isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Constant)
+            and statement.value.value is not None
+            and statement.value.value is not False
+        ):
+            sure.update(id(t) for t in statement.targets if isinstance(t, ast.Name))
+    unique = list(dict.fromkeys(modules))
+    tops = dict.fromkeys(m.split(".")[0] for m in unique)
+    packages = tuple(top for top in tops if top not in local)
+    return _Tried(tuple(unique), packages, tuple(dict.fromkeys(statements)), sure)
+
+
+def _fallbacks(handler: ast.ExceptHandler) -> Iterator[tuple[ast.Name, str]]:
+    """(name, ``"None"`` or ``"False"``) for each name the handler's
+    top-level statements set to ``None`` or ``False``."""
+    for statement in handler.body:
+        if not (
+            isinstance(statement, ast.Assign)
+            and isinstance(statement.value, ast.Constant)
+            and (statement.value.value is None or statement.value.value is False)
+        ):
+            continue
+        value = "None" if statement.value.value is None else "False"
+        for target in statement.targets:
+            if isinstance(target, ast.Name):
+                yield target, value
 
 
 def optional_imports(
@@ -1491,71 +1522,128 @@ def _collect(
     index.definitions("")  # the word index, built once before both halves read it
     targets = {t for t in (target_name(s.scope) for s in sites if not s.reraise) if t}
     with beside(jobs, _beside, index, targets, own.argparse) as beside_facts:
-        foreign = foreign_names(index, (s.path for s in sites))
-        nested = own.nested_exits
         # What the cards read: the exits nested in earlier branches added
         # (the records stay as mined).
-        sites = [
-            replace(s, exits=(*s.exits, *nested[(s.path, s.line)]))
-            if (s.path, s.line) in nested
-            else s
-            for s in sites
-        ]
-        exceptions = repo_exceptions(index, {s.exception for s in sites if s.exception})
-        definitions = {t: len(index.definitions(t)) for t in sorted(targets)}
-        assigned = predicate_assignments(files, tested_names(sites), index)
-        bare = tested_bare_names(sites)
-        optional = optional_imports(files, bare)
-        binds = local_bindings(files, sites, assigned)
-        selfs = same_class_calls(files, sites, definitions)
-        booleans = boolean_names(files, tested_names(sites, _IDENTIFIER), own.declared)
+        sites = _with_nested_exits(sites, own.nested_exits)
+        here = _here(files, sites, own, index, targets)
         progress("the callers and the configuration model")
         got = beside_facts()
     # after the process beside has ended: no fork while its pool's thread runs
     callers, busy, reaches, refs, uses, unseen = got.calls
     config = got.config
-    predicates: dict[str, Derived] = {}
-    for name in sorted(guard_calls(sites)):
-        found = predicate_function(index, name, config)
-        if found is not None:
-            predicates[name] = found
-    resolved = mine_resolutions(index, config)
-    progress("the code around the settings")
-    notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
-    call_docs = call_docstrings(index, called_names(sites) | defining)
+    around = _around(index, config, sites, here.assigned, jobs, progress)
     progress("the arguments of the calls")
-    arguments = call_arguments(files, sites, callers, bare)
+    arguments = call_arguments(files, sites, callers, tested_bare_names(sites))
     return RepoFacts(
-        booleans=booleans,
-        foreign=foreign,
-        self_calls=selfs,
-        nested_exits=nested,
-        local_binds=binds,
+        booleans=here.booleans,
+        foreign=here.foreign,
+        self_calls=here.selfs,
+        nested_exits=own.nested_exits,
+        local_binds=here.binds,
         local_values=own.local_values,
         call_reach=reaches,
         referenced=refs,
         uses=uses,
         unmentioned=unseen,
         config=config,
-        predicates=predicates,
+        predicates=around.predicates,
         callers=callers,
         crowded=busy,
-        exceptions=exceptions,
-        definitions=definitions,
-        assigned=assigned,
+        exceptions=here.exceptions,
+        definitions=here.definitions,
+        assigned=here.assigned,
         module_docs=own.module_docs,
-        call_docs=call_docs,
+        call_docs=around.call_docs,
         exits=own.exits,
         loop_ends=own.loop_ends,
-        resolved=resolved,
-        notes=notes,
-        choices=choices,
+        resolved=around.resolved,
+        notes=around.notes,
+        choices=around.choices,
         doc_lines=own.doc_lines,
         arguments=arguments,
         decorators=own.decorators,
         module_doc_lines=own.module_doc_lines,
-        optional_imports=optional,
+        optional_imports=here.optional,
         module_values=own.module_values,
+    )
+
+
+class _Around(NamedTuple):
+    """The facts about the code around the settings (:func:`_around`)."""
+
+    predicates: dict[str, Derived]
+    resolved: Mapping[str, tuple[Resolved, ...]]
+    notes: Mapping[str, tuple[Note, ...]]
+    choices: Mapping[str, tuple[Choice, ...]]
+    call_docs: Mapping[str, tuple[str, str, int]]
+
+
+def _around(
+    index: SourceIndex,
+    config: ConfigModel,
+    sites: list[Site],
+    assigned: Mapping[str, tuple[Assigned, ...]],
+    jobs: int,
+    progress: Callable[[str], None],
+) -> _Around:
+    """The predicate functions the guards call, how the settings are
+    resolved, the notes and choices of the code that involves them, and the
+    docstrings of the functions the sites call."""
+    predicates = {
+        name: found
+        for name in sorted(guard_calls(sites))
+        if (found := predicate_function(index, name, config)) is not None
+    }
+    resolved = mine_resolutions(index, config)
+    progress("the code around the settings")
+    notes, choices, defining = involved_code(index, config, sites, assigned, jobs)
+    call_docs = call_docstrings(index, called_names(sites) | defining)
+    return _Around(predicates, resolved, notes, choices, call_docs)
+
+
+def _with_nested_exits(
+    sites: list[Site], nested: Mapping[tuple[str, int], tuple[Guard, ...]]
+) -> list[Site]:
+    """``sites`` with the exits nested in earlier branches added to theirs."""
+    return [
+        replace(s, exits=(*s.exits, *nested[(s.path, s.line)])) if (s.path, s.line) in nested else s
+        for s in sites
+    ]
+
+
+class _Here(NamedTuple):
+    """The facts :func:`_collect` gathers in its own process while the
+    callers and the configuration model are read beside it."""
+
+    foreign: Mapping[str, frozenset[str]]
+    exceptions: Mapping[str, ExceptionInfo]
+    definitions: dict[str, int]
+    assigned: Mapping[str, tuple[Assigned, ...]]
+    optional: Mapping[tuple[str, str], OptionalImport]
+    binds: Mapping[tuple[str, str, str], tuple[int, ...]]
+    selfs: Mapping[tuple[str, str], tuple[Caller, ...]]
+    booleans: frozenset[str]
+
+
+def _here(
+    files: Mapping[str, bytes],
+    sites: list[Site],
+    own: _PerFile,
+    index: SourceIndex,
+    targets: set[str],
+) -> _Here:
+    """The facts of :class:`_Here` (``own``: the joined per-file facts)."""
+    definitions = {t: len(index.definitions(t)) for t in sorted(targets)}
+    assigned = predicate_assignments(files, tested_names(sites), index)
+    return _Here(
+        foreign=foreign_names(index, (s.path for s in sites)),
+        exceptions=repo_exceptions(index, {s.exception for s in sites if s.exception}),
+        definitions=definitions,
+        assigned=assigned,
+        optional=optional_imports(files, tested_bare_names(sites)),
+        binds=local_bindings(files, sites, assigned),
+        selfs=same_class_calls(files, sites, definitions),
+        booleans=boolean_names(files, tested_names(sites, _IDENTIFIER), own.declared),
     )
 
 

@@ -210,60 +210,59 @@ class Linker:
         if env is not None:
             return Read(text, "env", env, True, f"`{text}` reads the environment variable `{env}`")
         if isinstance(node, ast.Call) and not node.args and not node.keywords:
-            if isinstance(node.func, ast.Name) and node.func.id in self.predicates:
-                pred = self.predicates[node.func.id]
-                return Read(
-                    text,
-                    "derived",
-                    node.func.id,
-                    True,
-                    f"`{node.func.id}()` (`{pred.path}:{pred.line}`) returns `{pred.expression}`",
-                )
-            if isinstance(node.func, ast.Attribute):
-                derived = self.config.derived_setting(node.func.attr)
-                if derived is not None:
-                    exact = self._object_exact(node.func.value, None, [])
-                    return Read(
-                        text,
-                        "derived",
-                        derived.name,
-                        exact,
-                        self._derived_evidence(text, derived, exact),
-                    )
+            found = self._called(node, text)
+            if found is not None:
+                return found
         if isinstance(node, ast.Attribute):
-            name = node.attr
-            base, chain = self._split(node)
-            option = self.config.option(name, self._near)
-            derived = self.config.derived_setting(name)
-            exact = self._object_exact(base, option, chain)
-            if option is not None and (exact or self._by_name(option)):
-                where = f"`{option.owner}.{name}`"
-                evidence = (
-                    f"`{text}` reads the setting {where}"
-                    if exact
-                    else f"`{text}` has the name of the setting {where}"
-                )
-                return Read(text, "option", name, exact, evidence, option.path)
-            if derived is not None and (exact or self._nameable(name)):
-                return Read(
-                    text, "derived", name, exact, self._derived_evidence(text, derived, exact)
-                )
+            return self._attribute(node, text)
         if isinstance(node, ast.Name) and self._nameable(node.id):
-            opt = self.config.option(node.id, self._near)
-            if opt is not None and self._by_name(opt):
-                return Read(
-                    text,
-                    "option",
-                    node.id,
-                    False,
-                    f"`{text}` has the name of the setting `{opt.owner}.{node.id}`",
-                    opt.path,
-                )
-            derived = self.config.derived_setting(node.id)
+            return self._named(node.id, text)
+        return None
+
+    def _called(self, node: ast.Call, text: str) -> Read | None:
+        """``pred()`` of a predicate function, or ``obj.derived()`` of a
+        derived setting (:meth:`classify`)."""
+        if isinstance(node.func, ast.Name) and node.func.id in self.predicates:
+            pred = self.predicates[node.func.id]
+            evidence = f"`{node.func.id}()` (`{pred.path}:{pred.line}`) returns `{pred.expression}`"
+            return Read(text, "derived", node.func.id, True, evidence)
+        if isinstance(node.func, ast.Attribute):
+            derived = self.config.derived_setting(node.func.attr)
             if derived is not None:
-                return Read(
-                    text, "derived", node.id, False, self._derived_evidence(text, derived, False)
-                )
+                exact = self._object_exact(node.func.value, None, [])
+                evidence = self._derived_evidence(text, derived, exact)
+                return Read(text, "derived", derived.name, exact, evidence)
+        return None
+
+    def _attribute(self, node: ast.Attribute, text: str) -> Read | None:
+        """``obj.name`` of an option (read from an arguments object, or by
+        its name alone where that is allowed) or of a derived setting."""
+        name = node.attr
+        base, chain = self._split(node)
+        option = self.config.option(name, self._near)
+        derived = self.config.derived_setting(name)
+        exact = self._object_exact(base, option, chain)
+        if option is not None and (exact or self._by_name(option)):
+            where = f"`{option.owner}.{name}`"
+            evidence = (
+                f"`{text}` reads the setting {where}"
+                if exact
+                else f"`{text}` has the name of the setting {where}"
+            )
+            return Read(text, "option", name, exact, evidence, option.path)
+        if derived is not None and (exact or self._nameable(name)):
+            return Read(text, "derived", name, exact, self._derived_evidence(text, derived, exact))
+        return None
+
+    def _named(self, name: str, text: str) -> Read | None:
+        """A bare name that is an option's (read by name alone) or a derived setting's."""
+        opt = self.config.option(name, self._near)
+        if opt is not None and self._by_name(opt):
+            evidence = f"`{text}` has the name of the setting `{opt.owner}.{name}`"
+            return Read(text, "option", name, False, evidence, opt.path)
+        derived = self.config.derived_setting(name)
+        if derived is not None:
+            return Read(text, "derived", name, False, self._derived_evidence(text, derived, False))
         return None
 
     @staticmethod
@@ -302,19 +301,20 @@ class Linker:
             return read.text, read.kind == "env"
 
         if (
-            isinstance(node, ast.Compare)
-            and len(node.ops) == 1
-            and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            (
+                isinstance(node, ast.Compare)
+                and len(node.ops) == 1
+                and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            )
+            and (dotted(node.comparators[0]) or "").endswith("environ")
+            and isinstance(node.left, ast.Constant)
         ):
-            if (dotted(node.comparators[0]) or "").endswith("environ") and isinstance(
-                node.left, ast.Constant
-            ):
-                key = literal_text(node.left)
-                if key and self.config.env_var(key):
-                    text = self.text(node)
-                    read = Read(text, "env", key, True, f"`{text}` tests whether `{key}` is set")
-                    op = "is not None" if isinstance(node.ops[0], ast.In) else "is None"
-                    return Clause(Condition(text, op, (), text, True), read)
+            key = literal_text(node.left)
+            if key and self.config.env_var(key):
+                text = self.text(node)
+                read = Read(text, "env", key, True, f"`{text}` tests whether `{key}` is set")
+                op = "is not None" if isinstance(node.ops[0], ast.In) else "is None"
+                return Clause(Condition(text, op, (), text, True), read)
         cond = leaf_condition(node, name_of, self.text)
         text = self.text(node)
         if cond is None or cond.name not in reads:

@@ -249,7 +249,7 @@ def _write_cache(path: Path, answer: Any) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump({"answer": answer, "prompt_version": PROMPT_VERSION}, handle, sort_keys=True)
-        os.replace(tmp, path)
+        Path(tmp).replace(path)
     except OSError as exc:
         log.warning("%s: cannot write the LLM cache (%s)", path, exc)
 

@@ -447,9 +447,9 @@ def _end(lines: list[str], line: int, indent: int, clauses: bool) -> int:
     while stop < limit:
         text = lines[stop]
         stripped = _line_code(text)
-        if stripped and _indent(text) <= indent and stripped[0] not in ")]}":
-            if not clauses or _indent(text) < indent or not _CONTINUES.match(stripped):
-                break
+        ends = stripped and _indent(text) <= indent and stripped[0] not in ")]}"
+        if ends and (not clauses or _indent(text) < indent or not _CONTINUES.match(stripped)):
+            break
         stop += 1
     return stop
 
@@ -869,10 +869,7 @@ class Paths:
                 if level < LEVELS and parent and parent != name:
                     for n in self.needs(parent, level + 1) or ():
                         full.setdefault(n.key, n)
-                if common is None:
-                    common = full
-                else:
-                    common = {k: v for k, v in common.items() if k in full}
+                common = full if common is None else {k: v for k, v in common.items() if k in full}
                 if not common:
                     break
             result = tuple((common or {}).values())

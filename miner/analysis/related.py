@@ -39,9 +39,39 @@ SHORTLIST = 15
 PROXIMITY = 0.5
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
 _STOP = frozenset(
-    """self none true false with when that this from have must does only should
-    support supported found expected value values type given got required
-    invalid cannot unknown error raise return none""".split()
+    [
+        "self",
+        "none",
+        "true",
+        "false",
+        "with",
+        "when",
+        "that",
+        "this",
+        "from",
+        "have",
+        "must",
+        "does",
+        "only",
+        "should",
+        "support",
+        "supported",
+        "found",
+        "expected",
+        "value",
+        "values",
+        "type",
+        "given",
+        "got",
+        "required",
+        "invalid",
+        "cannot",
+        "unknown",
+        "error",
+        "raise",
+        "return",
+        "none",
+    ]
 )
 
 

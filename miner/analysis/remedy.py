@@ -23,7 +23,7 @@ Recognized, case-insensitively, per sentence of the message:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from miner.analysis.audience import named_env_vars
@@ -191,6 +191,18 @@ def _shared(a: str, b: str | None) -> int:
     return n
 
 
+#: The verb of "--x must <verb> ..." as the fix says it of a value.
+_MUST_VERBS = {
+    "be": "is",
+    "have": "has",
+    "contain": "contains",
+    "match": "matches",
+    "point to": "points to",
+    "divide": "divides",
+    "equal": "equals",
+}
+
+
 class Remedies:
     """Reads messages against one configuration model."""
 
@@ -285,127 +297,127 @@ class Remedies:
 
     def remedies(self, words: str, path: str | None = None) -> list[Remedy]:
         """The advice of a message's literal words (placeholders as ``{}``),
-        raised in the file ``path`` (which option a flag means: :meth:`option`)."""
-        out: list[Remedy] = []
-        seen: set[str] = set()
-
-        def add(remedy: Remedy) -> None:
-            if remedy.text not in seen:
-                seen.add(remedy.text)
-                out.append(remedy)
-
+        raised in the file ``path`` (which option a flag means: :meth:`option`),
+        sentence by sentence, each advice once."""
+        out: dict[str, Remedy] = {}
         for part in sentences(words):
             flags = [f for f in _FLAG_RE.findall(part) if f in self.flags]
             unknown = [f for f in _FLAG_RE.findall(part) if f not in self.flags]
             env = named_env_vars(part, self.env)
-            for m in _REQUIRES.finditer(part):
-                name, sep, value = m.group(1), m.group(2) or "", m.group(3)
-                value = value.rstrip(".:") if value else value  # the sentence's end
-                if name.startswith("--"):
-                    done = self._set(name, value, sep, path)
-                    if done is not None:
-                        add(
-                            Remedy(f"{done[0]}: the message says it is required.", done[1], (name,))
-                        )
-                elif name in self.env and value and sep == "=":
-                    cmd = self.entry
-                    add(
-                        Remedy(
-                            f"Set {code(f'{name}={value}')}: the message says it is required.",
-                            ExampleFix(
-                                "shell", f"{cmd} ...", f"{name}={value} {cmd} ...", FixKind.ENV
-                            ),
-                            (name,),
-                        )
-                    )
-            for m in _REQUIRED.finditer(part):
-                opt = self.option(m.group(1), path)
-                if opt is not None:
-                    about = self.describe(opt)
-                    add(
-                        Remedy(
-                            f"Pass {code(m.group(1))}: the message says it is required"
-                            + (f" ({about})." if about else "."),
-                            None,
-                            (m.group(1),),
-                        )
-                    )
-            for m in _MUST.finditer(part):
-                flag = m.group(1)
-                if flag not in self.flags:
-                    continue
-                rest = _marked(m.group(5), flags, env)
-                verb = {
-                    "be": "is",
-                    "have": "has",
-                    "contain": "contains",
-                    "match": "matches",
-                    "point to": "points to",
-                    "divide": "divides",
-                    "equal": "equals",
-                }[m.group(4).lower()]
-                if m.group(3):
-                    verb = {"is": "is not", "has": "does not have"}.get(verb, "does not " + verb)
-                given = _GIVEN.match(rest) if verb in ("is", "is not") else None
-                if given is not None:
-                    # "--x must be set when ...": pass it (or leave it out)
-                    do = "Leave out" if m.group(3) else "Pass"
-                    when = f" {given.group(1)}" if given.group(1) else ""
-                    add(Remedy(f"{do} {code(flag)}{when}, as the message asks.", None, (flag,)))
-                elif rest:
-                    add(
-                        Remedy(
-                            f"Give {code(flag)} a value that {verb} {rest}, as the message asks.",
-                            None,
-                            (flag,),
-                        )
-                    )
-            if len(flags) >= 2 and _CONFLICT.search(part) and not unknown:
-                add(
-                    Remedy(
-                        f"Leave out one of {values_list(flags)}: the message says they "
-                        "cannot be used together.",
-                        None,
-                        tuple(flags),
-                    )
+            found = [
+                *self._requires(part, path),
+                *self._required(part, path),
+                *self._musts(part, flags, env),
+                *self._conflict(part, flags, unknown),
+                *self._advised(part, flags, unknown, env, path),
+                *self._installs(part),
+            ]
+            for remedy in found:
+                out.setdefault(remedy.text, remedy)
+        return list(out.values())
+
+    def _requires(self, part: str, path: str | None) -> Iterator[Remedy]:
+        """ "requires --x=v" / "requires X=v": set the flag or the variable."""
+        for m in _REQUIRES.finditer(part):
+            name, sep, value = m.group(1), m.group(2) or "", m.group(3)
+            value = value.rstrip(".:") if value else value  # the sentence's end
+            if name.startswith("--"):
+                done = self._set(name, value, sep, path)
+                if done is not None:
+                    yield Remedy(f"{done[0]}: the message says it is required.", done[1], (name,))
+            elif name in self.env and value and sep == "=":
+                cmd = self.entry
+                example = ExampleFix(
+                    "shell", f"{cmd} ...", f"{name}={value} {cmd} ...", FixKind.ENV
                 )
-            for m in _ADVICE.finditer(part):
-                clause = m.group(0).strip()
-                if len(clause.split()) < 2 or unknown and any(u in clause for u in unknown):
-                    continue
-                named = [f for f in flags if f in clause] + [v for v in env if v in clause]
-                pip = _PIP.search(clause)
-                if not named and not pip:
-                    continue
-                text = _marked(clause, flags, env)
-                example = None
-                if len(named) == 1 and named[0].startswith("--"):
-                    sep, value = next(
-                        (
-                            (v.group(2), v.group(3))
-                            for v in _FLAG_VALUE.finditer(clause)
-                            if v.group(1) == named[0]
-                        ),
-                        ("", None),
-                    )
-                    done = self._set(named[0], value, sep, path)
-                    example = done[1] if done else None
-                elif len(named) == 1:
-                    value_m = next(
-                        (v for v in _ENV_VALUE.finditer(clause) if v.group(1) == named[0]), None
-                    )
-                    if value_m is not None:
-                        cmd = self.entry
-                        setting = value_m.group(0).rstrip(".:")
-                        example = ExampleFix(
-                            "shell", f"{cmd} ...", f"{setting} {cmd} ...", FixKind.ENV
-                        )
-                add(Remedy(f'Do what the message advises: "{text}".', example, tuple(named)))
-            for m in _PIP.finditer(part):
-                command = m.group(0).rstrip(".")
-                if not _LOCAL_TARGET.search(command):
-                    add(Remedy(f"Install what is missing: {code(command)}.", None, ()))
-        return out
+                text = f"Set {code(f'{name}={value}')}: the message says it is required."
+                yield Remedy(text, example, (name,))
+
+    def _required(self, part: str, path: str | None) -> Iterator[Remedy]:
+        """ "--x is required": pass the flag."""
+        for m in _REQUIRED.finditer(part):
+            opt = self.option(m.group(1), path)
+            if opt is not None:
+                about = self.describe(opt)
+                text = f"Pass {code(m.group(1))}: the message says it is required" + (
+                    f" ({about})." if about else "."
+                )
+                yield Remedy(text, None, (m.group(1),))
+
+    def _musts(self, part: str, flags: list[str], env: list[str]) -> Iterator[Remedy]:
+        """ "--x must (not) be/have/... <rest>": give it such a value, or pass it."""
+        for m in _MUST.finditer(part):
+            flag = m.group(1)
+            if flag not in self.flags:
+                continue
+            rest = _marked(m.group(5), flags, env)
+            verb = _MUST_VERBS[m.group(4).lower()]
+            if m.group(3):
+                verb = {"is": "is not", "has": "does not have"}.get(verb, "does not " + verb)
+            given = _GIVEN.match(rest) if verb in ("is", "is not") else None
+            if given is not None:
+                # "--x must be set when ...": pass it (or leave it out)
+                do = "Leave out" if m.group(3) else "Pass"
+                when = f" {given.group(1)}" if given.group(1) else ""
+                yield Remedy(f"{do} {code(flag)}{when}, as the message asks.", None, (flag,))
+            elif rest:
+                text = f"Give {code(flag)} a value that {verb} {rest}, as the message asks."
+                yield Remedy(text, None, (flag,))
+
+    def _conflict(self, part: str, flags: list[str], unknown: list[str]) -> Iterator[Remedy]:
+        """Two or more flags the message says cannot go together: leave one out."""
+        if len(flags) >= 2 and _CONFLICT.search(part) and not unknown:
+            yield Remedy(
+                f"Leave out one of {values_list(flags)}: the message says they "
+                "cannot be used together.",
+                None,
+                tuple(flags),
+            )
+
+    def _advised(
+        self, part: str, flags: list[str], unknown: list[str], env: list[str], path: str | None
+    ) -> Iterator[Remedy]:
+        """An advice clause ("please set --x ...", "pip install ...") that
+        names a flag, a variable or a ``pip`` command: do what it says."""
+        for m in _ADVICE.finditer(part):
+            clause = m.group(0).strip()
+            if len(clause.split()) < 2 or unknown and any(u in clause for u in unknown):
+                continue
+            named = [f for f in flags if f in clause] + [v for v in env if v in clause]
+            if not named and not _PIP.search(clause):
+                continue
+            text = _marked(clause, flags, env)
+            example = self._advice_example(clause, named, path)
+            yield Remedy(f'Do what the message advises: "{text}".', example, tuple(named))
+
+    def _advice_example(self, clause: str, named: list[str], path: str | None) -> ExampleFix | None:
+        """The command line of an advice that names one flag (with its value)
+        or one variable set to a value; None otherwise."""
+        if len(named) == 1 and named[0].startswith("--"):
+            sep, value = next(
+                (
+                    (v.group(2), v.group(3))
+                    for v in _FLAG_VALUE.finditer(clause)
+                    if v.group(1) == named[0]
+                ),
+                ("", None),
+            )
+            done = self._set(named[0], value, sep, path)
+            return done[1] if done else None
+        if len(named) == 1:
+            value_m = next((v for v in _ENV_VALUE.finditer(clause) if v.group(1) == named[0]), None)
+            if value_m is not None:
+                cmd = self.entry
+                setting = value_m.group(0).rstrip(".:")
+                return ExampleFix("shell", f"{cmd} ...", f"{setting} {cmd} ...", FixKind.ENV)
+        return None
+
+    def _installs(self, part: str) -> Iterator[Remedy]:
+        """A ``pip install`` command of a package (not a local path)."""
+        for m in _PIP.finditer(part):
+            command = m.group(0).rstrip(".")
+            if not _LOCAL_TARGET.search(command):
+                yield Remedy(f"Install what is missing: {code(command)}.", None, ())
 
 
 # --------------------------------------------------------------------------- requirement, reason

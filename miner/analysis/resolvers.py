@@ -359,9 +359,12 @@ def _stores(node: ast.AST, setting: str) -> ast.expr | None:
     """The value ``node`` stores into ``setting``, or None."""
     if isinstance(node, ast.Assign):
         for target in node.targets:
-            if isinstance(target, ast.Subscript) and isinstance(target.slice, ast.Constant):
-                if target.slice.value == setting:
-                    return node.value
+            if (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.slice, ast.Constant)
+                and target.slice.value == setting
+            ):
+                return node.value
             if isinstance(target, ast.Attribute) and target.attr == setting:
                 return node.value
     if isinstance(node, ast.Call):

@@ -58,9 +58,9 @@ class Reading:
         the options class and file the origin records (``defined``)."""
         path = origin.defined.rsplit(":", 1)[0] if origin.defined else None
         for opt in self.config.options:
-            if origin.name in opt.flags or (not opt.flags and origin.name == opt.name):
-                if opt.owner == origin.owner and (path is None or opt.path == path):
-                    return opt
+            named = origin.name in opt.flags or (not opt.flags and origin.name == opt.name)
+            if named and opt.owner == origin.owner and (path is None or opt.path == path):
+                return opt
         return None
 
     def tested(self) -> dict[str, bool | None]:

@@ -42,9 +42,12 @@ def _flag_cause(config: ConfigModel, finding: Finding) -> bool:
     opt = _option(config, finding)
     if opt is None:
         return False
-    if finding.op in ("==", "in") and opt.choices:
-        if not all(v in opt.choices for v in finding.values):
-            return False
+    if (
+        finding.op in ("==", "in")
+        and opt.choices
+        and not all(v in opt.choices for v in finding.values)
+    ):
+        return False
     if finding.op in ("==", "in") and finding.values:
         return satisfies(finding.op, finding.values, finding.values[0]) is True
     return True

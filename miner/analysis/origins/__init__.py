@@ -464,11 +464,14 @@ def _subject_origin(
     place = _atom_place(module, site, found.line)
     chain = (Hop(site.path, found.line, found.subject),)
     node = found.node
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        if node.value.id == "self":
-            if any(p != site.path for p in tracer.modules.attribute_writers(node.attr)):
-                return None
-            follow_self(tracer, node, place, ANY, walk, chain)
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "self"
+    ):
+        if any(p != site.path for p in tracer.modules.attribute_writers(node.attr)):
+            return None
+        follow_self(tracer, node, place, ANY, walk, chain)
     if not walk.found:
         tracer.trace(node, place, ANY, walk, chain)
     if len({(o.kind, o.name, o.defined) for o in walk.found}) != 1:

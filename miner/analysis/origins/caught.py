@@ -104,9 +104,12 @@ def _hands_back(handler: ast.ExceptHandler) -> bool:
     if handler.name is None:
         return False
     for node in ast.walk(handler):
-        if isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom)) and node.value is not None:
-            if any(isinstance(n, ast.Name) and n.id == handler.name for n in ast.walk(node.value)):
-                return True
+        if (
+            isinstance(node, (ast.Return, ast.Yield, ast.YieldFrom))
+            and node.value is not None
+            and any(isinstance(n, ast.Name) and n.id == handler.name for n in ast.walk(node.value))
+        ):
+            return True
     return False
 
 
@@ -130,9 +133,9 @@ def _tries_around(module: Module, line: int) -> Iterator[ast.Try]:
     for node in module.tries():
         if not (first <= node.lineno and (node.end_lineno or 0) <= last):
             continue
-        if node.body[0].lineno <= line <= (node.body[-1].end_lineno or 0):
-            if module.function_at(node.lineno) is function:
-                found.append(node)
+        inside = node.body[0].lineno <= line <= (node.body[-1].end_lineno or 0)
+        if inside and module.function_at(node.lineno) is function:
+            found.append(node)
     yield from reversed(found)
 
 

@@ -71,9 +71,12 @@ def _tested(test: ast.expr) -> tuple[ast.expr, list[ast.expr]] | None:
             return left, [right]
         if _value(left) is not None:
             return right, [left]
-    if isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
-        if all(_value(e) is not None for e in right.elts):
-            return left, list(right.elts)
+    if (
+        isinstance(op, ast.In)
+        and isinstance(right, (ast.Tuple, ast.List, ast.Set))
+        and all(_value(e) is not None for e in right.elts)
+    ):
+        return left, list(right.elts)
     return None
 
 
@@ -81,9 +84,12 @@ def _value(node: ast.expr) -> str | None:
     """A constant as :func:`show` prints it, or ``Cls.MEMBER`` as written."""
     if isinstance(node, ast.Constant):
         return show(node.value)
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        if node.value.id[:1].isupper():
-            return f"{node.value.id}.{node.attr}"
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id[:1].isupper()
+    ):
+        return f"{node.value.id}.{node.attr}"
     return None
 
 

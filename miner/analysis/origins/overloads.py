@@ -44,9 +44,8 @@ def binds(function: Function, call: ast.Call) -> bool:
         function.owner is not None
         and positional
         and (constructs or isinstance(call.func, ast.Attribute))
-    ):
-        if not _static(function):
-            positional = positional[1:]
+    ) and not _static(function):
+        positional = positional[1:]
     if len(call.args) > len(positional) and a.vararg is None:
         return False
     given = set(positional[: len(call.args)])
