@@ -981,9 +981,11 @@ class Unreachable:
     guard: str = ""
     """Every call of the site's function is made only where a conjunct of
     its own condition holds (``condition``, at ``path:line`` of the first
-    call; ``values`` the origin it reads, with what the call needs of it)
-    that contradicts this conjunct of the site's condition, as written
-    (``not _is_cuda``); else empty."""
+    call; ``values`` the origin it reads, with what the call needs of it;
+    none when that conjunct is this one negated, written with the call's
+    arguments: :mod:`miner.analysis.origins.restated`) that contradicts
+    this conjunct of the site's condition, as written (``not _is_cuda``);
+    else empty."""
 
     @property
     def way(self) -> Literal["dispatch", "callers", "uncalled", "arguments"]:

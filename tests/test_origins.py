@@ -1628,3 +1628,40 @@ def test_a_sampling_params_field_read_through_a_batch_is_that_setting() -> None:
         ("request", "control_hint", "false", ()),
     ]
     assert found[1].owner == "SamplingParams"
+
+
+CHECKED_FIRST = """
+def topk_kernel(logits, scoring_func, k):
+    assert scoring_func == "sqrtsoftplus"
+    if k > logits.size(1):
+        raise ValueError("k too large")
+    return logits
+
+def hash_topk(logits, scoring_func, k):
+    assert scoring_func == "sqrtsoftplus", scoring_func
+    return topk_kernel(logits, scoring_func, k)
+
+def route(logits, cfg):
+    mode = cfg.scoring
+    if mode != "sqrtsoftplus":
+        raise ValueError(f"unknown scoring {mode}")
+    mode = cfg.other
+    return hash_topk(logits, mode, 4)
+"""
+
+
+def test_a_check_every_caller_makes_first_with_the_same_argument_is_unreachable() -> None:
+    """``hash_topk`` asserts what ``topk_kernel`` asserts, on the argument it
+    passes: the kernel's assert cannot fail through its only call. Its other
+    check (``k``) is not made by the caller, and the caller's own assert is
+    reachable: ``route`` checks ``mode`` and then rebinds it before the call."""
+    fact = unreachable_at({"pkg/k.py": CHECKED_FIRST}, "pkg/k.py", 3)
+    assert fact is not None
+    assert (fact.path, fact.line, fact.way) == ("pkg/k.py", 9, "callers")
+    assert (fact.condition, fact.guard) == (
+        'scoring_func == "sqrtsoftplus"',
+        'scoring_func != "sqrtsoftplus"',
+    )
+    assert fact.values == ()
+    assert unreachable_at({"pkg/k.py": CHECKED_FIRST}, "pkg/k.py", 5) is None
+    assert unreachable_at({"pkg/k.py": CHECKED_FIRST}, "pkg/k.py", 9) is None

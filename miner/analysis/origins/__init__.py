@@ -34,6 +34,7 @@ from miner.analysis.origins import dispatch, kinds
 from miner.analysis.origins.bindings import follow_self, package_origins
 from miner.analysis.origins.calls import function_calls
 from miner.analysis.origins.caught import logged
+from miner.analysis.origins.restated import restated
 from miner.analysis.origins.source import Module, Modules
 from miner.analysis.origins.tracer import MAX_DEPTH, Tracer
 from miner.analysis.origins.walk import Place, Walk, show, unparsed
@@ -256,7 +257,9 @@ def site_unreachable(tracer: Tracer, site: Site) -> Unreachable | None:
     call of its function (at most :data:`MAX_CALLERS` calls); both only
     when every call of the function can be listed (:func:`_calls_known`).
     Else every call made only where the site's condition cannot hold
-    (:func:`_callers_exclude`). Else the ``else`` of an exhaustive dispatch
+    (:func:`_callers_exclude`), or only after the caller required the
+    opposite of one of its conjuncts on the same arguments
+    (:func:`_checked_first`). Else the ``else`` of an exhaustive dispatch
     (:func:`_dispatch_unreachable`). Else a function no file calls or names
     (:func:`_uncalled`)."""
     module = tracer.modules.get(site.path)
@@ -274,7 +277,9 @@ def site_unreachable(tracer: Tracer, site: Site) -> Unreachable | None:
         found = _callers_unreachable(tracer, site)
         if found is not None:
             return found
-        found = _callers_exclude(tracer, module, site, reach)
+        found = _callers_exclude(tracer, module, site, reach) or _checked_first(
+            tracer, module, site, reach
+        )
         if found is not None:
             return found
     return _dispatch_unreachable(tracer, module, site, reach) or _uncalled(tracer, module, site)
@@ -340,6 +345,27 @@ def _callers_exclude(
 
     hits = _every_call(tracer, site, excluded, known=False) if mine else None
     return hits[0] if hits else None
+
+
+def _checked_first(tracer: Tracer, module: Module, site: Site, reach: Reach) -> Unreachable | None:
+    """Every call of the site's function (at most :data:`MAX_CALLERS`) is
+    made only after its caller required the opposite of a conjunct of the
+    site's condition, written with the call's arguments
+    (:func:`~miner.analysis.origins.restated.restated`)."""
+    function = module.function_at(site.line, site.scope)
+    calls = _site_calls(tracer, site)
+    if function is None or function.qualname != site.scope or not calls:
+        return None
+    if len(calls) > MAX_CALLERS:
+        return None
+    arounds = []
+    for call in calls:
+        around = _call_reach(tracer, call)
+        if around is None:
+            return None
+        arounds.append((call, *around))
+    mine = [c for c in reach.condition.conjuncts() if _plain(c)]
+    return restated(function, mine, arounds) if mine else None
 
 
 def _contradicted(mine: list[tuple[Condition, Origin]], theirs: Origin) -> Condition | None:

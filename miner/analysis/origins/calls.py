@@ -63,7 +63,16 @@ def trace_call(
         return
     function, module = _callee(tracer, node, place)
     if function is not None and module is not None:
-        enter(tracer, function, module, _bound(function, node, place), place, demand, walk, chain)
+        enter(
+            tracer,
+            function,
+            module,
+            bound_arguments(function, node, place),
+            place,
+            demand,
+            walk,
+            chain,
+        )
         return
     variable = kinds.env_read(node)
     if variable is not None:
@@ -221,7 +230,7 @@ def _callee(tracer: Tracer, node: ast.Call, place: Place) -> tuple[Function | No
     return None, None
 
 
-def _bound(
+def bound_arguments(
     function: Function, node: ast.Call, caller: Place
 ) -> tuple[tuple[str, ast.expr, Place], ...]:
     """(parameter, argument, caller's place) for the arguments ``node`` gives ``function``."""
@@ -411,7 +420,7 @@ def _from_callers(
         if module is None or call is None or at is None:
             tracer.stop(walk, ast.Name(name), chain, "unparsed", place)
             continue
-        arg = dict((p, a) for p, a, _ in _bound(function, call, at)).get(name)
+        arg = dict((p, a) for p, a, _ in bound_arguments(function, call, at)).get(name)
         if arg is None and unpacks(call):
             tracer.stop(walk, ast.Name(name), chain, "dynamic", place)
             continue
