@@ -382,3 +382,47 @@ def test_the_cards_take_the_findings_words_only_with_findings_words(make_repo, t
 
 
 CARDS_WORDED = shown(CARDS["extra caching is not implemented here"]).what_it_means
+
+
+DECIDING = """
+import torch
+
+from pkg.server_args import get_args
+
+
+def nested():
+    if get_args().enable_fast:
+        device = torch.get_device_module()
+        if device is None:
+            raise RuntimeError("no device module")
+
+
+def inner(pool):
+    if pool is None:
+        return
+    if get_args().cache_strategy == "none" and len(pool) > 3:
+        raise ValueError("a pool needs a cache")
+
+
+def given(request):
+    if request.input_ids is not None and len(request.input_ids) == 0:
+        raise ValueError("input_ids is empty")
+
+
+def run(request):
+    nested(), inner([]), given(request)
+"""
+
+
+def test_a_cause_is_what_the_deciding_guard_reads_with_its_most_specific_constraint() -> None:
+    """The flag of an outer ``if`` that only leads to a check of runtime
+    state is no cause; the flag the innermost guard reads is; a request
+    field the check reads as an operand is not caused by being given."""
+    protocol = "class GenerateRequest:\n    input_ids: list | None = None\n"
+    cards = analysed({**FILES, "pkg/deciding.py": DECIDING, "pkg/openai/protocol.py": protocol})
+    origins = [(o.kind.value, o.name, o.constraint.op) for o in cards["input_ids is empty"].origins]
+    assert ("request", "input_ids", "is not None") in origins
+    assert [f for f in cards["no device module"].findings if f.kind == "cause"] == []
+    causes = [(f.rule, f.name, f.op, f.values) for f in cards["a pool needs a cache"].findings]
+    assert ("cause-flag", "--cache-strategy", "==", ("none",)) in causes
+    assert [f for f in cards["input_ids is empty"].findings if f.kind == "cause"] == []

@@ -732,7 +732,7 @@ def _deciding(origins: tuple[Origin, ...]) -> dict[Audience, Origin]:
     return found
 
 
-def _decisive(site: Site, origins: tuple[Origin, ...]) -> tuple[Origin, ...]:
+def decisive(site: Site, origins: tuple[Origin, ...]) -> tuple[Origin, ...]:
     """The origins that make the site raise.
 
     Those the innermost ``if`` / ``while`` / ``assert`` around it reads, when
@@ -914,7 +914,7 @@ def classify_by_origins(
     constants or unknown: ``internal``. The user-controlled origins of the
     innermost ``if`` / ``while`` / ``assert`` count first, then those of the
     other guards, then the early exits' and the callers' (the way to the
-    raise, not its cause): :func:`_decisive`. No origin at all (a raise its
+    raise, not its cause): :func:`decisive`. No origin at all (a raise its
     function always reaches, no call condition known): :func:`classify`
     decides. The reason names the origins.
 
@@ -934,7 +934,7 @@ def classify_by_origins(
     fixed = fixed or _abstract(error, words) or _unseen(logged, unreachable)
     if fixed is not None:
         return fixed
-    origins = _decisive(error.primary, all_origins)
+    origins = decisive(error.primary, all_origins)
     deciding = _deciding(origins)
     if not deciding:
         return _undecided(error, words, origins, settings)

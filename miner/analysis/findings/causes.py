@@ -1,7 +1,8 @@
 """Cause rules: which user-controlled origin, with which values, makes the
 raise condition true. One rule per origin kind; each returns the findings of
-its kind, first first. The verifier (:mod:`.verify`) checks every name and
-value against the configuration model.
+its kind, first first, from the guards that decide the raise, each origin
+with its most specific constraint (:meth:`.Reading.causing`). The verifier
+(:mod:`.verify`) checks every name and value against the configuration model.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ def cause_flag(reading: Reading) -> Iterable[Finding]:
     the first is a cause. Evidence: the guard that reads it and the option's
     definition."""
     kept: list[Origin] = []
-    for origin in _by_default_last(reading, reading.narrowed(OriginKind.FLAG)):
+    for origin in _by_default_last(reading, reading.causing(OriginKind.FLAG)):
         if not any(reading.alternative(k, origin) for k in kept):  # alternatives: the first
             kept.append(origin)
             yield _cause(reading, origin, "cause-flag")
@@ -120,7 +121,7 @@ def cause_env(reading: Reading) -> Iterable[Finding]:
     """**cause-env**: an environment variable the path condition reads, with
     its constraint (``SGLANG_X`` ``true``, ``set``, ``== v``). Evidence: the
     guard and the variable's registry entry or first read."""
-    for origin in _by_default_last(reading, reading.narrowed(OriginKind.ENV)):
+    for origin in _by_default_last(reading, reading.causing(OriginKind.ENV)):
         yield _cause(reading, origin, "cause-env")
 
 
@@ -128,7 +129,7 @@ def cause_model(reading: Reading) -> Iterable[Finding]:
     """**cause-model**: a field of the model's configuration (``config.json``,
     ``hf_config``, the quantization config) or of its checkpoint that the path
     condition reads, with its constraint (``architectures`` ``in`` {...})."""
-    for origin in reading.narrowed(OriginKind.MODEL_CONFIG, OriginKind.CHECKPOINT):
+    for origin in reading.causing(OriginKind.MODEL_CONFIG, OriginKind.CHECKPOINT):
         yield _cause(reading, origin, "cause-model")
 
 
@@ -136,14 +137,14 @@ def cause_request(reading: Reading) -> Iterable[Finding]:
     """**cause-request**: a field of the API request or of its sampling
     parameters that the path condition reads, with its constraint
     (``max_tokens`` ``>`` ...)."""
-    for origin in reading.narrowed(OriginKind.REQUEST):
+    for origin in reading.causing(OriginKind.REQUEST):
         yield _cause(reading, origin, "cause-request")
 
 
 def cause_hardware(reading: Reading) -> Iterable[Finding]:
     """**cause-hardware**: the device probe the path condition reads
     (``is_cuda``, the device capability or count) with its constraint."""
-    for origin in reading.narrowed(OriginKind.HARDWARE):
+    for origin in reading.causing(OriginKind.HARDWARE):
         yield _cause(reading, origin, "cause-hardware")
 
 
@@ -152,5 +153,5 @@ def cause_package(reading: Reading) -> Iterable[Finding]:
     depends on: an import that failed (``missing``), an availability probe
     that is false, a version compared with a bound. ``owner`` is the
     distribution to install."""
-    for origin in reading.narrowed(OriginKind.PACKAGE):
+    for origin in reading.causing(OriginKind.PACKAGE):
         yield _cause(reading, origin, "cause-package")

@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from miner.analysis.audience import decisive
 from miner.analysis.config import ConfigModel, Option
 from miner.analysis.facts import RepoFacts
 from miner.model import USER_ORIGINS, Caught, Condition, Error, Origin, OriginKind, Unreachable
 
 USER = tuple(USER_ORIGINS)
+#: Constraints that only say a value is there.
+_PRESENCE = ("is not None", "set")
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,31 @@ class Reading:
                 continue
             seen.add(key)
             out.append(origin)
+        return tuple(out)
+
+    def causing(self, *kinds: OriginKind) -> tuple[Origin, ...]:
+        """The origins of ``kinds`` that make the site raise, for the cause
+        rules: those of the guards that decide it
+        (:func:`~miner.analysis.audience.decisive`: the innermost guard's
+        when it reads a user-controlled value or runtime state; an outer
+        flag only leads there), each (kind, name) once with its most
+        specific constraint. A presence (``is not None``, ``set``) is no
+        cause when the decisive guards also read the value as an operand
+        (``input_ids is not None and len(input_ids) == 0``: a request that
+        gives ``input_ids`` is no mistake; what it holds is)."""
+        found: dict[tuple[OriginKind, str], list[Origin]] = {}
+        for origin in decisive(self.error.primary, self.origins):
+            if origin.role == "condition" and origin.kind in kinds:
+                found.setdefault((origin.kind, origin.name), []).append(origin)
+        out = []
+        for group in found.values():
+            ops = [o.constraint.op for o in group]
+            specific = [o for o in group if o.constraint.op not in ("any", *_PRESENCE)]
+            present = [o for o in group if o.constraint.op in _PRESENCE]
+            if specific:
+                out.append(specific[0])
+            elif present and "any" not in ops:
+                out.append(present[0])
         return tuple(out)
 
     def option(self, origin: Origin) -> Option | None:
