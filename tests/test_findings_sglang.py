@@ -139,9 +139,12 @@ def test_scheduler_custom_logit_processor_needs_the_switch(out: Path) -> None:
 
 def test_quantization_svdquant_is_dropped(out: Path) -> None:
     """nunchaku.py:103-104 returns early unless enable_svdquant, :129-130
-    raises without --transformer-weights-path: dropping --enable-svdquant
-    returns at :104."""
-    assert findings(out, "530b498e8e3ef789")[0][:3] == ("cause", "cause-flag", "--enable-svdquant")
+    raises without --transformer-weights-path: that is the cause (the
+    guard that decides it reads it); dropping --enable-svdquant returns at
+    :104."""
+    assert findings(out, "530b498e8e3ef789")[0][:4] == (
+        "cause", "cause-flag", "--transformer-weights-path", "false"
+    )  # fmt: skip
     assert findings(out, "530b498e8e3ef789")[-1] == (
         "fix", "fix-flag-switch", "--enable-svdquant", "true", (), "drop",
         ("--enable-svdquant",), "False",
