@@ -981,3 +981,50 @@ def test_a_call_inside_a_try_that_swallows_the_error_is_said_so() -> None:
     assert swallowing_handlers(lines, 1) == (("(KeyError, ValueError)", 3),)
     assert swallowing_handlers(["try:", "    f()", "except:", "    raise"], 1) == ()
     assert swallowing_handlers(["x = 1"], 1) == ()
+
+
+def test_callers_in_vendored_code_are_named_not_counted_as_tests_or_scripts() -> None:
+    """Past the first callers, the others are named when they run as part of
+    the program; vendored code does (``third_party/pynvml.py``), so they are
+    never "all in tests or scripts"."""
+    calls = "\n".join(f"def wrap{i}():\n    return check({i})\n" for i in range(8))
+    source = (
+        "def check(ret):\n    if ret != 0:\n        raise RuntimeError('nvml failed')\n\n" + calls
+    )
+    found = analyses({"pkg/third_party/nvml.py": source})["nvml failed"]
+    assert not any("tests or scripts" in s for s in found.situations)
+    assert any(
+        s.startswith("4 more functions call `check` in the commit: `wrap4`")
+        for s in found.situations
+    ), found.situations
+
+
+def test_an_import_of_the_repositorys_own_module_is_not_named_as_the_package_to_install() -> None:
+    source = """
+    def serve():
+        try:
+            from pkg.ray.server import launch
+        except ImportError as exc:
+            raise ImportError("ray mode is not available") from exc
+        try:
+            import deep_ep
+        except ImportError:
+            raise ImportError("deep_ep mode is not available")
+        return launch, deep_ep
+    """
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/ray/__init__.py": "",
+        "pkg/ray/server.py": "import ray\n\ndef launch():\n    return ray\n",
+        "pkg/server_args.py": (
+            "def add_cli_args(parser):\n"
+            "    parser.add_argument('--use-ray', action='store_true')\n"
+        ),
+        "pkg/launch.py": source,
+    }
+    found = analyses(files)
+    own = " ".join(found["ray mode is not available"].solutions)
+    assert "(an import inside `pkg.ray.server`, a module of this repository, failed)" in own
+    assert "the code imports `pkg.ray.server`" not in own
+    other = " ".join(found["deep_ep mode is not available"].solutions)
+    assert "(the code imports `deep_ep`)" in other

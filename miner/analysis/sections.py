@@ -2321,7 +2321,7 @@ class Writer:
                     rest = list(grouped.items())[MAX_CALLERS:]
                     verb = "calls" if len(rest) == 1 else "call"
                     who = plural(len(rest), "more function")
-                    library = [(k, n) for k, n in rest if path_kind(k[1]) is None]
+                    library = [(k, n) for k, n in rest if _library(k[1])]
                     named = [
                         f"{code(scope)} (`{path}:{numbers[0]}`)"
                         for (scope, path), numbers in library[:MAX_MORE_CALLERS]
@@ -3081,7 +3081,7 @@ class Writer:
             # says so; an ImportError raised for an unsupported format is not.
             module = self.imported_module(r)
             if module or r.failed_imports or _ABOUT_PACKAGES.search(message_text(error)):
-                what = f" (the code imports {code(module)})" if module else ""
+                what = _imported_words(module, bool(module) and self.own_module(module or ""))
                 items.append(
                     (
                         SolutionKind.INSTALL,
@@ -3312,6 +3312,13 @@ class Writer:
             "refuses": "The message names what is refused",
         }.get(kind, "The message says")
         return f' {lead}: "{text}".'
+
+    def own_module(self, module: str) -> bool:
+        """Whether ``module`` is the repository's own: a relative import, or
+        a top-level package that holds options of the configuration model
+        (``sglang`` of ``sglang.srt.ray.http_server``)."""
+        tops = {o.module.split(".")[0] for o in self.config.options if o.module}
+        return module.startswith(".") or module.split(".")[0] in tops
 
     def imported_module(self, r: Reading) -> str | None:
         """The module a ``try`` above an ``except ImportError`` imports."""
@@ -4084,3 +4091,21 @@ def callers_evidence(reading: Reading) -> list[str]:
 
 def _joined_words(items: Sequence[str]) -> str:
     return joined(list(items))
+
+
+def _library(path: str) -> bool:
+    """Whether ``path`` is code that runs as part of the program: not a test
+    or a script (vendored code is: the program imports it)."""
+    kind = path_kind(path)
+    return kind is None or kind[0] == "vendored"
+
+
+def _imported_words(module: str | None, own: bool) -> str:
+    """What the install fix says of the import that failed: the module the
+    code imports; for the repository's own module (``own``), that an import
+    inside it failed (the missing package is one it imports)."""
+    if not module:
+        return ""
+    if own:
+        return f" (an import inside {code(module)}, a module of this repository, failed)"
+    return f" (the code imports {code(module)})"
