@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from miner import pipeline
+from miner.analysis.audience import AudienceDecision, Settings, classify_by_origins
 from miner.analysis.facts import collect
 from miner.analysis.origins import Traced, kind_counts, trace_origins
 from miner.extract.runner import extract_file
@@ -1113,13 +1114,28 @@ def test_audience_of_a_caught_error_or_a_hardware_check_under_a_flag() -> None:
     )
 
 
+def decided_with_settings(
+    files: dict[str, str], path: str
+) -> tuple[Settings, dict[int, AudienceDecision]]:
+    """The settings of ``files``' configuration model, and the audience of
+    each error raised in ``path``, by line, decided with them."""
+    errors, found = traced(files)
+    data = {p: textwrap.dedent(t).encode() for p, t in files.items()}
+    result = pipeline.assemble(INFO, [extract_file(p, BLOB, d) for p, d in data.items()])
+    settings = Settings.from_config(collect(data, result.sites).config)
+    decided = {
+        e.primary.line: classify_by_origins(e, found.origins[e.error_id], settings)
+        for e in errors
+        if e.primary.path == path
+    }
+    return settings, decided
+
+
 def test_a_tools_own_flag_named_in_a_message_is_no_advice_to_the_user() -> None:
     """The advice rule reads the flags of the options classes (``ServerArgs``
     of :data:`ARGS`), not those of a tool's own parser: ``--source`` of a
     script's ``main`` named in a message leaves a program-state check
     ``internal``, ``--moe-runner-backend`` makes it ``user-setting``."""
-    from miner.analysis.audience import Settings, classify_by_origins
-
     tool = """
     import argparse
 
@@ -1136,16 +1152,8 @@ def test_a_tools_own_flag_named_in_a_message_is_no_advice_to_the_user() -> None:
             raise ValueError("no experts: try another --moe-runner-backend")
     """
     files = {"pkg/server_args.py": ARGS, "pkg/tool.py": tool, "pkg/f.py": source}
-    errors, found = traced(files)
-    data = {p: textwrap.dedent(t).encode() for p, t in files.items()}
-    result = pipeline.assemble(INFO, [extract_file(p, BLOB, d) for p, d in data.items()])
-    settings = Settings.from_config(collect(data, result.sites).config)
+    settings, decided = decided_with_settings(files, "pkg/f.py")
     assert "--source" in settings.flags and "--source" not in settings.program_flags
-    decided = {
-        e.primary.line: classify_by_origins(e, found.origins[e.error_id], settings)
-        for e in errors
-        if e.primary.path == "pkg/f.py"
-    }
     assert {line: (d.audience.value, d.rule) for line, d in decided.items()} == {
         4: ("internal", "origin-internal"),
         6: ("user-setting", "origin-advice"),
@@ -1473,8 +1481,6 @@ def test_a_dispatch_on_self_x_counts_every_assignment_of_x_in_the_class() -> Non
 def test_a_message_that_names_a_flag_and_says_not_supported_is_unsupported() -> None:
     """The advice rule's flag is the way out when the message also says the
     combination is not supported; "does not currently support" is such words."""
-    from miner.analysis.audience import Settings, classify_by_origins
-
     source = """
     def f(backend_ok, mode):
         if not backend_ok:
@@ -1484,16 +1490,7 @@ def test_a_message_that_names_a_flag_and_says_not_supported_is_unsupported() -> 
         if mode:
             raise ValueError("no experts: try another --moe-runner-backend")
     """
-    files = {"pkg/server_args.py": ARGS, "pkg/f.py": source}
-    errors, found = traced(files)
-    data = {p: textwrap.dedent(t).encode() for p, t in files.items()}
-    result = pipeline.assemble(INFO, [extract_file(p, BLOB, d) for p, d in data.items()])
-    settings = Settings.from_config(collect(data, result.sites).config)
-    decided = {
-        e.primary.line: classify_by_origins(e, found.origins[e.error_id], settings)
-        for e in errors
-        if e.primary.path == "pkg/f.py"
-    }
+    _, decided = decided_with_settings({"pkg/server_args.py": ARGS, "pkg/f.py": source}, "pkg/f.py")
     assert {line: (d.audience.value, d.rule) for line, d in decided.items()} == {
         4: ("unsupported", "origin-unsupported"),
         8: ("user-setting", "origin-advice"),

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from miner.analysis.code import call_name, dotted
 from miner.analysis.origins import kinds
 from miner.analysis.origins.calls import enter
-from miner.analysis.origins.source import Binding, Function, Module
+from miner.analysis.origins.source import Binding, Function, Module, absolute_module
 from miner.analysis.origins.walk import Place, Walk, satisfiable, unparsed
 from miner.model import ANY, Constraint, Hop, OriginKind
 
@@ -229,15 +229,6 @@ def _import_demand(failed: list[Binding], worked: list[Binding], demand: Constra
     return ANY
 
 
-def _absolute(module: Module, node: ast.ImportFrom) -> str:
-    """The absolute module of a ``from`` import in ``module``."""
-    if node.level == 0:
-        return node.module or ""
-    parts = module.path[: -len(".py")].split("/")
-    base = parts[: len(parts) - node.level]
-    return ".".join([*base, *([node.module] if node.module else [])])
-
-
 def follow_import(
     tracer: Tracer,
     bind: Binding,
@@ -252,7 +243,7 @@ def follow_import(
     statement = bind.statement
     hop = Hop(place.path, bind.line, unparsed(statement))
     if isinstance(statement, ast.ImportFrom):
-        source = _absolute(place.module, statement)
+        source = absolute_module(place.path, statement)
         original = next((a.name for a in statement.names if (a.asname or a.name) == name), name)
         path = tracer.modules.path_of(source)
         target = tracer.modules.get(path) if path else None

@@ -469,11 +469,11 @@ def function_calls(tracer: Tracer, function: Function, home: str) -> list[Call] 
             out.append((None, None, None))
             continue
         at = Place(module, module.function_at(caller.line, caller.scope), caller.line)
-        out += [(module, call, at) for call in _calls_at(module, caller.line, target)]
+        out += [(module, call, at) for call in calls_named_at(module, caller.line, target)]
     return out
 
 
-def _calls_at(module: Module, line: int, target: str) -> list[ast.Call]:
+def calls_named_at(module: Module, line: int, target: str) -> list[ast.Call]:
     """The calls of ``target`` that start on ``line`` of the module."""
     return [n for n in module.calls_at(line) if call_name(n) == target]
 

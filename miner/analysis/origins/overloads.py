@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 from miner.analysis.code import comment_start
-from miner.analysis.origins.source import Binding, Function, Module, Modules
+from miner.analysis.origins.source import Binding, Function, Module, Modules, absolute_module
 
 #: Most calls by name looked at (more: the calls are not listed).
 MAX_NAMED_CALLS = 12
@@ -195,8 +195,8 @@ def _may_be(modules: Modules, module: Module, binding: Binding, name: str, home:
     statement = binding.statement
     if binding.kind != "import" or not isinstance(statement, ast.ImportFrom):
         return True
-    dotted = _absolute(module.path, statement)
-    if dotted is None:
+    dotted = absolute_module(module.path, statement)
+    if not dotted:
         return True
     source = modules.path_of(dotted)
     if source is None:
@@ -205,20 +205,6 @@ def _may_be(modules: Modules, module: Module, binding: Binding, name: str, home:
         return True
     other = modules.get(source)
     return other is None or not any(b.kind in ("def", "class") for b in other.globals.get(name, []))
-
-
-def _absolute(path: str, statement: ast.ImportFrom) -> str | None:
-    """The dotted module ``from X import ...`` names in the file ``path``
-    (a relative import made absolute by the file's folders), or None when
-    it climbs above them."""
-    if not statement.level:
-        return statement.module
-    parts = path[: -len(".py")].split("/")[:-1]
-    if statement.level > 1:
-        if statement.level - 1 > len(parts):
-            return None
-        parts = parts[: len(parts) - (statement.level - 1)]
-    return ".".join([*parts, *([statement.module] if statement.module else [])]) or None
 
 
 def _imported(data: bytes, line_start: int, at: int) -> bool:

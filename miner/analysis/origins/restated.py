@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from miner.analysis.callers import Caller
 from miner.analysis.condition import Reach
-from miner.analysis.origins.calls import bound_arguments
+from miner.analysis.origins.calls import bound_arguments, calls_named_at
 from miner.analysis.origins.source import Function, Module
 from miner.analysis.origins.walk import Place
 from miner.model import Condition, Unreachable
@@ -54,7 +54,7 @@ def _at_call(
     around: Reach,
 ) -> Unreachable | None:
     """The fact for one call (:func:`restated`), or None."""
-    nodes = [n for n in module.calls_at(caller.line) if _named(n, caller.target)]
+    nodes = calls_named_at(module, caller.line, caller.target)
     if len(nodes) != 1:
         return None
     place = Place(module, module.function_at(caller.line, caller.scope), caller.line)
@@ -74,12 +74,6 @@ def _at_call(
             ):
                 return Unreachable(caller.path, line, other.shown, (), guard=mine.shown)
     return None
-
-
-def _named(node: ast.Call, target: str) -> bool:
-    func = node.func
-    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-    return bool(name == target)
 
 
 def _in_caller(atom: str, given: dict[str, ast.expr], params: set[str]) -> ast.expr | None:

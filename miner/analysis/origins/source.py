@@ -507,6 +507,16 @@ def scope_attribute_bindings(body: list[ast.stmt]) -> Iterator[Binding]:
                 yield Binding(target.attr, line, kind, value, node, in_try, handler)
 
 
+def absolute_module(path: str, node: ast.ImportFrom) -> str:
+    """The absolute module a ``from`` import in the file ``path`` names (a
+    relative import made absolute by the file's folders)."""
+    if node.level == 0:
+        return node.module or ""
+    parts = path[: -len(".py")].split("/")
+    base = parts[: len(parts) - node.level]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
 def line_text(node: ast.AST) -> str:
     """A node as one line of source (unparsed; at most 160 characters)."""
     try:
